@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_CLI_H
+#define BENCHTRAP_CLI_H
+
+/*
+ * The command line: one file per subcommand (list.c, ...), each exporting
+ * one cli_<name>() entry point that parses its options and returns the
+ * process exit code. Only this layer prints; everything below returns
+ * errors.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "elf/elf.h"
+
+/* Exit codes (docs/cli.md). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILED = 1, /* a benchmark failed, or a regression beyond the threshold */
+	EXIT_USAGE = 2,	 /* bad usage or bad input */
+};
+
+/* "benchtrap: <message>" on stderr, one line. Returns EXIT_USAGE. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "benchtrap: note: <message>" on stderr. */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Open BINARY for a subcommand, printing the one-line error on failure. */
+int cli_open_binary(const char *path, struct elf_file **ret);
+
+int cli_list(int argc, char **argv);
+
+#endif

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/* benchtrap list: what a binary offers to run. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "report/table.h"
+#include "util/strutil.h"
+#include "util/match.h"
+#include "cli/cli.h"
+
+static const char usage[] =
+	"usage: benchtrap list BINARY [--symbols] [--filter GLOB]... [--no-libs] [--json]\n"
+	"\n"
+	"List what BINARY offers to benchmark, reading its ELF file without running it.\n"
+	"\n"
+	"Without --symbols, lists the benchmarks registered with target-stub (BENCHTRAP(),\n"
+	"BENCHTRAP_ARGS()), one line per parameter: these are what `benchtrap run --bench`\n"
+	"selects. With --symbols, lists the function symbols of BINARY and of the shared\n"
+	"libraries it needs (found as the dynamic loader finds them): any of them can be\n"
+	"run with `benchtrap run --symbol`.\n"
+	"\n"
+	"options:\n"
+	"  --symbols        list function symbols instead of registered benchmarks\n"
+	"  --filter GLOB    keep names matching GLOB (shell-style; repeatable). A name\n"
+	"                   matches by its raw or demangled form, with or without its\n"
+	"                   parameter list; 'fib[20]' also matches itself exactly\n"
+	"  --no-libs        with --symbols, leave out the shared libraries\n"
+	"  --json           machine-readable output (schema: docs/list.md)\n"
+	"  -h, --help       show this help\n"
+	"\n"
+	"examples:\n"
+	"  benchtrap list ./benches                       registered benchmarks\n"
+	"  benchtrap list ./benches --filter 'fib*'       just the fib ones\n"
+	"  benchtrap list /usr/bin/xz --symbols --filter 'lzma_*'\n"
+	"                                                 functions of xz's liblzma\n"
+	"\n"
+	"exit status: 0 listed, 2 bad usage or bad input (missing file, not a 64-bit\n"
+	"ELF of this machine, a --filter that matches nothing)\n";
+
+struct list_opts {
+	const char *binary;
+	char **filters;
+	size_t nfilters;
+	bool symbols, json, libs;
+};
+
+/* A symbol's demangled name without its trailing parameter list:
+ * "ns::f<int>(int, char)" -> "ns::f<int>". NULL when there is none. */
+static char *strip_params(const char *demangled)
+{
+	size_t len = strlen(demangled);
+	int depth = 0;
+
+	if (len == 0 || demangled[len - 1] != ')')
+		return NULL;
+	for (size_t i = len; i-- > 0;) {
+		if (demangled[i] == ')')
+			depth++;
+		else if (demangled[i] == '(' && --depth == 0)
+			return i ? strndup(demangled, i) : NULL;
+	}
+	return NULL;
+}
+
+static bool match_symbol(const struct list_opts *o, const struct elf_symbol *s)
+{
+	if (!o->nfilters)
+		return true;
+	char *bare = strip_params(s->demangled);
+	bool hit = false;
+
+	for (size_t i = 0; i < o->nfilters && !hit; i++)
+		hit = match_glob(o->filters[i], s->name) || match_glob(o->filters[i], s->demangled) ||
+		      (bare && match_glob(o->filters[i], bare));
+	free(bare);
+	return hit;
+}
+
+static bool match_bench(const struct list_opts *o, const struct elf_bench *b)
+{
+	for (size_t i = 0; i < o->nfilters; i++)
+		if (match_glob(o->filters[i], b->name) || match_glob(o->filters[i], b->base))
+			return true;
+	return !o->nfilters;
+}
+
+/* One line on stderr naming the closest candidates of the first filter. */
+static int no_match(const struct list_opts *o, const char *what, const char *const *names,
+		    size_t n)
+{
+	char buf[512];
+	const char *pat = o->filters[0];
+
+	if (o->nfilters == 1 && match_suggest(pat, names, n, 3, buf, sizeof(buf)))
+		return cli_error("%s: no %s matches '%s' (did you mean %s?)", o->binary, what, pat,
+				 buf);
+	if (n == 0)
+		return cli_error("%s: no %s matches '%s' (it has none)", o->binary, what, pat);
+	return cli_error("%s: no %s matches %s'%s' (run without --filter to see them all)",
+			 o->binary, what, o->nfilters > 1 ? "any of the filters, e.g. " : "", pat);
+}
+
+static json_t *json_hex(uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return json_string(buf);
+}
+
+static json_t *json_binary(const struct elf_file *ef)
+{
+	const char *id = elf_build_id(ef), *interp = elf_interp(ef);
+
+	return json_pack("{s:s, s:o, s:b, s:b, s:b, s:o}", "path", elf_path(ef), "build_id",
+			 id ? json_string(id) : json_null(), "pie", elf_is_pic(ef), "static",
+			 !elf_is_dynamic(ef), "stripped", elf_is_stripped(ef), "interpreter",
+			 interp ? json_string(interp) : json_null());
+}
+
+static int list_benches(const struct list_opts *o, struct elf_file *ef)
+{
+	size_t n = elf_bench_count(ef), shown = 0;
+	static const char *const headers[] = { "BENCHMARK", "ARG", "SYMBOL", "ADDRESS" };
+	static const enum table_align align[] = { TABLE_LEFT, TABLE_RIGHT, TABLE_LEFT,
+						  TABLE_RIGHT };
+	struct table *t = table_new(4, headers, align);
+	json_t *arr = json_array();
+	int r = EXIT_OK;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct elf_bench *b = elf_bench(ef, i);
+		const char *sym = b->symbol ? b->symbol->name : NULL;
+		char arg[24] = "", addr[24];
+
+		if (!match_bench(o, b))
+			continue;
+		shown++;
+		if (b->has_arg)
+			snprintf(arg, sizeof(arg), "%" PRId64, b->arg);
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, b->addr);
+		table_add(t, (const char *const[]){ b->name, arg, sym ? sym : "?", addr });
+		json_array_append_new(
+			arr, json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", b->name, "base",
+				       b->base, "args",
+				       b->has_arg ? json_pack("[I]", (json_int_t)b->arg) :
+						    json_array(),
+				       "symbol", sym ? json_string(sym) : json_null(), "address",
+				       json_hex(b->addr)));
+	}
+
+	if (n && !shown) {
+		const char **names = calloc(n, sizeof(*names));
+
+		for (size_t i = 0; names && i < n; i++)
+			names[i] = elf_bench(ef, i)->name;
+		r = no_match(o, "benchmark", names, names ? n : 0);
+		free(names);
+	} else if (o->json) {
+		json_t *root = json_pack("{s:s, s:o, s:o}", "schema", "benchtrap-list/1", "binary",
+					 json_binary(ef), "benchmarks", json_incref(arr));
+
+		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(root);
+	} else if (!n) {
+		if (o->nfilters)
+			r = no_match(o, "benchmark", NULL, 0);
+		else
+			cli_note("%s registers no benchmarks with target-stub; "
+				 "`benchtrap list %s --symbols` lists the functions "
+				 "`benchtrap run --symbol` can call",
+				 o->binary, o->binary);
+	} else {
+		table_print_text(t, stdout);
+	}
+	json_decref(arr);
+	table_free(t);
+	return r;
+}
+
+struct object {
+	struct elf_file *ef;
+	const char *name;
+};
+
+static int list_symbols(const struct list_opts *o, struct elf_file *ef)
+{
+	struct elf_file **libs = NULL;
+	char **missing = NULL;
+	size_t nlibs = 0, nobj, total = 0, shown = 0;
+	static const char *const headers[] = { "ADDRESS", "SIZE", "OBJECT", "FUNCTION", "RAW" };
+	static const enum table_align align[] = { TABLE_RIGHT, TABLE_RIGHT, TABLE_LEFT, TABLE_LEFT,
+						  TABLE_LEFT };
+	struct table *t = NULL;
+	json_t *arr = NULL;
+	struct object *objs = NULL;
+	int r = EXIT_OK;
+
+	if (o->libs && elf_resolve_needed(ef, &libs, &nlibs, &missing) < 0)
+		return cli_error("out of memory");
+	nobj = 1 + nlibs;
+	objs = calloc(nobj, sizeof(*objs));
+	t = table_new(5, headers, align);
+	arr = json_array();
+	if (!objs || !t || !arr) {
+		r = cli_error("out of memory");
+		goto out;
+	}
+	objs[0] = (struct object){ ef, str_basename(elf_path(ef)) };
+	for (size_t i = 0; i < nlibs; i++)
+		objs[i + 1] = (struct object){ libs[i], str_basename(elf_path(libs[i])) };
+
+	for (size_t k = 0; k < nobj; k++) {
+		for (size_t i = 0; i < elf_symbol_count(objs[k].ef); i++) {
+			const struct elf_symbol *s = elf_symbol(objs[k].ef, i);
+			char addr[24], size[24];
+
+			total++;
+			if (!match_symbol(o, s))
+				continue;
+			shown++;
+			snprintf(addr, sizeof(addr), "0x%" PRIx64, s->addr);
+			snprintf(size, sizeof(size), "%" PRIu64, s->size);
+			table_add(t, (const char *const[]){ addr, size, objs[k].name, s->demangled,
+							    s->demangled != s->name ? s->name :
+										      NULL });
+			json_array_append_new(
+				arr, json_pack("{s:s, s:s, s:s, s:o, s:I, s:s, s:b}", "name",
+					       s->demangled, "raw", s->name, "object",
+					       elf_path(objs[k].ef), "address", json_hex(s->addr),
+					       "size", (json_int_t)s->size, "binding",
+					       s->binding == ELF_BIND_LOCAL  ? "local" :
+					       s->binding == ELF_BIND_WEAK   ? "weak" :
+									       "global",
+					       "exported", s->dynamic));
+		}
+	}
+
+	if (o->nfilters && !shown) {
+		const char **names = calloc(total * 2, sizeof(*names));
+		size_t n = 0;
+
+		for (size_t k = 0; names && k < nobj; k++)
+			for (size_t i = 0; i < elf_symbol_count(objs[k].ef); i++) {
+				const struct elf_symbol *s = elf_symbol(objs[k].ef, i);
+
+				names[n++] = s->name;
+				if (s->demangled != s->name)
+					names[n++] = s->demangled;
+			}
+		r = no_match(o, "function", names, n);
+		free(names);
+		goto out;
+	}
+
+	if (elf_is_stripped(ef))
+		cli_note("%s is stripped: its local functions are absent; listing the "
+			 "functions it exports",
+			 o->binary);
+	for (char **m = missing; m && *m; m++)
+		cli_note("library %s not found (is LD_LIBRARY_PATH set as the program needs?); "
+			 "its functions are not listed",
+			 *m);
+
+	if (o->json) {
+		json_t *libarr = json_array();
+		json_t *miss = json_array();
+
+		for (size_t i = 0; i < nlibs; i++)
+			json_array_append_new(libarr, json_pack("{s:s, s:o}", "path",
+								elf_path(libs[i]), "build_id",
+								elf_build_id(libs[i]) ?
+									json_string(elf_build_id(libs[i])) :
+									json_null()));
+		for (char **m = missing; m && *m; m++)
+			json_array_append_new(miss, json_string(*m));
+		json_t *root = json_pack("{s:s, s:o, s:o, s:o, s:o}", "schema", "benchtrap-list/1",
+					 "binary", json_binary(ef), "libraries", libarr,
+					 "missing_libraries", miss, "symbols", json_incref(arr));
+
+		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(root);
+	} else {
+		table_print_text(t, stdout);
+	}
+out:
+	json_decref(arr);
+	table_free(t);
+	free(objs);
+	for (size_t i = 0; i < nlibs; i++)
+		elf_close(libs[i]);
+	free(libs);
+	elf_strv_free(missing);
+	return r;
+}
+
+int cli_list(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "symbols", no_argument, NULL, 's' }, { "filter", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },    { "no-libs", no_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },    { 0 },
+	};
+	struct list_opts o = { .libs = true };
+	struct elf_file *ef = NULL;
+	int c, r;
+
+	o.filters = calloc((size_t)argc, sizeof(*o.filters));
+	if (!o.filters)
+		return cli_error("out of memory");
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o.symbols = true;
+			break;
+		case 'f':
+			o.filters[o.nfilters++] = optarg;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'L':
+			o.libs = false;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			free(o.filters);
+			return EXIT_OK;
+		default:
+			free(o.filters);
+			return cli_error("list: try 'benchtrap list --help'");
+		}
+	}
+	/* getopt permutes, so BINARY may stand before or after the options. */
+	if (optind < argc)
+		o.binary = argv[optind++];
+	if (!o.binary) {
+		free(o.filters);
+		return cli_error("list: which binary? usage: benchtrap list BINARY [--symbols] "
+				 "[--filter GLOB] [--json]");
+	}
+	if (optind < argc) {
+		free(o.filters);
+		return cli_error("list: unexpected argument '%s' (one BINARY at a time)",
+				 argv[optind]);
+	}
+
+	r = cli_open_binary(o.binary, &ef);
+	if (r == 0)
+		r = o.symbols ? list_symbols(&o, ef) : list_benches(&o, ef);
+	elf_close(ef);
+	free(o.filters);
+	return r;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_ELF_INTERNAL_H
+#define BENCHTRAP_ELF_INTERNAL_H
+
+/* Shared by the files of the ELF module only: the layout of elf_file. */
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include "elf/elf.h"
+
+struct elf_file {
+	char *path;
+	int fd;
+	Elf *elf;
+	const char *image; /* the whole file, mapped by libelf */
+	size_t image_size;
+	GElf_Ehdr ehdr;
+
+	struct elf_symbol *syms; /* sorted by address */
+	size_t nsyms;
+	char **demangled; /* owned demangled names, one per sym or NULL */
+	bool stripped;
+
+	struct elf_bench *benches;
+	size_t nbenches;
+
+	char *build_id;
+	const char *interp;   /* points into image */
+	const char *compiler; /* points into image */
+
+	const char **needed; /* point into the dynamic string table */
+	size_t nneeded;
+	const char *rpath;
+	const char *runpath;
+};
+
+/* Read the target-stub registry into ef->benches (registry.c). */
+int elf_read_registry(struct elf_file *ef);
+
+/* A section by name, or NULL. */
+Elf_Scn *elf_section_by_name(struct elf_file *ef, const char *name, GElf_Shdr *ret_shdr);
+
+/* Read 'size' bytes at link-time address 'vaddr' from the file image;
+ * -EFAULT when they are not all in one PT_LOAD's file-backed part. */
+int elf_read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t size);
+
+#endif

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_ELF_H
+#define BENCHTRAP_ELF_H
+
+/*
+ * The ELF layer: everything benchtrap knows about a binary before it runs it.
+ *
+ * An elf_file is one opened object (executable or shared library): its
+ * function symbols (from .symtab, or .dynsym when the file is stripped),
+ * demangled names, build-id, whether it is position independent, the
+ * benchmarks registered with target-stub, and the libraries it needs.
+ *
+ * libelf stays inside this module: no libelf type appears here. Functions
+ * return 0 or a negative error code (a negated errno, or one of the
+ * ELF_E* codes below; elf_strerror() turns either into words) and never
+ * print.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Error codes beyond errno, returned negated. */
+enum {
+	ELF_E_NOT_ELF = 0x10000, /* no ELF magic */
+	ELF_E_TRUNCATED,	 /* the headers point past the end of the file */
+	ELF_E_CLASS,		 /* 32-bit ELF */
+	ELF_E_MACHINE,		 /* ELF for another architecture */
+	ELF_E_TYPE,		 /* not an executable or shared object (a .o, a core) */
+	ELF_E_REGISTRY,		 /* a malformed target-stub registry */
+};
+
+/* What elf_strerror() says for 'err' (negative); for ELF_E_MACHINE and
+ * ELF_E_CLASS the file itself is named by elf_describe_foreign(). */
+const char *elf_strerror(int err);
+
+enum elf_binding {
+	ELF_BIND_LOCAL,
+	ELF_BIND_GLOBAL,
+	ELF_BIND_WEAK,
+};
+
+/* One function symbol. Addresses are link-time virtual addresses as in the
+ * file; for a position-independent object add the load bias to get a
+ * run-time address. */
+struct elf_symbol {
+	const char *name;      /* raw (mangled) name */
+	const char *demangled; /* demangled name, or == name when not mangled */
+	uint64_t addr;
+	uint64_t size;
+	enum elf_binding binding;
+	bool dynamic; /* found in .dynsym (exported), not only in .symtab */
+};
+
+/* One benchmark registered with target-stub's BENCHTRAP()/BENCHTRAP_ARGS().
+ * A parameterized registration yields one elf_bench per argument. */
+struct elf_bench {
+	char *name;	  /* display name: "empty", or "fib[20]" */
+	char *base;	  /* registered name without the argument: "fib" */
+	uint64_t addr;	  /* link-time address of the benchmark function */
+	bool has_arg;	  /* called with one integer argument */
+	int64_t arg;	  /* that argument */
+	const struct elf_symbol *symbol; /* function symbol at addr, or NULL */
+};
+
+struct elf_file;
+
+/* Open 'path' and read its symbols, registry and dynamic section.
+ * Returns -ENOENT, -EISDIR, -EACCES, ELF_E_* and so on. On ELF_E_CLASS or
+ * ELF_E_MACHINE, 'ret_what' (if not NULL) receives a static description of
+ * what the file is instead ("32-bit ELF", "ELF for AArch64"). */
+int elf_open(const char *path, struct elf_file **ret, const char **ret_what);
+void elf_close(struct elf_file *ef);
+
+const char *elf_path(const struct elf_file *ef);
+/* true for ET_DYN (PIE executables and shared libraries): loaded at a bias */
+bool elf_is_pic(const struct elf_file *ef);
+/* true when there is no .symtab and symbols come from .dynsym alone */
+bool elf_is_stripped(const struct elf_file *ef);
+/* true when the file has a PT_INTERP (is started by the dynamic loader) */
+bool elf_is_dynamic(const struct elf_file *ef);
+/* The ELF entry point (link-time address). */
+uint64_t elf_entry(const struct elf_file *ef);
+/* Lower-case hex build-id, or NULL when the file has none. */
+const char *elf_build_id(const struct elf_file *ef);
+/* The program interpreter (PT_INTERP), or NULL for a static binary. */
+const char *elf_interp(const struct elf_file *ef);
+/* The compiler that built it, from .comment ("GCC: (Debian 12.2.0-14) 12.2.0"), or NULL. */
+const char *elf_compiler(const struct elf_file *ef);
+
+/* Function symbols (STT_FUNC and STT_GNU_IFUNC, defined, nonzero address),
+ * sorted by address, duplicates of the same name and address removed. */
+size_t elf_symbol_count(const struct elf_file *ef);
+const struct elf_symbol *elf_symbol(const struct elf_file *ef, size_t i);
+/* The function symbol whose [addr, addr + size) holds 'addr', or NULL. */
+const struct elf_symbol *elf_symbol_at(const struct elf_file *ef, uint64_t addr);
+/* The function symbol named 'name' (raw or demangled), or NULL. */
+const struct elf_symbol *elf_symbol_by_name(const struct elf_file *ef, const char *name);
+
+/* The benchmarks registered with target-stub, in registration order. */
+size_t elf_bench_count(const struct elf_file *ef);
+const struct elf_bench *elf_bench(const struct elf_file *ef, size_t i);
+
+/* DT_NEEDED entries, in order, as written in the file ("liblzma.so.5"). */
+size_t elf_needed_count(const struct elf_file *ef);
+const char *elf_needed(const struct elf_file *ef, size_t i);
+
+/* Map a link-time virtual address to a file offset through the PT_LOAD
+ * segments; -EFAULT when no segment holds it. */
+int elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *ret_offset);
+
+/*
+ * Resolve the libraries 'ef' needs, transitively and breadth first, the way
+ * the dynamic loader finds them: DT_RPATH (when there is no DT_RUNPATH),
+ * LD_LIBRARY_PATH, DT_RUNPATH, /etc/ld.so.cache's directories
+ * (/etc/ld.so.conf and its includes) and the default directories, taking
+ * only objects of the same class and machine. $ORIGIN is expanded.
+ *
+ * On success *ret_libs is an array of *ret_n opened libraries (the caller
+ * closes each and frees the array) and *ret_missing an array of the sonames
+ * that could not be found (NULL-terminated; free with elf_strv_free).
+ */
+int elf_resolve_needed(const struct elf_file *ef, struct elf_file ***ret_libs, size_t *ret_n,
+		       char ***ret_missing);
+void elf_strv_free(char **v);
+
+/* Demangle a C++ (Itanium) or Rust (legacy or v0) symbol name. Returns a
+ * malloc'ed string, or NULL when 'name' is not mangled. */
+char *elf_demangle(const char *name);
+
+#endif

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The target-stub registry, read from the file alone.
+ *
+ * Every BENCHTRAP()/BENCHTRAP_ARGS() emits one 32-byte record into the
+ * section "benchtrap_registry" (see target-stub/benchtrap.h):
+ *
+ *   0  u32 magic "BTR1"    4  u32 nargs
+ *   8  name  (char *)     16  fn (code address)     24  args (int64_t *)
+ *
+ * The pointers are link-time addresses. In a fixed-address executable they
+ * are stored in place; in a PIE or static-PIE each one has a dynamic
+ * relocation (R_X86_64_RELATIVE: the value is the addend; with packed
+ * DT_RELR relocations the value is stored in place again), so we look each
+ * pointer up in the RELA sections first.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf-internal.h"
+#include "util/strutil.h"
+
+#define REGISTRY_SECTION "benchtrap_registry"
+#define REGISTRY_MAGIC 0x31525442u /* "BTR1" little-endian */
+#define RECORD_SIZE 32
+#define MAX_NAME 256
+#define MAX_ARGS 4096
+
+#ifndef R_AARCH64_RELATIVE
+#define R_AARCH64_RELATIVE 1027
+#endif
+#ifndef R_AARCH64_ABS64
+#define R_AARCH64_ABS64 257
+#endif
+
+/* The relocated value of the pointer stored at 'vaddr', from RELA entries. */
+static bool reloc_value(struct elf_file *ef, uint64_t vaddr, uint64_t *ret)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela rela;
+			unsigned type;
+
+			if (!gelf_getrela(data, (int)i, &rela) || rela.r_offset != vaddr)
+				continue;
+			type = GELF_R_TYPE(rela.r_info);
+			if (type == R_X86_64_RELATIVE || type == R_AARCH64_RELATIVE) {
+				*ret = (uint64_t)rela.r_addend;
+				return true;
+			}
+			if (type == R_X86_64_64 || type == R_AARCH64_ABS64) {
+				/* Symbolic: symbol value plus addend. */
+				Elf_Scn *symscn = elf_getscn(ef->elf, sh.sh_link);
+				Elf_Data *symdata = symscn ? elf_getdata(symscn, NULL) : NULL;
+				GElf_Sym sym;
+
+				if (!symdata ||
+				    !gelf_getsym(symdata, (int)GELF_R_SYM(rela.r_info), &sym))
+					return false;
+				*ret = sym.st_value + (uint64_t)rela.r_addend;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static int read_pointer(struct elf_file *ef, const unsigned char *rec, uint64_t rec_vaddr,
+			size_t field, uint64_t *ret)
+{
+	uint64_t v;
+
+	if (ef->ehdr.e_type == ET_DYN && reloc_value(ef, rec_vaddr + field, &v)) {
+		*ret = v;
+		return 0;
+	}
+	memcpy(&v, rec + field, sizeof(v));
+	*ret = v;
+	return 0;
+}
+
+static int read_string(const struct elf_file *ef, uint64_t vaddr, char **ret)
+{
+	char buf[MAX_NAME + 1];
+	size_t n = 0;
+
+	for (; n < sizeof(buf); n++) {
+		if (elf_read_vaddr(ef, vaddr + n, &buf[n], 1) < 0)
+			return -ELF_E_REGISTRY;
+		if (buf[n] == '\0')
+			break;
+	}
+	if (n == 0 || n == sizeof(buf) || str_has_control(buf))
+		return -ELF_E_REGISTRY;
+	*ret = strdup(buf);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int push_bench(struct elf_file *ef, const char *base, uint64_t addr, bool has_arg,
+		      int64_t arg, size_t *cap)
+{
+	struct elf_bench *b;
+	int r;
+
+	if (ef->nbenches == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct elf_bench *v = realloc(ef->benches, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ef->benches = v;
+		*cap = c;
+	}
+	b = &ef->benches[ef->nbenches];
+	*b = (struct elf_bench){ .addr = addr, .has_arg = has_arg, .arg = arg };
+	b->base = strdup(base);
+	if (has_arg)
+		r = asprintf(&b->name, "%s[%" PRId64 "]", base, arg);
+	else
+		r = (b->name = strdup(base)) ? 0 : -1;
+	if (!b->base || r < 0) {
+		free(b->base);
+		if (r >= 0)
+			free(b->name);
+		return -ENOMEM;
+	}
+	b->symbol = elf_symbol_at(ef, addr);
+	if (b->symbol && b->symbol->addr != addr)
+		b->symbol = NULL;
+	ef->nbenches++;
+	return 0;
+}
+
+int elf_read_registry(struct elf_file *ef)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_section_by_name(ef, REGISTRY_SECTION, &sh);
+	Elf_Data *data;
+	size_t cap = 0;
+	int r = 0;
+
+	if (!scn)
+		return 0;
+	if (sh.sh_type == SHT_NOBITS || sh.sh_size % RECORD_SIZE != 0)
+		return -ELF_E_REGISTRY;
+	data = elf_rawdata(scn, NULL);
+	if (!data || data->d_size != sh.sh_size)
+		return -ELF_E_REGISTRY;
+
+	for (size_t off = 0; off < sh.sh_size; off += RECORD_SIZE) {
+		const unsigned char *rec = (const unsigned char *)data->d_buf + off;
+		uint64_t vaddr = sh.sh_addr + off, name_ptr, fn, args_ptr;
+		uint32_t magic, nargs;
+		char *name = NULL;
+
+		memcpy(&magic, rec, 4);
+		memcpy(&nargs, rec + 4, 4);
+		if (magic != REGISTRY_MAGIC || nargs > MAX_ARGS)
+			return -ELF_E_REGISTRY;
+		read_pointer(ef, rec, vaddr, 8, &name_ptr);
+		read_pointer(ef, rec, vaddr, 16, &fn);
+		read_pointer(ef, rec, vaddr, 24, &args_ptr);
+		r = read_string(ef, name_ptr, &name);
+		if (r < 0)
+			return r;
+		if (nargs == 0) {
+			r = push_bench(ef, name, fn, false, 0, &cap);
+		} else {
+			for (uint32_t i = 0; i < nargs && r == 0; i++) {
+				int64_t arg;
+
+				r = elf_read_vaddr(ef, args_ptr + 8 * i, &arg, sizeof(arg));
+				if (r < 0)
+					r = -ELF_E_REGISTRY;
+				else
+					r = push_bench(ef, name, fn, true, arg, &cap);
+			}
+		}
+		free(name);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/table.h"
+
+struct table {
+	size_t ncols, nrows, cap;
+	char **cells; /* (nrows + 1) * ncols; row 0 is the header */
+	enum table_align *align;
+};
+
+static size_t width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80; /* count UTF-8 lead bytes */
+	return w;
+}
+
+struct table *table_new(size_t ncols, const char *const *headers, const enum table_align *align)
+{
+	struct table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->ncols = ncols;
+	t->align = calloc(ncols, sizeof(*t->align));
+	if (!t->align || table_add(t, headers) < 0) {
+		table_free(t);
+		return NULL;
+	}
+	t->nrows = 0; /* the header row is not counted */
+	if (align)
+		memcpy(t->align, align, ncols * sizeof(*align));
+	return t;
+}
+
+void table_free(struct table *t)
+{
+	if (!t)
+		return;
+	if (t->cells)
+		for (size_t i = 0; i < (t->nrows + 1) * t->ncols; i++)
+			free(t->cells[i]);
+	free(t->cells);
+	free(t->align);
+	free(t);
+}
+
+int table_add(struct table *t, const char *const *cells)
+{
+	size_t used = t->cells ? (t->nrows + 1) * t->ncols : 0;
+
+	if (used + t->ncols > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : t->ncols * 16;
+		char **v = realloc(t->cells, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->cells = v;
+		t->cap = cap;
+	}
+	for (size_t i = 0; i < t->ncols; i++) {
+		t->cells[used + i] = strdup(cells[i] ? cells[i] : "");
+		if (!t->cells[used + i]) {
+			while (i-- > 0)
+				free(t->cells[used + i]);
+			return -ENOMEM;
+		}
+	}
+	if (used)
+		t->nrows++;
+	return 0;
+}
+
+size_t table_rows(const struct table *t)
+{
+	return t->nrows;
+}
+
+void table_print_text(const struct table *t, FILE *f)
+{
+	size_t *w = calloc(t->ncols, sizeof(*w));
+
+	if (!w)
+		return;
+	for (size_t r = 0; r <= t->nrows; r++)
+		for (size_t c = 0; c < t->ncols; c++) {
+			size_t cw = width(t->cells[r * t->ncols + c]);
+
+			if (cw > w[c])
+				w[c] = cw;
+		}
+	for (size_t r = 0; r <= t->nrows; r++) {
+		/* Pad only up to the last non-empty cell: no trailing blanks. */
+		size_t last = t->ncols;
+
+		while (last > 0 && !*t->cells[r * t->ncols + last - 1])
+			last--;
+		for (size_t c = 0; c < last; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			int pad = (int)(w[c] - width(s));
+
+			if (c)
+				fputs("  ", f);
+			if (t->align[c] == TABLE_RIGHT)
+				fprintf(f, "%*s%s", pad, "", s);
+			else if (c + 1 < last)
+				fprintf(f, "%s%*s", s, pad, "");
+			else
+				fputs(s, f);
+		}
+		fputc('\n', f);
+	}
+	free(w);
+}
+
+static void markdown_cell(const char *s, FILE *f)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+}
+
+void table_print_markdown(const struct table *t, FILE *f)
+{
+	for (size_t r = 0; r <= t->nrows; r++) {
+		fputc('|', f);
+		for (size_t c = 0; c < t->ncols; c++) {
+			fputc(' ', f);
+			markdown_cell(t->cells[r * t->ncols + c], f);
+			fputs(" |", f);
+		}
+		fputc('\n', f);
+		if (r == 0) {
+			fputc('|', f);
+			for (size_t c = 0; c < t->ncols; c++)
+				fputs(t->align[c] == TABLE_RIGHT ? " ---: |" : " --- |", f);
+			fputc('\n', f);
+		}
+	}
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_UTIL_STRUTIL_H
+#define BENCHTRAP_UTIL_STRUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Edit distance between a and b (insertions, deletions, substitutions),
+ * saturating at 'cap' so long unrelated names cost little to compare. */
+size_t str_distance(const char *a, const char *b, size_t cap);
+
+/* true when s holds a control character (names never may). */
+bool str_has_control(const char *s);
+
+/* The last path component of 'path' (a pointer into it). */
+const char *str_basename(const char *path);
+
+/*
+ * A growable array of pointers, NULL-terminated. The usual C idiom, kept
+ * here once: strv_push returns 0 or -ENOMEM and takes ownership of 's' only
+ * on success.
+ */
+struct strv {
+	char **v;
+	size_t n;
+	size_t cap;
+};
+int strv_push(struct strv *sv, char *s);
+bool strv_contains(const struct strv *sv, const char *s);
+void strv_clear(struct strv *sv);
+
+#endif
