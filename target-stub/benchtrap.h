@@ -63,18 +63,28 @@ _Static_assert(sizeof(struct benchtrap_entry) == 32,
  * it, by the linker's --gc-sections ("retain"). Every record has the same
  * size and alignment, so the section is an array of them that the linker
  * brackets with __start_benchtrap_registry and __stop_benchtrap_registry.
+ * gcc would emit a file's records in reverse order when optimizing;
+ * "no_reorder" keeps them in the order they are written. Across files the
+ * order is the link order.
  */
 #if defined(__has_attribute)
 #if __has_attribute(retain)
 #define BENCHTRAP__RETAIN __attribute__((retain))
 #endif
+#if __has_attribute(no_reorder)
+#define BENCHTRAP__NO_REORDER __attribute__((no_reorder))
+#endif
 #endif
 #ifndef BENCHTRAP__RETAIN
 #define BENCHTRAP__RETAIN
 #endif
+#ifndef BENCHTRAP__NO_REORDER
+#define BENCHTRAP__NO_REORDER
+#endif
 
-#define BENCHTRAP__RECORD \
-	__attribute__((used, section("benchtrap_registry"), aligned(8))) BENCHTRAP__RETAIN
+#define BENCHTRAP__RECORD                                                \
+	__attribute__((used, section("benchtrap_registry"), aligned(8))) \
+	BENCHTRAP__RETAIN BENCHTRAP__NO_REORDER
 
 /* noinline and used: the function keeps its own symbol
  * (benchtrap_bench_<name>) and a real call, which the controller makes. */
