@@ -71,15 +71,15 @@ static const char *machine_name(unsigned machine)
  * that a 32-bit, foreign or truncated file gets a precise message rather
  * than whatever libelf makes of it.
  */
-static int check_ident(const unsigned char *p, size_t size, const char **ret_what)
+static int check_ident(const unsigned char *p, size_t avail, uint64_t size, const char **ret_what)
 {
-	if (size < EI_NIDENT || memcmp(p, ELFMAG, SELFMAG) != 0)
+	if (avail < EI_NIDENT || memcmp(p, ELFMAG, SELFMAG) != 0)
 		return -ELF_E_NOT_ELF;
 	if (p[EI_CLASS] == ELFCLASS32) {
 		if (ret_what) {
 			uint16_t m = 0;
 
-			if (size >= sizeof(Elf32_Ehdr))
+			if (avail >= sizeof(Elf32_Ehdr))
 				memcpy(&m, p + offsetof(Elf32_Ehdr, e_machine), sizeof(m));
 			*ret_what = m == EM_386 ? "32-bit ELF for i386" :
 				    m == EM_ARM ? "32-bit ELF for ARM" :
@@ -89,7 +89,7 @@ static int check_ident(const unsigned char *p, size_t size, const char **ret_wha
 	}
 	if (p[EI_CLASS] != ELFCLASS64 || p[EI_DATA] != ELFDATA2LSB)
 		return -ELF_E_NOT_ELF;
-	if (size < sizeof(Elf64_Ehdr))
+	if (avail < sizeof(Elf64_Ehdr))
 		return -ELF_E_TRUNCATED;
 
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
@@ -441,20 +441,24 @@ int elf_open(const char *path, struct elf_file **ret, const char **ret_what)
 		goto fail;
 	}
 
-	elf_version(EV_CURRENT);
-	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
-	if (!ef->elf) {
-		r = st.st_size == 0 ? -ELF_E_NOT_ELF : -EIO;
+	unsigned char ident[sizeof(Elf64_Ehdr)];
+	ssize_t got = pread(ef->fd, ident, sizeof(ident), 0);
+
+	if (got < 0) {
+		r = -errno;
 		goto fail;
 	}
-	ef->image = elf_rawfile(ef->elf, &ef->image_size);
-	if (!ef->image) {
-		r = -ELF_E_NOT_ELF;
-		goto fail;
-	}
-	r = check_ident((const unsigned char *)ef->image, ef->image_size, ret_what);
+	r = check_ident(ident, (size_t)got, (uint64_t)st.st_size, ret_what);
 	if (r < 0)
 		goto fail;
+
+	elf_version(EV_CURRENT);
+	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	ef->image = ef->elf ? elf_rawfile(ef->elf, &ef->image_size) : NULL;
+	if (!ef->image) {
+		r = -EIO;
+		goto fail;
+	}
 	if (elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &ef->ehdr)) {
 		r = -ELF_E_TRUNCATED;
 		goto fail;

@@ -1,0 +1,70 @@
+# Shared by the integration tests: run the real benchtrap, check what it did.
+# A test sources this file, calls `run ARGS...`, then asserts on $status,
+# $out (stdout) and $err (stderr). A failed check prints why and exits 1.
+set -uo pipefail
+
+: "${BENCHTRAP:?BENCHTRAP must name the benchtrap binary}"
+TMP=$(mktemp -d /tmp/benchtrap-test.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+checks=0
+
+run() {
+	"$BENCHTRAP" "$@" >"$TMP/out" 2>"$TMP/err"
+	status=$?
+	out=$(cat "$TMP/out")
+	err=$(cat "$TMP/err")
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	echo "--- command status: ${status:-?}" >&2
+	echo "--- stdout:" >&2
+	printf '%s\n' "${out:-}" | head -40 >&2
+	echo "--- stderr:" >&2
+	printf '%s\n' "${err:-}" | head -20 >&2
+	exit 1
+}
+
+expect_status() {
+	checks=$((checks + 1))
+	[[ $status -eq $1 ]] || fail "expected exit status $1, got $status"
+}
+
+expect_out() {
+	checks=$((checks + 1))
+	grep -qE -- "$1" <<<"$out" || fail "stdout does not match /$1/"
+}
+
+expect_no_out() {
+	checks=$((checks + 1))
+	! grep -qE -- "$1" <<<"$out" || fail "stdout matches /$1/ but must not"
+}
+
+expect_err() {
+	checks=$((checks + 1))
+	grep -qE -- "$1" <<<"$err" || fail "stderr does not match /$1/"
+}
+
+# Bad input: exit 2, nothing on stdout, exactly one line on stderr that
+# matches $1.
+expect_usage_error() {
+	expect_status 2
+	checks=$((checks + 1))
+	[[ -z $out ]] || fail "expected no stdout on bad input"
+	[[ $(printf '%s\n' "$err" | wc -l) -eq 1 ]] || fail "expected exactly one line on stderr"
+	[[ $err == benchtrap:* ]] || fail "the error line must start with 'benchtrap:'"
+	expect_err "$1"
+}
+
+# JSON on stdout: check it parses and run a Python expression over it
+# (bound to 'd') that must be true.
+expect_json() {
+	checks=$((checks + 1))
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$TMP/out" "$1" || fail "JSON check failed: $1"
+}
+
+done_ok() {
+	echo "$checks passed, 0 failed"
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# benchtrap list against real fixtures: registered benchmarks, symbols of the
+# binary and its libraries, JSON, and every bad input.
+. "$(dirname "$0")/lib.sh"
+FX=$FIXTURES/elf
+
+# Registered benchmarks, in source order, with argument and symbol.
+run list "$FX/stub_pie_O2"
+expect_status 0
+expect_out '^BENCHMARK +ARG +SYMBOL +ADDRESS$'
+expect_out '^alpha +benchtrap_bench_alpha +0x[0-9a-f]+$'
+expect_out '^beta\[-3\] +-3 +benchtrap_bench_beta +0x[0-9a-f]+$'
+[[ $(sed -n '2p;6p' <<<"$out" | awk '{print $1}' | tr '\n' ' ') == "alpha gamma_uses_lib " ]] ||
+	fail "benchmarks not in source order"
+
+# Every build of the same program lists the same benchmarks.
+for v in pie_O0 pie_O3 nopie_O2 lto_O3 lto_nopie_O2 static_O2 staticpie_O2 stripped; do
+	run list "$FX/stub_$v"
+	expect_status 0
+	[[ $(awk 'NR>1{print $1}' <<<"$out" | tr '\n' ' ') == "alpha beta[1] beta[2] beta[-3] gamma_uses_lib " ]] ||
+		fail "$v: wrong benchmarks"
+done
+
+# --filter: globs, and an exact name with brackets.
+run list "$FX/stub_pie_O2" --filter 'beta*'
+expect_status 0
+[[ $(wc -l <<<"$out") -eq 4 ]] || fail "beta* must list 3 benchmarks"
+run list --filter 'beta[2]' "$FX/stub_pie_O2"
+expect_status 0
+expect_out '^beta\[2\] '
+expect_no_out '^beta\[1\]'
+
+# JSON.
+run list "$FX/stub_nopie_O2" --json
+expect_status 0
+expect_json 'd["schema"] == "benchtrap-list/1"'
+expect_json 'd["binary"]["pie"] is False and d["binary"]["static"] is False'
+expect_json 'len(d["binary"]["build_id"]) == 40'
+expect_json '[b["name"] for b in d["benchmarks"]] == ["alpha", "beta[1]", "beta[2]", "beta[-3]", "gamma_uses_lib"]'
+expect_json 'd["benchmarks"][3]["args"] == [-3] and d["benchmarks"][0]["args"] == []'
+expect_json 'd["benchmarks"][1]["symbol"] == "benchtrap_bench_beta"'
+
+# Symbols of the binary and of the libraries it needs.
+run list "$FX/stub_pie_O2" --symbols --filter 'fxlib_*' --filter fixture_known_function
+expect_status 0
+expect_out ' stub_pie_O2 +fixture_known_function$'
+expect_out ' libfxlib\.so +fxlib_work$'
+expect_out ' libfxlib\.so +fxlib_other$'
+run list "$FX/stub_pie_O2" --symbols --no-libs --filter 'fxlib_*'
+expect_usage_error "no function matches 'fxlib_\*'"
+run list "$FX/stub_pie_O2" --symbols --filter malloc --json
+expect_status 0
+expect_json 'any(s["name"] == "malloc" and s["object"].endswith("libc.so.6") and s["exported"] for s in d["symbols"])'
+expect_json 'any(l["path"].endswith("libfxlib.so") for l in d["libraries"]) and d["missing_libraries"] == []'
+
+# A stripped binary: dynamic symbols with a note.
+run list "$FX/stub_stripped" --symbols --no-libs
+expect_status 0
+expect_out 'fixture_known_function'
+expect_no_out 'fixture_local_function'
+expect_err 'stripped: its local functions are absent'
+
+# Demangled C++ and Rust names match by their demangled form.
+if [[ -x $FX/cxx_names ]]; then
+	run list "$FX/cxx_names" --symbols --no-libs --filter 'fixture::Widget<int>::grow'
+	expect_status 0
+	expect_out 'fixture::Widget<int>::grow\(int\) +_ZN7fixture6WidgetIiE4growEi$'
+fi
+if [[ -x $FX/rust_v0 ]]; then
+	run list "$FX/rust_v0" --symbols --no-libs --filter '*::add_numbers'
+	expect_status 0
+	expect_out 'fixture_rust::inner::add_numbers +_R'
+fi
+
+# An unmodified system binary: xz is stripped, its functions are in liblzma.
+if [[ -x /usr/bin/xz ]]; then
+	run list /usr/bin/xz
+	expect_status 0
+	expect_err 'registers no benchmarks with target-stub'
+	run list /usr/bin/xz --symbols --filter 'lzma_code'
+	expect_status 0
+	expect_out '^ *0x[0-9a-f]+ +[0-9]+ +liblzma\.so\.5 +lzma_code$'
+	expect_err 'xz is stripped'
+fi
+
+# Bad input: one line on stderr, exit 2.
+run list /nonexistent/bench
+expect_usage_error '/nonexistent/bench: no such file'
+run list "$TMP"
+expect_usage_error 'is a directory'
+printf '#!/bin/sh\necho hi\n' >"$TMP/script"
+run list "$TMP/script"
+expect_usage_error 'not an ELF binary'
+head -c 2000 "$FX/stub_pie_O2" >"$TMP/truncated"
+run list "$TMP/truncated"
+expect_usage_error 'truncated ELF'
+python3 - "$TMP" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def hdr(cls, machine):
+    ident = b"\x7fELF" + bytes([cls, 1, 1]) + bytes(9)
+    if cls == 1:
+        return ident + struct.pack("<HHIIIIIHHHHHH", 2, machine, 1, 0, 0, 0, 0, 52, 32, 0, 40, 0, 0)
+    return ident + struct.pack("<HHIQQQIHHHHHH", 2, machine, 1, 0, 0, 0, 0, 64, 56, 0, 64, 0, 0)
+open(d + "/i386", "wb").write(hdr(1, 3))
+open(d + "/aarch64", "wb").write(hdr(2, 183))
+open(d + "/riscv", "wb").write(hdr(2, 243))
+PY
+run list "$TMP/i386"
+expect_usage_error '32-bit ELF for i386; benchtrap drives 64-bit x86-64 binaries'
+run list "$TMP/aarch64"
+expect_usage_error 'ELF for AArch64; benchtrap drives 64-bit x86-64 binaries'
+run list "$TMP/riscv"
+expect_usage_error 'ELF for RISC-V'
+run list "$FX/stub_pie_O2" --filter 'alpah'
+expect_usage_error "no benchmark matches 'alpah' \(did you mean 'alpha'\?\)"
+run list "$FX/stub_pie_O2" --symbols --filter 'fixture_known_functoin'
+expect_usage_error "did you mean 'fixture_known_function'"
+run list
+expect_usage_error 'which binary'
+run list "$FX/stub_pie_O2" extra
+expect_usage_error "unexpected argument 'extra'"
+run list --bogus "$FX/stub_pie_O2"
+expect_status 2
+run lst
+expect_usage_error "'lst' is not a command \(did you mean 'list'\?\)"
+
+# Help teaches.
+run list --help
+expect_status 0
+expect_out '^usage: benchtrap list BINARY'
+expect_out 'examples:'
+run --help
+expect_status 0
+expect_out '^  list '
+
+done_ok

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ELF layer against fixture binaries built in this build
+ * (tests/fixtures/elf): every build of one stub program must show the same
+ * registry and symbols; C++ and Rust names demangle; bad files give the
+ * right error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "elf/elf.h"
+
+static char fixture_path[4096];
+
+static const char *fixture(const char *name)
+{
+	snprintf(fixture_path, sizeof(fixture_path), "%s/%s", FIXTURE_DIR, name);
+	return fixture_path;
+}
+
+static struct elf_file *open_fixture(const char *name)
+{
+	struct elf_file *ef = NULL;
+	int r = elf_open(fixture(name), &ef, NULL);
+
+	if (r < 0)
+		fail_msg("elf_open(%s): %s", fixture_path, elf_strerror(r));
+	return ef;
+}
+
+/* What every build of stub_bench.c registers, in source order. */
+static const struct {
+	const char *name, *base, *symbol;
+	bool has_arg;
+	int64_t arg;
+} expected_benches[] = {
+	{ "alpha", "alpha", "benchtrap_bench_alpha", false, 0 },
+	{ "beta[1]", "beta", "benchtrap_bench_beta", true, 1 },
+	{ "beta[2]", "beta", "benchtrap_bench_beta", true, 2 },
+	{ "beta[-3]", "beta", "benchtrap_bench_beta", true, -3 },
+	{ "gamma_uses_lib", "gamma_uses_lib", "benchtrap_bench_gamma_uses_lib", false, 0 },
+};
+
+static void check_registry(struct elf_file *ef, bool symbols)
+{
+	size_t n = sizeof(expected_benches) / sizeof(expected_benches[0]);
+
+	assert_int_equal(elf_bench_count(ef), n);
+	for (size_t i = 0; i < n; i++) {
+		const struct elf_bench *b = elf_bench(ef, i);
+
+		assert_string_equal(b->name, expected_benches[i].name);
+		assert_string_equal(b->base, expected_benches[i].base);
+		assert_int_equal(b->has_arg, expected_benches[i].has_arg);
+		assert_int_equal(b->arg, expected_benches[i].arg);
+		assert_true(b->addr != 0);
+		if (!symbols)
+			continue;
+		/* The registered address is the start of the named function
+		 * (LTO may add a suffix such as ".lto_priv.0"). */
+		assert_non_null(b->symbol);
+		assert_int_equal(b->symbol->addr, b->addr);
+		assert_true(strncmp(b->symbol->name, expected_benches[i].symbol,
+				    strlen(expected_benches[i].symbol)) == 0);
+	}
+	/* The same function serves every parameter of beta. */
+	assert_int_equal(elf_bench(ef, 1)->addr, elf_bench(ef, 3)->addr);
+}
+
+static void check_variant(const char *name, bool pic, bool dynamic)
+{
+	struct elf_file *ef = open_fixture(name);
+	const struct elf_symbol *known, *local;
+
+	assert_int_equal(elf_is_pic(ef), pic);
+	assert_int_equal(elf_is_dynamic(ef), dynamic);
+	assert_false(elf_is_stripped(ef));
+	assert_non_null(elf_build_id(ef));
+	assert_int_equal(strlen(elf_build_id(ef)), 40); /* sha1 by default */
+	assert_non_null(elf_compiler(ef));
+	assert_non_null(strstr(elf_compiler(ef), "GCC"));
+	assert_true(elf_entry(ef) != 0);
+	if (dynamic) {
+		assert_non_null(elf_interp(ef));
+		assert_non_null(strstr(elf_interp(ef), "ld-linux"));
+	} else {
+		assert_null(elf_interp(ef));
+	}
+
+	check_registry(ef, true);
+
+	known = elf_symbol_by_name(ef, "fixture_known_function");
+	assert_non_null(known);
+	assert_int_equal(known->binding, ELF_BIND_GLOBAL);
+	assert_true(known->size > 0);
+	/* An address inside the function maps back to it. */
+	assert_ptr_equal(elf_symbol_at(ef, known->addr + known->size - 1), known);
+	local = elf_symbol_by_name(ef, "fixture_local_function");
+	if (local) /* a local function may be renamed or folded by LTO */
+		assert_int_equal(local->binding, ELF_BIND_LOCAL);
+	assert_null(elf_symbol_by_name(ef, "no_such_function_anywhere"));
+
+	/* Symbols come sorted by address. */
+	for (size_t i = 1; i < elf_symbol_count(ef); i++)
+		assert_true(elf_symbol(ef, i - 1)->addr <= elf_symbol(ef, i)->addr);
+	elf_close(ef);
+}
+
+static void test_pie_O0(void **state)
+{
+	check_variant("stub_pie_O0", true, true);
+}
+static void test_pie_O1(void **state)
+{
+	check_variant("stub_pie_O1", true, true);
+}
+static void test_pie_O2(void **state)
+{
+	check_variant("stub_pie_O2", true, true);
+}
+static void test_pie_O3(void **state)
+{
+	check_variant("stub_pie_O3", true, true);
+}
+static void test_nopie_O2(void **state)
+{
+	check_variant("stub_nopie_O2", false, true);
+}
+static void test_lto_O3(void **state)
+{
+	check_variant("stub_lto_O3", true, true);
+}
+static void test_lto_nopie_O2(void **state)
+{
+	check_variant("stub_lto_nopie_O2", false, true);
+}
+static void test_static_O2(void **state)
+{
+	check_variant("stub_static_O2", false, false);
+}
+static void test_staticpie_O2(void **state)
+{
+	check_variant("stub_staticpie_O2", true, false);
+}
+
+static void test_stripped(void **state)
+{
+	struct elf_file *ef = open_fixture("stub_stripped");
+	const struct elf_symbol *s;
+
+	assert_true(elf_is_stripped(ef));
+	/* The registry needs no symbols... */
+	check_registry(ef, false);
+	/* ...exported functions come from .dynsym, local ones are gone. */
+	s = elf_symbol_by_name(ef, "fixture_known_function");
+	assert_non_null(s);
+	assert_true(s->dynamic);
+	assert_null(elf_symbol_by_name(ef, "fixture_local_function"));
+	assert_null(elf_symbol_by_name(ef, "benchtrap_bench_alpha"));
+	elf_close(ef);
+}
+
+static void test_needed(void **state)
+{
+	struct elf_file *ef = open_fixture("stub_pie_O2");
+	struct elf_file **libs = NULL;
+	char **missing = NULL;
+	size_t n = 0;
+	bool saw_fxlib = false, saw_libc = false;
+
+	assert_int_equal(elf_needed_count(ef) >= 2, true);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing), 0);
+	assert_non_null(missing);
+	assert_null(missing[0]);
+	for (size_t i = 0; i < n; i++) {
+		const char *p = elf_path(libs[i]);
+
+		if (strstr(p, "libfxlib.so")) {
+			/* Found through DT_RUNPATH $ORIGIN, next to the binary. */
+			assert_non_null(strstr(p, FIXTURE_DIR));
+			assert_non_null(elf_symbol_by_name(libs[i], "fxlib_work"));
+			assert_true(elf_symbol_by_name(libs[i], "fxlib_work")->dynamic);
+			saw_fxlib = true;
+		}
+		if (strstr(p, "libc.so.6")) {
+			assert_non_null(elf_symbol_by_name(libs[i], "malloc"));
+			saw_libc = true;
+		}
+		elf_close(libs[i]);
+	}
+	assert_true(saw_fxlib);
+	assert_true(saw_libc);
+	free(libs);
+	elf_strv_free(missing);
+	elf_close(ef);
+}
+
+static void test_static_needs_nothing(void **state)
+{
+	struct elf_file *ef = open_fixture("stub_static_O2");
+	struct elf_file **libs = NULL;
+	char **missing = NULL;
+	size_t n = 99;
+
+	assert_int_equal(elf_needed_count(ef), 0);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing), 0);
+	assert_int_equal(n, 0);
+	assert_null(missing[0]);
+	free(libs);
+	elf_strv_free(missing);
+	elf_close(ef);
+}
+
+static void test_cxx(void **state)
+{
+#ifndef HAVE_CXX_FIXTURE
+	skip();
+#else
+	struct elf_file *ef = open_fixture("cxx_names");
+	const struct elf_symbol *s;
+
+	s = elf_symbol_by_name(ef, "fixture::Widget<int>::grow(int)");
+	assert_non_null(s);
+	assert_string_equal(s->name, "_ZN7fixture6WidgetIiE4growEi");
+	assert_non_null(elf_symbol_by_name(ef, "fixture::Widget<long>::grow(long)"));
+	s = elf_symbol_by_name(ef, "_ZN7fixture13free_functionEid");
+	assert_non_null(s);
+	assert_string_equal(s->demangled, "fixture::free_function(int, double)");
+	/* A C name is its own demangled name. */
+	s = elf_symbol_by_name(ef, "main");
+	assert_non_null(s);
+	assert_ptr_equal(s->demangled, s->name);
+	elf_close(ef);
+#endif
+}
+
+static void check_rust(const char *fixture_name, const char *prefix)
+{
+	struct elf_file *ef = open_fixture(fixture_name);
+	const struct elf_symbol *s = elf_symbol_by_name(ef, "fixture_rust::inner::add_numbers");
+
+	assert_non_null(s);
+	assert_true(strncmp(s->name, prefix, strlen(prefix)) == 0);
+	elf_close(ef);
+}
+
+static void test_rust_legacy(void **state)
+{
+#ifndef HAVE_RUST_FIXTURE
+	skip();
+#else
+	check_rust("rust_legacy", "_ZN12fixture_rust5inner11add_numbers17h");
+#endif
+}
+
+static void test_rust_v0(void **state)
+{
+#ifndef HAVE_RUST_FIXTURE
+	skip();
+#else
+	check_rust("rust_v0", "_RNvNtCs");
+#endif
+}
+
+static void test_demangle_strings(void **state)
+{
+	char *d;
+
+	assert_null(elf_demangle("main"));
+	assert_null(elf_demangle("_Zgarbage"));
+	d = elf_demangle("_ZN2ns3fooEv");
+	assert_string_equal(d, "ns::foo()");
+	free(d);
+	/* Rust legacy: the hash segment is dropped. */
+	d = elf_demangle("_ZN4core3fmt5write17h0123456789abcdefE");
+	assert_string_equal(d, "core::fmt::write");
+	free(d);
+	/* Rust v0. */
+	d = elf_demangle("_RNvCs1234_7mycrate3foo");
+	assert_non_null(d);
+	assert_string_equal(d, "mycrate::foo");
+	free(d);
+}
+
+/* Bad files: each gives its own error. */
+static char tmpdir[] = "/tmp/benchtrap-test-elf-XXXXXX";
+
+static const char *write_tmp(const char *name, const void *data, size_t size)
+{
+	static char path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, size), (ssize_t)size);
+	close(fd);
+	return path;
+}
+
+static int open_error(const char *path, const char **what)
+{
+	struct elf_file *ef = NULL;
+	int r = elf_open(path, &ef, what);
+
+	assert_null(ef);
+	return r;
+}
+
+static void test_bad_files(void **state)
+{
+	unsigned char hdr[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+	const char *what = NULL;
+	char *image;
+	struct stat st;
+	FILE *f;
+
+	assert_non_null(mkdtemp(tmpdir));
+	assert_int_equal(open_error("/nonexistent/benchtrap", NULL), -ENOENT);
+	assert_int_equal(open_error(tmpdir, NULL), -EISDIR);
+	assert_int_equal(open_error(write_tmp("text", "#!/bin/sh\necho hi\n", 18), NULL),
+			 -ELF_E_NOT_ELF);
+	assert_int_equal(open_error(write_tmp("empty", "", 0), NULL), -ELF_E_NOT_ELF);
+
+	/* A 32-bit i386 header. */
+	hdr[4] = 1;
+	hdr[18] = 3; /* e_machine EM_386 */
+	assert_int_equal(open_error(write_tmp("elf32", hdr, sizeof(hdr)), &what), -ELF_E_CLASS);
+	assert_non_null(strstr(what, "32-bit"));
+
+	/* A 64-bit AArch64 executable header. */
+	hdr[4] = 2;
+	hdr[16] = 2;   /* ET_EXEC */
+	hdr[18] = 183; /* EM_AARCH64 */
+	assert_int_equal(open_error(write_tmp("aarch64", hdr, sizeof(hdr)), &what),
+			 -ELF_E_MACHINE);
+	assert_non_null(strstr(what, "AArch64"));
+
+	/* A real binary cut short. */
+	assert_int_equal(stat(fixture("stub_pie_O2"), &st), 0);
+	image = malloc((size_t)st.st_size);
+	f = fopen(fixture_path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(image, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+	fclose(f);
+	assert_int_equal(open_error(write_tmp("truncated", image, 3000), NULL), -ELF_E_TRUNCATED);
+	assert_int_equal(open_error(write_tmp("only_ident", image, 20), NULL), -ELF_E_TRUNCATED);
+
+	/* A registry whose records lost their magic. */
+	assert_int_equal(stat(fixture("stub_nopie_O2"), &st), 0);
+	image = realloc(image, (size_t)st.st_size);
+	f = fopen(fixture_path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(image, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+	fclose(f);
+	size_t hits = 0;
+
+	for (char *p = image; (p = memmem(p, (size_t)(image + st.st_size - p), "BTR1", 4));
+	     hits++)
+		memcpy(p, "XXXX", 4);
+	assert_true(hits >= 4); /* one record per registration */
+	assert_int_equal(open_error(write_tmp("bad_registry", image, (size_t)st.st_size), NULL),
+			 -ELF_E_REGISTRY);
+	free(image);
+
+	char cmd[8400];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pie_O0),
+		cmocka_unit_test(test_pie_O1),
+		cmocka_unit_test(test_pie_O2),
+		cmocka_unit_test(test_pie_O3),
+		cmocka_unit_test(test_nopie_O2),
+		cmocka_unit_test(test_lto_O3),
+		cmocka_unit_test(test_lto_nopie_O2),
+		cmocka_unit_test(test_static_O2),
+		cmocka_unit_test(test_staticpie_O2),
+		cmocka_unit_test(test_stripped),
+		cmocka_unit_test(test_needed),
+		cmocka_unit_test(test_static_needs_nothing),
+		cmocka_unit_test(test_cxx),
+		cmocka_unit_test(test_rust_legacy),
+		cmocka_unit_test(test_rust_v0),
+		cmocka_unit_test(test_demangle_strings),
+		cmocka_unit_test(test_bad_files),
+	};
+
+	return cmocka_run_group_tests_name("elf", tests, NULL, NULL);
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* Pure helpers: edit distance, glob selection, suggestions, text tables. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "report/table.h"
+#include "util/match.h"
+#include "util/strutil.h"
+
+static void test_distance(void **state)
+{
+	assert_int_equal(str_distance("", "", 10), 0);
+	assert_int_equal(str_distance("fib", "fib", 10), 0);
+	assert_int_equal(str_distance("fib", "fob", 10), 1);
+	assert_int_equal(str_distance("fibonacci", "fib", 10), 6);
+	assert_int_equal(str_distance("kitten", "sitting", 10), 3);
+	/* Saturates at the cap, however far apart. */
+	assert_int_equal(str_distance("a", "abcdefghijklmnop", 4), 4);
+	assert_int_equal(str_distance("abcdefgh", "zyxwvuts", 3), 3);
+}
+
+static void test_control(void **state)
+{
+	assert_false(str_has_control("fib[20]"));
+	assert_true(str_has_control("bad\nname"));
+	assert_true(str_has_control("esc\x1b[31m"));
+	assert_string_equal(str_basename("/usr/bin/xz"), "xz");
+	assert_string_equal(str_basename("xz"), "xz");
+}
+
+static void test_glob(void **state)
+{
+	assert_true(match_glob("fib*", "fib[20]"));
+	assert_true(match_glob("fib[20]", "fib[20]")); /* exact, not a bracket expression */
+	assert_false(match_glob("fib[20]", "fib[2]"));
+	assert_true(match_glob("fib[12]", "fib2")); /* still a glob where it can be */
+	assert_true(match_glob("ns::*", "ns::foo<int>(int)"));
+	assert_false(match_glob("fib", "fibonacci"));
+}
+
+static void test_suggest(void **state)
+{
+	const char *names[] = { "fibonacci", "fib[10]", "empty", "loop_300ns", "allocator_ripple_1" };
+	char buf[256];
+
+	assert_true(match_suggest("fibonaci", names, 5, 3, buf, sizeof(buf)));
+	assert_string_equal(buf, "'fibonacci'");
+	/* Substring matches come first; glob characters are ignored. */
+	assert_true(match_suggest("*ripple", names, 5, 3, buf, sizeof(buf)));
+	assert_non_null(strstr(buf, "allocator_ripple_1"));
+	assert_true(match_suggest("fib", names, 5, 3, buf, sizeof(buf)));
+	assert_string_equal(buf, "'fibonacci' or 'fib[10]'");
+	assert_true(match_suggest("emty", names, 5, 3, buf, sizeof(buf)));
+	assert_string_equal(buf, "'empty'");
+	assert_false(match_suggest("zzzzzzzzzz", names, 5, 3, buf, sizeof(buf)));
+}
+
+static char *print_to_string(const struct table *t, bool markdown)
+{
+	char *out = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&out, &size);
+
+	assert_non_null(f);
+	if (markdown)
+		table_print_markdown(t, f);
+	else
+		table_print_text(t, f);
+	fclose(f);
+	return out;
+}
+
+static void test_table(void **state)
+{
+	static const char *const headers[] = { "NAME", "TIME", "NOTE" };
+	static const enum table_align align[] = { TABLE_LEFT, TABLE_RIGHT, TABLE_LEFT };
+	struct table *t = table_new(3, headers, align);
+	char *out;
+
+	assert_non_null(t);
+	assert_int_equal(table_add(t, (const char *const[]){ "fib[20]", "1.5 µs", NULL }), 0);
+	assert_int_equal(table_add(t, (const char *const[]){ "empty", "10 ns", "a|b" }), 0);
+	assert_int_equal(table_rows(t), 2);
+
+	out = print_to_string(t, false);
+	/* "µs" is one column wide; no trailing blanks. */
+	assert_string_equal(out, "NAME       TIME  NOTE\n"
+				 "fib[20]  1.5 µs\n"
+				 "empty     10 ns  a|b\n");
+	free(out);
+
+	out = print_to_string(t, true);
+	assert_string_equal(out, "| NAME | TIME | NOTE |\n"
+				 "| --- | ---: | --- |\n"
+				 "| fib[20] | 1.5 µs |  |\n"
+				 "| empty | 10 ns | a\\|b |\n");
+	free(out);
+	table_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_distance), cmocka_unit_test(test_control),
+		cmocka_unit_test(test_glob),	 cmocka_unit_test(test_suggest),
+		cmocka_unit_test(test_table),
+	};
+
+	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
+}
