@@ -11,7 +11,8 @@
 
 struct elf_file {
 	char *path;
-	int fd;
+	int fd;	    /* -1 for an image in memory */
+	char *copy; /* that image, owned */
 	Elf *elf;
 	const char *image; /* the whole file, mapped by libelf */
 	size_t image_size;

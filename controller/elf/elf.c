@@ -71,8 +71,10 @@ static const char *machine_name(unsigned machine)
  * that a 32-bit, foreign or truncated file gets a precise message rather
  * than whatever libelf makes of it.
  */
-static int check_ident(const unsigned char *p, size_t avail, uint64_t size, const char **ret_what)
+static int check_ident(const void *image, size_t avail, uint64_t size, const char **ret_what)
 {
+	const unsigned char *p = image;
+
 	if (avail < EI_NIDENT || memcmp(p, ELFMAG, SELFMAG) != 0)
 		return -ELF_E_NOT_ELF;
 	if (p[EI_CLASS] == ELFCLASS32) {
@@ -409,21 +411,44 @@ static int read_symbols(struct elf_file *ef)
 	return 0;
 }
 
+/* Read everything from ef->elf, which holds the file's image. */
+static int load(struct elf_file *ef)
+{
+	int r;
+
+	ef->image = elf_rawfile(ef->elf, &ef->image_size);
+	if (!ef->image)
+		return -EIO;
+	if (elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &ef->ehdr))
+		return -ELF_E_TRUNCATED;
+	r = check_sections(ef);
+	if (r < 0)
+		return r;
+	read_program_headers(ef);
+	read_build_id(ef);
+	read_comment(ef);
+	r = read_dynamic(ef);
+	if (r < 0)
+		return r;
+	r = read_symbols(ef);
+	if (r < 0)
+		return r;
+	return elf_read_registry(ef);
+}
+
 int elf_open(const char *path, struct elf_file **ret, const char **ret_what)
 {
+	unsigned char ident[sizeof(Elf64_Ehdr)];
 	struct elf_file *ef;
 	struct stat st;
+	ssize_t got;
 	int r;
 
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return -ENOMEM;
 	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (ef->fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (fstat(ef->fd, &st) < 0) {
+	if (ef->fd < 0 || fstat(ef->fd, &st) < 0) {
 		r = -errno;
 		goto fail;
 	}
@@ -440,10 +465,9 @@ int elf_open(const char *path, struct elf_file **ret, const char **ret_what)
 		r = -ENOMEM;
 		goto fail;
 	}
-
-	unsigned char ident[sizeof(Elf64_Ehdr)];
-	ssize_t got = pread(ef->fd, ident, sizeof(ident), 0);
-
+	/* Check the header ourselves first: libelf fails a file shorter than
+	 * its header without saying why. */
+	got = pread(ef->fd, ident, sizeof(ident), 0);
 	if (got < 0) {
 		r = -errno;
 		goto fail;
@@ -454,32 +478,40 @@ int elf_open(const char *path, struct elf_file **ret, const char **ret_what)
 
 	elf_version(EV_CURRENT);
 	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
-	ef->image = ef->elf ? elf_rawfile(ef->elf, &ef->image_size) : NULL;
-	if (!ef->image) {
-		r = -EIO;
+	r = ef->elf ? load(ef) : -EIO;
+	if (r < 0)
+		goto fail;
+	*ret = ef;
+	return 0;
+fail:
+	elf_close(ef);
+	return r;
+}
+
+int elf_open_memory(const char *name, const void *image, size_t size, struct elf_file **ret)
+{
+	struct elf_file *ef;
+	int r;
+
+	ef = calloc(1, sizeof(*ef));
+	if (!ef)
+		return -ENOMEM;
+	ef->fd = -1;
+	ef->path = strdup(name);
+	ef->copy = malloc(size ? size : 1);
+	if (!ef->path || !ef->copy) {
+		r = -ENOMEM;
 		goto fail;
 	}
-	if (elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &ef->ehdr)) {
-		r = -ELF_E_TRUNCATED;
-		goto fail;
-	}
-	r = check_sections(ef);
+	memcpy(ef->copy, image, size);
+	r = check_ident(ef->copy, size, size, NULL);
 	if (r < 0)
 		goto fail;
-
-	read_program_headers(ef);
-	read_build_id(ef);
-	read_comment(ef);
-	r = read_dynamic(ef);
+	elf_version(EV_CURRENT);
+	ef->elf = elf_memory(ef->copy, size);
+	r = ef->elf ? load(ef) : -EIO;
 	if (r < 0)
 		goto fail;
-	r = read_symbols(ef);
-	if (r < 0)
-		goto fail;
-	r = elf_read_registry(ef);
-	if (r < 0)
-		goto fail;
-
 	*ret = ef;
 	return 0;
 fail:
@@ -508,6 +540,7 @@ void elf_close(struct elf_file *ef)
 	if (ef->fd >= 0)
 		close(ef->fd);
 	free(ef->path);
+	free(ef->copy);
 	free(ef);
 }
 

@@ -70,6 +70,9 @@ struct elf_file;
  * ELF_E_MACHINE, 'ret_what' (if not NULL) receives a static description of
  * what the file is instead ("32-bit ELF", "ELF for AArch64"). */
 int elf_open(const char *path, struct elf_file **ret, const char **ret_what);
+/* Open an ELF image held in memory (the vDSO read from a child), copied;
+ * 'name' is what elf_path() returns. */
+int elf_open_memory(const char *name, const void *image, size_t size, struct elf_file **ret);
 void elf_close(struct elf_file *ef);
 
 const char *elf_path(const struct elf_file *ef);
