@@ -49,36 +49,12 @@ struct list_opts {
 	bool symbols, json, libs;
 };
 
-/* A symbol's demangled name without its trailing parameter list:
- * "ns::f<int>(int, char)" -> "ns::f<int>". NULL when there is none. */
-static char *strip_params(const char *demangled)
-{
-	size_t len = strlen(demangled);
-	int depth = 0;
-
-	if (len == 0 || demangled[len - 1] != ')')
-		return NULL;
-	for (size_t i = len; i-- > 0;) {
-		if (demangled[i] == ')')
-			depth++;
-		else if (demangled[i] == '(' && --depth == 0)
-			return i ? strndup(demangled, i) : NULL;
-	}
-	return NULL;
-}
-
 static bool match_symbol(const struct list_opts *o, const struct elf_symbol *s)
 {
-	if (!o->nfilters)
-		return true;
-	char *bare = strip_params(s->demangled);
-	bool hit = false;
-
-	for (size_t i = 0; i < o->nfilters && !hit; i++)
-		hit = match_glob(o->filters[i], s->name) || match_glob(o->filters[i], s->demangled) ||
-		      (bare && match_glob(o->filters[i], bare));
-	free(bare);
-	return hit;
+	for (size_t i = 0; i < o->nfilters; i++)
+		if (match_function(o->filters[i], s->name, s->demangled))
+			return true;
+	return !o->nfilters;
 }
 
 static bool match_bench(const struct list_opts *o, const struct elf_bench *b)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Pure helpers: edit distance, glob selection, suggestions, text tables. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,7 +60,69 @@ static void test_suggest(void **state)
 	assert_string_equal(buf, "'fibonacci' or 'fib[10]'");
 	assert_true(match_suggest("emty", names, 5, 3, buf, sizeof(buf)));
 	assert_string_equal(buf, "'empty'");
+	/* A parameterized name is close by its stem. */
+	assert_true(match_suggest("fibb", names, 5, 3, buf, sizeof(buf)));
+	assert_string_equal(buf, "'fib[10]'");
 	assert_false(match_suggest("zzzzzzzzzz", names, 5, 3, buf, sizeof(buf)));
+}
+
+static void test_function_names(void **state)
+{
+	char *s = match_strip_params("ns::f<int>(int, char)");
+
+	assert_string_equal(s, "ns::f<int>");
+	free(s);
+	s = match_strip_params("ns::Foo::operator()(int)");
+	assert_string_equal(s, "ns::Foo::operator()");
+	free(s);
+	s = match_strip_params("plain_c_name");
+	assert_string_equal(s, "plain_c_name");
+	free(s);
+	s = match_strip_params("(anonymous namespace)::g(void (*)(int))");
+	assert_string_equal(s, "(anonymous namespace)::g");
+	free(s);
+
+	assert_true(match_function("ns::f<int>", "_ZN2ns1fIiEEvic", "ns::f<int>(int, char)"));
+	assert_true(match_function("ns::f*", "_ZN2ns1fIiEEvic", "ns::f<int>(int, char)"));
+	assert_true(match_function("_ZN2ns*", "_ZN2ns1fIiEEvic", "ns::f<int>(int, char)"));
+	assert_false(match_function("ns::g", "_ZN2ns1fIiEEvic", "ns::f<int>(int, char)"));
+}
+
+static void test_parse_call(void **state)
+{
+	int64_t args[6];
+	unsigned n = 99;
+	char *name = NULL;
+
+	assert_int_equal(match_parse_call("lzma_crc32", &name, args, 6, &n), 0);
+	assert_string_equal(name, "lzma_crc32");
+	assert_int_equal(n, 0);
+	free(name);
+
+	assert_int_equal(match_parse_call("f(1, -2,0x10 , 010)", &name, args, 6, &n), 0);
+	assert_string_equal(name, "f");
+	assert_int_equal(n, 4);
+	assert_int_equal(args[0], 1);
+	assert_int_equal(args[1], -2);
+	assert_int_equal(args[2], 16);
+	assert_int_equal(args[3], 8);
+	free(name);
+
+	assert_int_equal(match_parse_call("g()", &name, args, 6, &n), 0);
+	assert_string_equal(name, "g");
+	assert_int_equal(n, 0);
+	free(name);
+
+	name = NULL;
+	assert_int_equal(match_parse_call("f(1,x)", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(1,)", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(1", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("(1)", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(1,2,3,4,5,6,7)", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(99999999999999999999)", &name, args, 6, &n),
+			 -ERANGE);
+	assert_null(name); /* untouched on failure */
 }
 
 static char *print_to_string(const struct table *t, bool markdown)
@@ -110,7 +173,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_distance), cmocka_unit_test(test_control),
 		cmocka_unit_test(test_glob),	 cmocka_unit_test(test_suggest),
-		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_table),	 cmocka_unit_test(test_function_names),
+		cmocka_unit_test(test_parse_call),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
