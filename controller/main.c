@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* benchtrap: the subcommand table and nothing else. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "util/strutil.h"
 #include "util/match.h"
 #include "cli/cli.h"
 
@@ -39,39 +39,61 @@ static void usage(FILE *f)
 	      f);
 }
 
-int main(int argc, char **argv)
+static const struct command *find_command(const char *name)
 {
-	const char *name = argc > 1 ? argv[1] : NULL;
-
-	if (!name) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
-		if (!strcmp(name, "help") && argc > 2) {
-			for (size_t i = 0; i < NCOMMANDS; i++)
-				if (!strcmp(argv[2], commands[i].name))
-					return commands[i].fn(2, (char *[]){ argv[2], "--help", NULL });
-		}
-		usage(stdout);
-		return EXIT_OK;
-	}
-	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
-		printf("benchtrap %s\n", BENCHTRAP_VERSION);
-		return EXIT_OK;
-	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(name, commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+			return &commands[i];
+	return NULL;
+}
 
+static int unknown_command(const char *name)
+{
 	const char *names[NCOMMANDS];
 	char buf[256];
 
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		names[i] = commands[i].name;
-	if (!str_has_control(name) && match_suggest(name, names, NCOMMANDS, 2, buf, sizeof(buf)))
+	if (match_suggest(name, names, NCOMMANDS, 2, buf, sizeof(buf)))
 		return cli_error("'%s' is not a command (did you mean %s?); see 'benchtrap --help'",
 				 name, buf);
-	return cli_error("'%s' is not a command; see 'benchtrap --help'",
-			 str_has_control(name) ? "?" : name);
+	return cli_error("'%s' is not a command; see 'benchtrap --help'", name);
+}
+
+/* Whatever a command printed must have reached its destination: a full
+ * disk or a closed pipe is an error, not a silent success. */
+static int finish_output(int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error("cannot write the output: %s", strerror(errno));
+		return EXIT_USAGE;
+	}
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : NULL;
+	const struct command *cmd;
+
+	if (!name)
+		return cli_error("which command? 'benchtrap --help' lists them (list, run, ...)");
+	if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
+		if (!strcmp(name, "help") && argc > 2) {
+			cmd = find_command(argv[2]);
+			if (!cmd)
+				return unknown_command(argv[2]);
+			return finish_output(cmd->fn(2, (char *[]){ argv[2], "--help", NULL }));
+		}
+		usage(stdout);
+		return finish_output(EXIT_OK);
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+		printf("benchtrap %s\n", BENCHTRAP_VERSION);
+		return finish_output(EXIT_OK);
+	}
+	cmd = find_command(name);
+	if (cmd)
+		return finish_output(cmd->fn(argc - 1, argv + 1));
+	return unknown_command(name);
 }

@@ -26,6 +26,10 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "benchtrap: note: <message>" on stderr. */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* After getopt_long returned '?' (opterr is 0): one line naming the
+ * unknown option, or the option missing its value. Returns EXIT_USAGE. */
+int cli_bad_option(const char *cmd, int argc, char **argv);
+
 /* Open BINARY for a subcommand, printing the one-line error on failure. */
 int cli_open_binary(const char *path, struct elf_file **ret);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,15 +9,29 @@
 #include "util/strutil.h"
 #include "cli/cli.h"
 
+/* One line on stderr, whatever the arguments hold: a path or pattern with a
+ * newline or an escape sequence is printed escaped. */
+static void vmessage(const char *prefix, const char *fmt, va_list ap)
+{
+	char *msg = NULL, *esc;
+
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fprintf(stderr, "%s(out of memory)\n", prefix);
+		return;
+	}
+	esc = str_escape(msg);
+	fprintf(stderr, "%s%s\n", prefix, esc ? esc : msg);
+	free(esc);
+	free(msg);
+}
+
 int cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("benchtrap: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage("benchtrap: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return EXIT_USAGE;
 }
 
@@ -24,11 +39,30 @@ void cli_note(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("benchtrap: note: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage("benchtrap: note: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+int cli_bad_option(const char *cmd, int argc, char **argv)
+{
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+
+	if (strncmp(arg, "--", 2) == 0) {
+		size_t len = strcspn(arg, "=");
+
+		if (arg[len] == '=')
+			return cli_error("%s: option '%.*s' takes no value (see 'benchtrap %s "
+					 "--help')",
+					 cmd, (int)len, arg, cmd);
+		if (optopt)
+			return cli_error("%s: option '%s' needs a value (see 'benchtrap %s --help')",
+					 cmd, arg, cmd);
+		return cli_error("%s: unknown option '%s' (see 'benchtrap %s --help')", cmd, arg,
+				 cmd);
+	}
+	return cli_error("%s: unknown option '-%c' (see 'benchtrap %s --help')", cmd,
+			 optopt ? optopt : '?', cmd);
 }
 
 int cli_open_binary(const char *path, struct elf_file **ret)
@@ -45,9 +79,17 @@ int cli_open_binary(const char *path, struct elf_file **ret)
 	case EISDIR:
 		return cli_error("%s: is a directory, not a binary", path);
 	case EACCES:
-		return cli_error("%s: permission denied", path);
+		return cli_error("%s: permission denied (check the permissions of the file and "
+				 "its directories)",
+				 path);
+	case ENOTDIR:
+		return cli_error("%s: a component of the path is not a directory", path);
+	case ELOOP:
+		return cli_error("%s: too many levels of symbolic links (a link loop?)", path);
 	case ELF_E_NOT_ELF:
-		return cli_error("%s: not an ELF binary (a script or data file?)", path);
+		return cli_error("%s: not an ELF binary (a script, a data file, a device or "
+				 "a FIFO?)",
+				 path);
 	case ELF_E_CLASS:
 	case ELF_E_MACHINE:
 		return cli_error("%s: %s; benchtrap drives 64-bit "

@@ -45,40 +45,62 @@ static const char usage[] =
 struct list_opts {
 	const char *binary;
 	char **filters;
+	size_t *hits; /* per filter: how many names it matched */
 	size_t nfilters;
 	bool symbols, json, libs;
 };
 
-static bool match_symbol(const struct list_opts *o, const struct elf_symbol *s)
+/* Every filter counts its matches: each must select something. */
+static bool match_symbol(struct list_opts *o, const struct elf_symbol *s)
 {
+	bool hit = !o->nfilters;
+
 	for (size_t i = 0; i < o->nfilters; i++)
-		if (match_function(o->filters[i], s->name, s->demangled))
-			return true;
-	return !o->nfilters;
+		if (match_function(o->filters[i], s->name, s->demangled)) {
+			o->hits[i]++;
+			hit = true;
+		}
+	return hit;
 }
 
-static bool match_bench(const struct list_opts *o, const struct elf_bench *b)
+static bool match_bench(struct list_opts *o, const struct elf_bench *b)
 {
+	bool hit = !o->nfilters;
+
 	for (size_t i = 0; i < o->nfilters; i++)
-		if (match_glob(o->filters[i], b->name) || match_glob(o->filters[i], b->base))
-			return true;
-	return !o->nfilters;
+		if (match_glob(o->filters[i], b->name) || match_glob(o->filters[i], b->base)) {
+			o->hits[i]++;
+			hit = true;
+		}
+	return hit;
 }
 
-/* One line on stderr naming the closest candidates of the first filter. */
-static int no_match(const struct list_opts *o, const char *what, const char *const *names,
-		    size_t n)
+/* The first filter that matched nothing, or NULL. */
+static const char *unmatched_filter(const struct list_opts *o)
+{
+	for (size_t i = 0; i < o->nfilters; i++)
+		if (!o->hits[i])
+			return o->filters[i];
+	return NULL;
+}
+
+/* One line on stderr naming the closest candidates of 'pat'. */
+static int no_match(const struct list_opts *o, const char *pat, const char *what,
+		    const char *const *names, size_t n)
 {
 	char buf[512];
-	const char *pat = o->filters[0];
 
-	if (o->nfilters == 1 && match_suggest(pat, names, n, 3, buf, sizeof(buf)))
+	if (match_suggest(pat, names, n, 3, buf, sizeof(buf)))
 		return cli_error("%s: no %s matches '%s' (did you mean %s?)", o->binary, what, pat,
 				 buf);
 	if (n == 0)
 		return cli_error("%s: no %s matches '%s' (it has none)", o->binary, what, pat);
-	return cli_error("%s: no %s matches %s'%s' (run without --filter to see them all)",
-			 o->binary, what, o->nfilters > 1 ? "any of the filters, e.g. " : "", pat);
+	if (!strpbrk(pat, "*?["))
+		return cli_error("%s: no %s matches '%s' (filters are globs: '*%s*' matches "
+				 "names that contain it)",
+				 o->binary, what, pat, pat);
+	return cli_error("%s: no %s matches '%s' (run without --filter to see them all)",
+			 o->binary, what, pat);
 }
 
 static json_t *json_hex(uint64_t v)
@@ -99,7 +121,7 @@ static json_t *json_binary(const struct elf_file *ef)
 			 interp ? json_string(interp) : json_null());
 }
 
-static int list_benches(const struct list_opts *o, struct elf_file *ef)
+static int list_benches(struct list_opts *o, struct elf_file *ef)
 {
 	size_t n = elf_bench_count(ef), shown = 0;
 	static const char *const headers[] = { "BENCHMARK", "ARG", "SYMBOL", "ADDRESS" };
@@ -130,12 +152,15 @@ static int list_benches(const struct list_opts *o, struct elf_file *ef)
 				       json_hex(b->addr)));
 	}
 
-	if (n && !shown) {
+	const char *missing = unmatched_filter(o);
+
+	(void)shown;
+	if (n && missing) {
 		const char **names = calloc(n, sizeof(*names));
 
 		for (size_t i = 0; names && i < n; i++)
 			names[i] = elf_bench(ef, i)->name;
-		r = no_match(o, "benchmark", names, names ? n : 0);
+		r = no_match(o, missing, "benchmark", names, names ? n : 0);
 		free(names);
 	} else if (o->json) {
 		json_t *root = json_pack("{s:s, s:o, s:o}", "schema", "benchtrap-list/1", "binary",
@@ -146,7 +171,7 @@ static int list_benches(const struct list_opts *o, struct elf_file *ef)
 		json_decref(root);
 	} else if (!n) {
 		if (o->nfilters)
-			r = no_match(o, "benchmark", NULL, 0);
+			r = no_match(o, o->filters[0], "benchmark", NULL, 0);
 		else
 			cli_note("%s registers no benchmarks with target-stub; "
 				 "`benchtrap list %s --symbols` lists the functions "
@@ -165,7 +190,7 @@ struct object {
 	const char *name;
 };
 
-static int list_symbols(const struct list_opts *o, struct elf_file *ef)
+static int list_symbols(struct list_opts *o, struct elf_file *ef)
 {
 	struct elf_file **libs = NULL;
 	char **missing = NULL;
@@ -218,27 +243,25 @@ static int list_symbols(const struct list_opts *o, struct elf_file *ef)
 		}
 	}
 
-	if (o->nfilters && !shown) {
-		const char **names = calloc(total * 2, sizeof(*names));
+	const char *unmatched = unmatched_filter(o);
+
+	if (unmatched) {
+		/* Suggest demangled names: a C++ function once, readably. */
+		const char **names = calloc(total ? total : 1, sizeof(*names));
 		size_t n = 0;
 
 		for (size_t k = 0; names && k < nobj; k++)
-			for (size_t i = 0; i < elf_symbol_count(objs[k].ef); i++) {
-				const struct elf_symbol *s = elf_symbol(objs[k].ef, i);
-
-				names[n++] = s->name;
-				if (s->demangled != s->name)
-					names[n++] = s->demangled;
-			}
-		r = no_match(o, "function", names, n);
+			for (size_t i = 0; i < elf_symbol_count(objs[k].ef); i++)
+				names[n++] = elf_symbol(objs[k].ef, i)->demangled;
+		r = no_match(o, unmatched, "function", names, n);
 		free(names);
 		goto out;
 	}
 
 	if (elf_is_stripped(ef))
-		cli_note("%s is stripped: its local functions are absent; listing the "
-			 "functions it exports",
-			 o->binary);
+		cli_note("%s is stripped: its local functions are absent; %s", o->binary,
+			 elf_symbol_count(ef) ? "listing the functions it exports" :
+						"it exports no functions either");
 	for (char **m = missing; m && *m; m++)
 		cli_note("library %s not found (is LD_LIBRARY_PATH set as the program needs?); "
 			 "its functions are not listed",
@@ -286,12 +309,16 @@ int cli_list(int argc, char **argv)
 	};
 	struct list_opts o = { .libs = true };
 	struct elf_file *ef = NULL;
-	int c, r;
+	int c, r = EXIT_USAGE;
 
 	o.filters = calloc((size_t)argc, sizeof(*o.filters));
-	if (!o.filters)
-		return cli_error("out of memory");
+	o.hits = calloc((size_t)argc, sizeof(*o.hits));
+	if (!o.filters || !o.hits) {
+		cli_error("out of memory");
+		goto out;
+	}
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -308,31 +335,31 @@ int cli_list(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage, stdout);
-			free(o.filters);
-			return EXIT_OK;
+			r = EXIT_OK;
+			goto out;
 		default:
-			free(o.filters);
-			return cli_error("list: try 'benchtrap list --help'");
+			cli_bad_option("list", argc, argv);
+			goto out;
 		}
 	}
 	/* getopt permutes, so BINARY may stand before or after the options. */
 	if (optind < argc)
 		o.binary = argv[optind++];
 	if (!o.binary) {
-		free(o.filters);
-		return cli_error("list: which binary? usage: benchtrap list BINARY [--symbols] "
-				 "[--filter GLOB] [--json]");
+		cli_error("list: which binary? usage: benchtrap list BINARY [--symbols] "
+			  "[--filter GLOB]... [--no-libs] [--json]");
+		goto out;
 	}
 	if (optind < argc) {
-		free(o.filters);
-		return cli_error("list: unexpected argument '%s' (one BINARY at a time)",
-				 argv[optind]);
+		cli_error("list: unexpected argument '%s' (one BINARY at a time)", argv[optind]);
+		goto out;
 	}
-
 	r = cli_open_binary(o.binary, &ef);
 	if (r == 0)
 		r = o.symbols ? list_symbols(&o, ef) : list_benches(&o, ef);
+out:
 	elf_close(ef);
 	free(o.filters);
+	free(o.hits);
 	return r;
 }

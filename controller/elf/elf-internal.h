@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "util/strutil.h"
 #include "elf/elf.h"
 
 struct elf_file {
@@ -21,6 +22,8 @@ struct elf_file {
 	struct elf_symbol *syms; /* sorted by address */
 	size_t nsyms;
 	char **demangled; /* owned demangled names, one per sym or NULL */
+	char **escaped;	  /* owned printable raw names, one per sym or NULL */
+	struct strv owned; /* other owned names ("memcpy@GLIBC_2.2.5") */
 	bool stripped;
 
 	struct elf_bench *benches;
@@ -28,7 +31,7 @@ struct elf_file {
 
 	char *build_id;
 	const char *interp;   /* points into image */
-	const char *compiler; /* points into image */
+	char *compiler;
 
 	const char **needed; /* point into the dynamic string table */
 	size_t nneeded;

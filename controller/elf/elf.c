@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/strutil.h"
 #include "elf/elf-internal.h"
 
 #ifndef EM_AARCH64
@@ -75,8 +76,10 @@ static int check_ident(const void *image, size_t avail, uint64_t size, const cha
 {
 	const unsigned char *p = image;
 
-	if (avail < EI_NIDENT || memcmp(p, ELFMAG, SELFMAG) != 0)
+	if (avail < SELFMAG || memcmp(p, ELFMAG, SELFMAG) != 0)
 		return -ELF_E_NOT_ELF;
+	if (avail < EI_NIDENT)
+		return -ELF_E_TRUNCATED;
 	if (p[EI_CLASS] == ELFCLASS32) {
 		if (ret_what) {
 			uint16_t m = 0;
@@ -89,10 +92,15 @@ static int check_ident(const void *image, size_t avail, uint64_t size, const cha
 		}
 		return -ELF_E_CLASS;
 	}
-	if (p[EI_CLASS] != ELFCLASS64 || p[EI_DATA] != ELFDATA2LSB)
+	if (p[EI_CLASS] != ELFCLASS64 || (p[EI_DATA] != ELFDATA2LSB && p[EI_DATA] != ELFDATA2MSB))
 		return -ELF_E_NOT_ELF;
 	if (avail < sizeof(Elf64_Ehdr))
 		return -ELF_E_TRUNCATED;
+	if (p[EI_DATA] == ELFDATA2MSB) {
+		if (ret_what)
+			*ret_what = "big-endian ELF";
+		return -ELF_E_MACHINE;
+	}
 
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
 
@@ -251,8 +259,11 @@ static void read_comment(struct elf_file *ef)
 
 	while (p < end && *p == '\0')
 		p++;
-	if (p < end && memchr(p, '\0', (size_t)(end - p)))
-		ef->compiler = p;
+	if (p < end && memchr(p, '\0', (size_t)(end - p))) {
+		ef->compiler = str_escape(p);
+		if (!ef->compiler)
+			ef->compiler = strdup(p);
+	}
 }
 
 static int read_dynamic(struct elf_file *ef)
@@ -312,11 +323,68 @@ static int cmp_sym(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/*
+ * Symbol versions of .dynsym. A library may define one function under
+ * several versions (glibc's memcpy@GLIBC_2.2.5 and memcpy@@GLIBC_2.14); the
+ * default one keeps its plain name, the others are named "name@VERSION", as
+ * the tools print them, so that selecting "memcpy" means what a program
+ * linked today calls.
+ */
+struct versions {
+	Elf_Data *versym;
+	const char *names[256]; /* by version index; NULL: unknown */
+};
+
+static void read_versions(struct elf_file *ef, struct versions *v)
+{
+	Elf_Scn *scn = NULL;
+
+	*v = (struct versions){ 0 };
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Verdef vd;
+		GElf_Verdaux va;
+		size_t off = 0;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_GNU_versym) {
+			v->versym = elf_getdata(scn, NULL);
+			continue;
+		}
+		if (sh.sh_type != SHT_GNU_verdef || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_info && gelf_getverdef(data, (int)off, &vd); i++) {
+			if (vd.vd_ndx < 256 && gelf_getverdaux(data, (int)(off + vd.vd_aux), &va))
+				v->names[vd.vd_ndx] = elf_strptr(ef->elf, sh.sh_link, va.vda_name);
+			if (!vd.vd_next)
+				break;
+			off += vd.vd_next;
+		}
+	}
+}
+
+/* The version of dynamic symbol i when it is not the default one. */
+static const char *hidden_version(const struct versions *v, size_t i)
+{
+	GElf_Versym vs;
+
+	if (!v->versym || !gelf_getversym(v->versym, (int)i, &vs) || !(vs & 0x8000) ||
+	    (vs & 0x7fff) >= 256)
+		return NULL;
+	return v->names[vs & 0x7fff];
+}
+
 static int add_symbols(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh, bool dynamic,
 		       size_t *cap)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
+	struct versions versions = { 0 };
 	size_t n;
+
+	if (dynamic)
+		read_versions(ef, &versions);
 
 	if (!data || sh->sh_entsize == 0)
 		return 0;
@@ -335,6 +403,19 @@ static int add_symbols(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh, b
 		name = elf_strptr(ef->elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
+		const char *ver = dynamic ? hidden_version(&versions, i) : NULL;
+
+		if (ver) {
+			char *vname;
+
+			if (asprintf(&vname, "%s@%s", name, ver) < 0)
+				return -ENOMEM;
+			if (strv_push(&ef->owned, vname) < 0) {
+				free(vname);
+				return -ENOMEM;
+			}
+			name = vname;
+		}
 		if (ef->nsyms == *cap) {
 			size_t c = *cap ? *cap * 2 : 256;
 			struct elf_symbol *v = realloc(ef->syms, c * sizeof(*v));
@@ -401,12 +482,40 @@ static int read_symbols(struct elf_file *ef)
 	}
 	ef->nsyms = out;
 
+	/* Names are shown to people and written to JSON: a control character
+	 * or a byte that is not UTF-8 is escaped (\xNN), in both forms. */
 	ef->demangled = calloc(ef->nsyms, sizeof(*ef->demangled));
-	if (!ef->demangled)
+	ef->escaped = calloc(ef->nsyms, sizeof(*ef->escaped));
+	if (!ef->demangled || !ef->escaped)
 		return -ENOMEM;
 	for (size_t i = 0; i < ef->nsyms; i++) {
-		ef->demangled[i] = elf_demangle(ef->syms[i].name);
-		ef->syms[i].demangled = ef->demangled[i] ? ef->demangled[i] : ef->syms[i].name;
+		struct elf_symbol *s = &ef->syms[i];
+
+		const char *at = strchr(s->name, '@');
+
+		if (at) {
+			char *base = strndup(s->name, (size_t)(at - s->name));
+			char *d = base ? elf_demangle(base) : NULL;
+
+			if (d && asprintf(&ef->demangled[i], "%s%s", d, at) < 0)
+				ef->demangled[i] = NULL;
+			free(d);
+			free(base);
+		} else {
+			ef->demangled[i] = elf_demangle(s->name);
+		}
+		if (ef->demangled[i]) {
+			char *e = str_escape(ef->demangled[i]);
+
+			if (e) {
+				free(ef->demangled[i]);
+				ef->demangled[i] = e;
+			}
+		}
+		ef->escaped[i] = str_escape(s->name);
+		if (ef->escaped[i])
+			s->name = ef->escaped[i];
+		s->demangled = ef->demangled[i] ? ef->demangled[i] : s->name;
 	}
 	return 0;
 }
@@ -447,7 +556,8 @@ int elf_open(const char *path, struct elf_file **ret, const char **ret_what)
 	ef = calloc(1, sizeof(*ef));
 	if (!ef)
 		return -ENOMEM;
-	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not hang us; it is refused below. */
+	ef->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (ef->fd < 0 || fstat(ef->fd, &st) < 0) {
 		r = -errno;
 		goto fail;
@@ -532,6 +642,12 @@ void elf_close(struct elf_file *ef)
 		for (size_t i = 0; i < ef->nsyms; i++)
 			free(ef->demangled[i]);
 	free(ef->demangled);
+	if (ef->escaped)
+		for (size_t i = 0; i < ef->nsyms; i++)
+			free(ef->escaped[i]);
+	free(ef->escaped);
+	free(ef->compiler);
+	strv_clear(&ef->owned);
 	free(ef->syms);
 	free(ef->needed);
 	free(ef->build_id);

@@ -5,6 +5,8 @@
 
 #include "report/table.h"
 
+#define TABLE_MAX_WIDTH 60
+
 struct table {
 	size_t ncols, nrows, cap;
 	char **cells; /* (nrows + 1) * ncols; row 0 is the header */
@@ -87,11 +89,13 @@ void table_print_text(const struct table *t, FILE *f)
 
 	if (!w)
 		return;
+	/* A very long cell (a C++ name of 700 characters) overflows its
+	 * column rather than widening it for every row. */
 	for (size_t r = 0; r <= t->nrows; r++)
 		for (size_t c = 0; c < t->ncols; c++) {
 			size_t cw = width(t->cells[r * t->ncols + c]);
 
-			if (cw > w[c])
+			if (cw > w[c] && cw <= TABLE_MAX_WIDTH)
 				w[c] = cw;
 		}
 	for (size_t r = 0; r <= t->nrows; r++) {
@@ -102,7 +106,8 @@ void table_print_text(const struct table *t, FILE *f)
 			last--;
 		for (size_t c = 0; c < last; c++) {
 			const char *s = t->cells[r * t->ncols + c];
-			int pad = (int)(w[c] - width(s));
+			size_t sw = width(s);
+			int pad = sw < w[c] ? (int)(w[c] - sw) : 0;
 
 			if (c)
 				fputs("  ", f);

@@ -22,7 +22,8 @@ void table_free(struct table *t);
 /* Add a row of ncols cells (NULL prints as empty). 0 or -ENOMEM. */
 int table_add(struct table *t, const char *const *cells);
 size_t table_rows(const struct table *t);
-/* Aligned text, two spaces between columns, no trailing blanks. */
+/* Aligned text, two spaces between columns, no trailing blanks; a cell
+ * over 60 characters overflows its column instead of widening it. */
 void table_print_text(const struct table *t, FILE *f);
 void table_print_markdown(const struct table *t, FILE *f);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,61 @@ bool str_has_control(const char *s)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			return true;
 	return false;
+}
+
+/* Length of the valid UTF-8 sequence at 'p', or 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+static bool needs_escape(const unsigned char *p, size_t *ret_len)
+{
+	size_t n = utf8_len(p);
+
+	*ret_len = n ? n : 1;
+	return n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f));
+}
+
+char *str_escape(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len, extra = 0;
+	char *out, *o;
+
+	for (const unsigned char *q = p; *q; q += len)
+		if (needs_escape(q, &len))
+			extra += 4;
+	if (!extra)
+		return NULL;
+	out = o = malloc(strlen(s) + extra + 1);
+	if (!out)
+		return NULL;
+	for (; *p; p += len) {
+		if (needs_escape(p, &len)) {
+			o += sprintf(o, "\\x%02x", *p);
+		} else {
+			memcpy(o, p, len);
+			o += len;
+		}
+	}
+	*o = '\0';
+	return out;
 }
 
 const char *str_basename(const char *path)

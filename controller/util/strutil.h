@@ -12,6 +12,13 @@ size_t str_distance(const char *a, const char *b, size_t cap);
 /* true when s holds a control character (names never may). */
 bool str_has_control(const char *s);
 
+/*
+ * A printable copy of 's' when it needs one: control characters and bytes
+ * that are not valid UTF-8 become \xNN. NULL when 's'
+ * prints as it is (or when out of memory: then print 's' anyway).
+ */
+char *str_escape(const char *s);
+
 /* The last path component of 'path' (a pointer into it). */
 const char *str_basename(const char *path);
 

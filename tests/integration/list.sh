@@ -112,6 +112,64 @@ run list "$TMP/aarch64"
 expect_usage_error 'ELF for AArch64; benchtrap drives 64-bit x86-64 binaries'
 run list "$TMP/riscv"
 expect_usage_error 'ELF for RISC-V'
+# Every filter must match something.
+run list "$FX/stub_pie_O2" --filter alpha --filter 'betta*'
+expect_usage_error "no benchmark matches 'betta\*' \(did you mean 'beta"
+run list "$FX/stub_pie_O2" --symbols --no-libs --filter qqzzqq
+expect_usage_error "filters are globs: '\*qqzzqq\*' matches names that contain it"
+mkfifo "$TMP/fifo"
+run list "$TMP/fifo"
+expect_usage_error 'not an ELF binary'
+run list "$FX/stub_pie_O2/inside"
+expect_usage_error 'a component of the path is not a directory'
+printf '\x7fELF' >"$TMP/magic_only"
+run list "$TMP/magic_only"
+expect_usage_error 'truncated ELF'
+python3 - "$TMP" <<'PY'
+import struct, sys
+ident = b"\x7fELF" + bytes([2, 2, 1]) + bytes(9)
+open(sys.argv[1] + "/ppc64be", "wb").write(ident + struct.pack(">HHIQQQIHHHHHH", 2, 21, 1, 0, 64, 0, 0, 64, 56, 0, 64, 0, 0))
+PY
+run list "$TMP/ppc64be"
+expect_usage_error 'big-endian ELF; benchtrap drives 64-bit x86-64 binaries'
+run list --bogus "$FX/stub_pie_O2"
+expect_usage_error "list: unknown option '--bogus' \(see 'benchtrap list --help'\)"
+run list "$FX/stub_pie_O2" --filter
+expect_usage_error "option '--filter' needs a value"
+run list "$FX/stub_pie_O2" --symbols=yes
+expect_usage_error "option '--symbols' takes no value"
+run help frob
+expect_usage_error "'frob' is not a command"
+run
+expect_usage_error 'which command'
+checks=$((checks + 1))
+if "$BENCHTRAP" list "$FX/stub_pie_O2" --json >/dev/full 2>"$TMP/err"; then
+	fail "writing to a full disk must fail"
+fi
+grep -q 'cannot write the output' "$TMP/err" || fail "no message for a failed write"
+
+# Names with control characters or bad UTF-8 are escaped, never printed raw.
+python3 - "$FX/stub_pie_O2" "$TMP/evil" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+old = b"fixture_known_function\x00"
+evil = bytearray(old); evil[3] = 0x1b; evil[7] = 0x0a; evil[13] = 0xff
+assert len(evil) == len(old) and old in data
+open(sys.argv[2], "wb").write(data.replace(old, bytes(evil)))
+PY
+run list "$TMP/evil" --symbols --no-libs --filter 'fix*'
+expect_status 0
+expect_out 'fix\\x1bure\\x0aknown\\xfffunction$'
+checks=$((checks + 1))
+! grep -q $'\x1b' <<<"$out" || fail "an escape character reached the output"
+run list "$TMP/evil" --symbols --no-libs --filter 'fix*' --json
+expect_json 'any(s["name"] == "fix\\x1bure\\x0aknown\\xfffunction" for s in d["symbols"])'
+
+# Symbol versions: the default one keeps the plain name.
+run list "$FX/stub_pie_O2" --symbols --filter 'memcpy*' --json
+expect_json 'any(s["name"] == "memcpy" for s in d["symbols"])'
+expect_json 'all("@" not in s["name"] or s["name"].startswith("memcpy@GLIBC_") for s in d["symbols"])'
+
 run list "$FX/stub_pie_O2" --filter 'alpah'
 expect_usage_error "no benchmark matches 'alpah' \(did you mean 'alpha'\?\)"
 run list "$FX/stub_pie_O2" --symbols --filter 'fixture_known_functoin'

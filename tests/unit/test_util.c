@@ -33,6 +33,13 @@ static void test_control(void **state)
 	assert_true(str_has_control("bad\nname"));
 	assert_true(str_has_control("esc\x1b[31m"));
 	assert_string_equal(str_basename("/usr/bin/xz"), "xz");
+
+	char *e = str_escape("ok µs ns::f<int>(int)");
+
+	assert_null(e); /* printable UTF-8 needs no copy */
+	e = str_escape("a\x1b[31mb\nc\xff\xc3");
+	assert_string_equal(e, "a\\x1b[31mb\\x0ac\\xff\\xc3");
+	free(e);
 	assert_string_equal(str_basename("xz"), "xz");
 }
 
@@ -158,6 +165,21 @@ static void test_table(void **state)
 				 "fib[20]  1.5 µs\n"
 				 "empty     10 ns  a|b\n");
 	free(out);
+
+	/* An overlong cell overflows instead of widening the column. */
+	char longname[80];
+
+	memset(longname, 'x', 70);
+	longname[70] = '\0';
+	assert_int_equal(table_add(t, (const char *const[]){ longname, "1 ns", "z" }), 0);
+	out = print_to_string(t, false);
+	assert_non_null(strstr(out, "fib[20]  1.5 µs\n"));
+	assert_non_null(strstr(out, "xxxxxxxxxx    1 ns  z\n"));
+	free(out);
+	table_free(t);
+	t = table_new(3, headers, align);
+	table_add(t, (const char *const[]){ "fib[20]", "1.5 µs", NULL });
+	table_add(t, (const char *const[]){ "empty", "10 ns", "a|b" });
 
 	out = print_to_string(t, true);
 	assert_string_equal(out, "| NAME | TIME | NOTE |\n"
