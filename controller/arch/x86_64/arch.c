@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/*
+ * x86-64 (System V ABI) implementation of arch/arch.h.
+ */
+#include <elf.h>
+#include <errno.h>
+
+#include "arch/arch.h"
+
+const uint8_t arch_trap_insn[] = { 0xcc }; /* int3 */
+const size_t arch_trap_len = 1;
+
+const uint8_t arch_code_syscall[] = { 0x0f, 0x05, 0xcc }; /* syscall; int3 */
+const size_t arch_code_syscall_len = sizeof(arch_code_syscall);
+const uint8_t arch_code_trap[] = { 0xcc }; /* int3 */
+const size_t arch_code_trap_len = sizeof(arch_code_trap);
+
+const unsigned arch_elf_machine = EM_X86_64;
+const char arch_name[] = "x86-64";
+
+/* Bytes below the stack pointer that a leaf function may use (the red zone),
+ * which an injected call must not overwrite. */
+#define RED_ZONE 128
+
+uint64_t arch_pc(const struct arch_regs *regs)
+{
+	return regs->r.rip;
+}
+
+void arch_set_pc(struct arch_regs *regs, uint64_t pc)
+{
+	regs->r.rip = pc;
+}
+
+uint64_t arch_sp(const struct arch_regs *regs)
+{
+	return regs->r.rsp;
+}
+
+uint64_t arch_retval(const struct arch_regs *regs)
+{
+	return regs->r.rax;
+}
+
+uint64_t arch_arg(const struct arch_regs *regs, unsigned i)
+{
+	switch (i) {
+	case 0:
+		return regs->r.rdi;
+	case 1:
+		return regs->r.rsi;
+	case 2:
+		return regs->r.rdx;
+	case 3:
+		return regs->r.rcx;
+	case 4:
+		return regs->r.r8;
+	case 5:
+		return regs->r.r9;
+	default:
+		return 0;
+	}
+}
+
+static void set_arg(struct arch_regs *regs, unsigned i, uint64_t v)
+{
+	switch (i) {
+	case 0:
+		regs->r.rdi = v;
+		break;
+	case 1:
+		regs->r.rsi = v;
+		break;
+	case 2:
+		regs->r.rdx = v;
+		break;
+	case 3:
+		regs->r.rcx = v;
+		break;
+	case 4:
+		regs->r.r8 = v;
+		break;
+	case 5:
+		regs->r.r9 = v;
+		break;
+	default:
+		break;
+	}
+}
+
+uint64_t arch_trap_addr(uint64_t pc_after_trap)
+{
+	return pc_after_trap - arch_trap_len;
+}
+
+bool arch_siginfo_is_trap_insn(const siginfo_t *si)
+{
+	/* int3 raises SIGTRAP with si_code SI_KERNEL; a single step gives
+	 * TRAP_TRACE, kill() gives SI_USER and tgkill() SI_TKILL. */
+	return si->si_signo == SIGTRAP && si->si_code == SI_KERNEL;
+}
+
+void arch_setup_syscall(struct arch_regs *regs, uint64_t insn, long nr, const uint64_t args[6])
+{
+	regs->r.rip = insn;
+	regs->r.rax = (uint64_t)nr;
+	regs->r.rdi = args[0];
+	regs->r.rsi = args[1];
+	regs->r.rdx = args[2];
+	regs->r.r10 = args[3];
+	regs->r.r8 = args[4];
+	regs->r.r9 = args[5];
+	/* No system call in progress: the kernel must not restart one. */
+	regs->r.orig_rax = (uint64_t)-1;
+}
+
+int arch_setup_call(struct arch_regs *regs, uint64_t fn, uint64_t ret_addr, const uint64_t *args,
+		    unsigned nargs, bool *ret_push, uint64_t *ret_push_addr, uint64_t *ret_push_val)
+{
+	uint64_t sp;
+
+	if (nargs > ARCH_MAX_ARGS)
+		return -E2BIG;
+	for (unsigned i = 0; i < ARCH_MAX_ARGS; i++)
+		set_arg(regs, i, i < nargs ? args[i] : 0);
+	/* At a function's entry, rsp + 8 is 16-byte aligned: the call pushed
+	 * the return address onto an aligned stack. */
+	sp = (regs->r.rsp - RED_ZONE) & ~(uint64_t)15;
+	sp -= 8;
+	regs->r.rsp = sp;
+	regs->r.rip = fn;
+	regs->r.rax = 0; /* no vector registers used by a variadic callee */
+	regs->r.orig_rax = (uint64_t)-1;
+	*ret_push = true;
+	*ret_push_addr = sp;
+	*ret_push_val = ret_addr;
+	return 0;
+}
+
+bool arch_step_was_call(const struct arch_regs *before, const struct arch_regs *after,
+			uint64_t stack_word)
+{
+	/* A call pushes the address of the next instruction; call encodings
+	 * are at most 15 bytes long. */
+	return after->r.rsp == before->r.rsp - 8 && stack_word > before->r.rip &&
+	       stack_word <= before->r.rip + 15;
+}

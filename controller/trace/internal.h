@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_TRACE_INTERNAL_H
+#define BENCHTRAP_TRACE_INTERNAL_H
+
+/*
+ * Shared between the trace engine's files; not for other modules.
+ */
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch/arch.h"
+#include "trace/bptable.h"
+#include "trace/trace.h"
+
+/* ---- ptrace wrappers (ptrace.c) ----
+ * Each clears errno, calls ptrace and returns 0 or -errno. -ESRCH means the
+ * tracee is gone (killed, or exited under us); callers treat it as such and
+ * wait for its exit status rather than fail. */
+int trace_pt_seize(pid_t pid, unsigned long options);
+int trace_pt_cont(pid_t tid, int sig);
+int trace_pt_step(pid_t tid, int sig);
+int trace_pt_interrupt(pid_t tid);
+int trace_pt_detach(pid_t tid, int sig);
+int trace_pt_getregs(pid_t tid, struct arch_regs *ret);
+int trace_pt_setregs(pid_t tid, const struct arch_regs *regs);
+int trace_pt_getsiginfo(pid_t tid, siginfo_t *ret);
+int trace_pt_geteventmsg(pid_t tid, unsigned long *ret);
+
+/* ---- raw remote memory (mem.c) ---- */
+struct trace_mem {
+	pid_t pid;
+	int fd; /* /proc/PID/mem, or -1 until first needed */
+};
+int trace_mem_read(void *mem, uint64_t addr, void *buf, size_t len);
+int trace_mem_write(void *mem, uint64_t addr, const void *buf, size_t len);
+void trace_mem_close(struct trace_mem *m);
+extern const struct trace_mem_ops trace_mem_ops;
+
+/* ---- processes and threads (proc.c) ---- */
+enum thread_state {
+	TH_NEW,	    /* announced by a clone event, first stop not seen yet */
+	TH_RUNNING, /* resumed; a status will come */
+	TH_STOPPED, /* in a ptrace stop, ready for requests */
+	TH_EXITING, /* let go from its exit stop; only its death is left */
+	TH_GONE,    /* reaped */
+};
+
+struct trace_thread {
+	pid_t tid;
+	enum thread_state state;
+	bool held;	       /* stays stopped on trace_resume() (injected calls) */
+	bool has_event;	       /* 'ev' is an event not yet reported */
+	bool at_bp;	       /* stopped at a breakpoint (pc rewound onto it) */
+	bool interrupted;      /* PTRACE_INTERRUPT sent, its stop not yet seen */
+	int deliver;	       /* signal delivered when resumed */
+	int exit_code;	       /* from its exit event */
+	struct trace_event ev; /* pending event */
+};
+
+struct trace_proc {
+	pid_t pid;
+	bool dead;	      /* every thread reaped */
+	bool stopping;	      /* collecting stops for all-stop */
+	pid_t report_exit;    /* report this thread's exit event (injected calls) */
+	bool exit_reported;   /* ... and it came: 'exit_tid' stopped at exit */
+	struct trace_thread **threads; /* each allocated alone: pointers stay valid */
+	size_t nthreads, cap;
+	size_t rr;	      /* round-robin start for pending events */
+	pid_t cur;	      /* thread of the last event */
+	struct trace_mem mem;
+	struct trace_bpt bpt;
+	uint64_t stub;	      /* scratch page with the code templates, or 0 */
+	size_t stub_size;
+	struct trace_event final; /* EXITED/KILLED, once dead */
+	bool final_reported;
+	int slot;	      /* index in the registry of live tracees */
+};
+
+struct trace_thread *trace_thread_find(struct trace_proc *p, pid_t tid);
+/* Wait for the next event with an absolute CLOCK_MONOTONIC deadline in ns
+ * (-1: none). */
+int trace_wait_until(struct trace_proc *p, int64_t deadline_ns, struct trace_event *ret);
+int64_t trace_now_ns(void);
+
+/* ---- remote execution (call.c) ---- */
+int trace_fill_backtrace(struct trace_proc *p, pid_t tid, struct trace_failure *f);
+
+#endif

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <elfutils/libdwfl.h>
+#include <libunwind-ptrace.h>
+
+#include "unwind/unwind.h"
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	if (!src)
+		src = "";
+	snprintf(dst, size, "%s", src);
+}
+
+static Dwfl *dwfl_for(pid_t pid)
+{
+	static const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+
+	if (!dwfl)
+		return NULL;
+	if (dwfl_linux_proc_report(dwfl, pid) != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0) {
+		dwfl_end(dwfl);
+		return NULL;
+	}
+	return dwfl;
+}
+
+/*
+ * Name the code at 'pc'. 'lookup' is the address to look up: pc itself for
+ * the innermost frame, pc - 1 for callers (a return address may be the first
+ * byte after the calling function). Returns false when no module covers it.
+ */
+static bool symbolize(Dwfl *dwfl, uint64_t pc, uint64_t lookup, struct unwind_frame *f)
+{
+	Dwfl_Module *mod;
+	GElf_Sym sym;
+	GElf_Off off = 0;
+	const char *name, *modname;
+	Dwfl_Line *line;
+
+	memset(f, 0, sizeof(*f));
+	f->pc = pc;
+	if (!dwfl)
+		return true;
+	mod = dwfl_addrmodule(dwfl, lookup);
+	if (!mod)
+		return false;
+	modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	copy_str(f->module, sizeof(f->module), modname);
+	name = dwfl_module_addrinfo(mod, lookup, &off, &sym, NULL, NULL, NULL);
+	if (name) {
+		copy_str(f->func, sizeof(f->func), name);
+		f->offset = off + (pc - lookup);
+	}
+	line = dwfl_module_getsrc(mod, lookup);
+	if (line) {
+		int lineno = 0;
+		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+
+		copy_str(f->file, sizeof(f->file), file);
+		f->line = lineno;
+	}
+	return true;
+}
+
+int unwind_symbolize(pid_t pid, uint64_t pc, struct unwind_frame *ret)
+{
+	Dwfl *dwfl = dwfl_for(pid);
+	struct unwind_frame f;
+
+	if (!dwfl)
+		return -ESRCH;
+	symbolize(dwfl, pc, pc, &f);
+	dwfl_end(dwfl);
+	*ret = f;
+	return 0;
+}
+
+int unwind_backtrace(pid_t pid, pid_t tid, struct unwind_frame *frames, size_t max,
+		     size_t *ret_n)
+{
+	unw_addr_space_t as;
+	unw_cursor_t cursor;
+	void *upt;
+	Dwfl *dwfl;
+	size_t n = 0;
+	int r = 0;
+
+	as = unw_create_addr_space(&_UPT_accessors, 0);
+	if (!as)
+		return -ENOMEM;
+	upt = _UPT_create(tid);
+	if (!upt) {
+		r = -ENOMEM;
+		goto out_as;
+	}
+	if (unw_init_remote(&cursor, as, upt) < 0) {
+		r = kill(tid, 0) < 0 && errno == ESRCH ? -ESRCH : -EIO;
+		goto out_upt;
+	}
+	/* Symbols are optional: a backtrace of bare addresses still helps. */
+	dwfl = dwfl_for(pid);
+	do {
+		unw_word_t ip = 0;
+
+		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+			break;
+		if (!symbolize(dwfl, ip, n == 0 ? ip : ip - 1, &frames[n]) && n > 0) {
+			/* No module holds it: injected code, end of the walk. */
+			n++;
+			break;
+		}
+		n++;
+	} while (n < max && unw_step(&cursor) > 0);
+	if (dwfl)
+		dwfl_end(dwfl);
+	*ret_n = n;
+out_upt:
+	_UPT_destroy(upt);
+out_as:
+	unw_destroy_addr_space(as);
+	return r;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_UNWIND_H
+#define BENCHTRAP_UNWIND_H
+
+/*
+ * Backtraces of a traced thread. Frames are found by libunwind-ptrace
+ * (which reads the stopped thread's registers and memory) and named by libdw
+ * (symbols, and source lines where debug information exists). Neither
+ * library's types appear here. Nothing prints.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define UNWIND_MAX_FRAMES 32
+
+struct unwind_frame {
+	uint64_t pc;	  /* the frame's pc (for callers: the return address) */
+	uint64_t offset;  /* pc - symbol start, when 'func' is set */
+	char func[128];	  /* symbol containing pc (raw name), or "" */
+	char module[160]; /* file the code comes from, or "" */
+	char file[160];	  /* source file, or "" */
+	int line;	  /* source line, or 0 */
+};
+
+/*
+ * Unwind thread 'tid' of process 'pid', which must be in a ptrace stop, and
+ * symbolize up to 'max' frames into 'frames', innermost first. Frames in
+ * memory no module covers (code the controller injected) end the walk.
+ * Returns -ESRCH when the thread is gone, -EIO when unwinding cannot start.
+ */
+int unwind_backtrace(pid_t pid, pid_t tid, struct unwind_frame *frames, size_t max,
+		     size_t *ret_n);
+
+/* Symbolize one address of process 'pid' (no unwinding). */
+int unwind_symbolize(pid_t pid, uint64_t pc, struct unwind_frame *ret);
+
+#endif
