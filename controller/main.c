@@ -16,6 +16,7 @@ static const struct command {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
+	{ "run", cli_run, "measure benchmarks, each in a fresh traced child" },
 	{ "list", cli_list, "list the benchmarks and functions a binary offers" },
 };
 

@@ -34,5 +34,6 @@ int cli_bad_option(const char *cmd, int argc, char **argv);
 int cli_open_binary(const char *path, struct elf_file **ret);
 
 int cli_list(int argc, char **argv);
+int cli_run(int argc, char **argv);
 
 #endif

@@ -1,0 +1,671 @@
+/* SPDX-License-Identifier: MIT */
+/* benchtrap run: measure benchmarks, each in a fresh traced child. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "measure/measure.h"
+#include "report/report.h"
+#include "trace/trace.h"
+#include "util/match.h"
+#include "util/strutil.h"
+#include "cli/cli.h"
+
+static const char usage[] =
+	"usage: benchtrap run BINARY [--bench GLOB]... [--symbol GLOB|'SYM(1,2)']...\n"
+	"                     [options] [-- TARGET_ARGS...]\n"
+	"\n"
+	"Measure benchmarks of BINARY, each in a fresh child started for it: the child\n"
+	"runs to main (loader and constructors done), benchtrap injects a timing loop\n"
+	"that calls the benchmark n times between two clock reads, and reads the\n"
+	"result at the end of each sample. No trap falls inside a timed interval; the\n"
+	"loop's own cost is measured in the same child and subtracted.\n"
+	"\n"
+	"selection (default: every benchmark registered with target-stub):\n"
+	"  --bench GLOB        registered benchmarks by name: 'fib*', 'fib[20]'\n"
+	"  --symbol GLOB       any function of BINARY or of a library it loads, called\n"
+	"                      with no arguments: 'parse_*', 'lzma_crc32'\n"
+	"  --symbol 'F(1,2)'   the same with integer arguments (up to 6)\n"
+	"                      `benchtrap list BINARY [--symbols]` shows what there is\n"
+	"\n"
+	"sampling (defaults: docs/run.md explains them):\n"
+	"  --warmup SEC        run each benchmark this long before sampling (0.2)\n"
+	"  --time SEC          sampling time per benchmark (1)\n"
+	"  --sample-time SEC   grow iterations until one sample lasts this long (0.01)\n"
+	"  --min-samples N     at least N samples, even past --time (10)\n"
+	"  --max-samples N     at most N samples (1000)\n"
+	"  --timeout SEC       a benchmark still running after SEC is killed and\n"
+	"                      reported as failed (60)\n"
+	"\n"
+	"child:\n"
+	"  --isolation MODE    'benchmark' (default): a fresh child per benchmark;\n"
+	"                      'shared': one child runs all, in order, as in-process\n"
+	"                      harnesses do (to see what isolation changes)\n"
+	"  --aslr              keep address-space randomization (off by default)\n"
+	"  --cpu N             pin the child to CPU N\n"
+	"  --clean-env         run the child with a minimal environment\n"
+	"  --show-output       let the child write to the terminal (default: its\n"
+	"                      stdout and stderr go to /dev/null)\n"
+	"  --instrument NAME   walltime (default; callgrind, perf and memory come next)\n"
+	"\n"
+	"output:\n"
+	"  --format FMT        text (default), json (the results document on stdout)\n"
+	"                      or markdown\n"
+	"  --output FILE       also write the results document to FILE, atomically\n"
+	"                      (schema: docs/results.md)\n"
+	"  --markers FILE      write start/end markers of every benchmark and sample as\n"
+	"                      JSON lines (CLOCK_MONOTONIC ns, pid, name)\n"
+	"  -h, --help          show this help\n"
+	"\n"
+	"examples:\n"
+	"  benchtrap run ./benches\n"
+	"  benchtrap run ./benches --bench 'fib*' --output results.json\n"
+	"  benchtrap run /usr/bin/xz --symbol lzma_version_number\n"
+	"  benchtrap run ./prog --symbol 'checksum(4096)' -- --config test.conf\n"
+	"\n"
+	"exit status: 0 all measured, 1 a benchmark failed (crashed, exited, timed\n"
+	"out: the others still run), 2 bad usage or bad input\n";
+
+enum {
+	OPT_BENCH = 0x100,
+	OPT_SYMBOL,
+	OPT_WARMUP,
+	OPT_TIME,
+	OPT_SAMPLE_TIME,
+	OPT_MIN_SAMPLES,
+	OPT_MAX_SAMPLES,
+	OPT_TIMEOUT,
+	OPT_ISOLATION,
+	OPT_ASLR,
+	OPT_CPU,
+	OPT_CLEAN_ENV,
+	OPT_SHOW_OUTPUT,
+	OPT_INSTRUMENT,
+	OPT_FORMAT,
+	OPT_OUTPUT,
+	OPT_MARKERS,
+};
+
+enum output_format { FMT_TEXT, FMT_JSON, FMT_MARKDOWN };
+
+struct run_opts {
+	const char *binary;
+	char **benches, **symbols;
+	size_t nbenches, nsymbols;
+	struct measure_plan plan;
+	bool shared, aslr, clean_env, show_output;
+	int cpu;
+	enum output_format format;
+	const char *output, *markers;
+	char **target_args;
+	int ntarget_args;
+};
+
+struct specs {
+	struct bench_spec *v;
+	size_t n, cap;
+};
+
+static struct bench_spec *specs_add(struct specs *s)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct bench_spec *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n] = (struct bench_spec){ 0 };
+	return &s->v[s->n++];
+}
+
+static void specs_clear(struct specs *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		bench_spec_clear(&s->v[i]);
+	free(s->v);
+	*s = (struct specs){ 0 };
+}
+
+static bool parse_seconds(const char *opt, const char *arg, uint64_t *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > 1e6) {
+		cli_error("run: %s wants seconds, e.g. 0.5, not '%s'", opt, arg);
+		return false;
+	}
+	*ret = (uint64_t)(v * 1e9);
+	return true;
+}
+
+static bool parse_count(const char *opt, const char *arg, long min, long max, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max) {
+		cli_error("run: %s wants a whole number from %ld to %ld, not '%s'", opt, min, max,
+			  arg);
+		return false;
+	}
+	*ret = v;
+	return true;
+}
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+static int select_benches(const struct run_opts *o, struct elf_file *ef, struct specs *out)
+{
+	size_t n = elf_bench_count(ef);
+
+	for (size_t k = 0; k < o->nbenches; k++) {
+		size_t before = out->n;
+
+		for (size_t i = 0; i < n; i++) {
+			const struct elf_bench *b = elf_bench(ef, i);
+			struct bench_spec *s;
+
+			if (!match_glob(o->benches[k], b->name) &&
+			    !match_glob(o->benches[k], b->base))
+				continue;
+			s = specs_add(out);
+			if (!s)
+				return cli_error("out of memory");
+			s->name = strdup(b->name);
+			s->symbol = b->symbol ? strdup(b->symbol->name) : NULL;
+			s->object = strdup(elf_path(ef));
+			s->in_main = true;
+			s->link_addr = b->addr;
+			if (b->has_arg) {
+				s->args[0] = b->arg;
+				s->nargs = 1;
+			}
+		}
+		if (out->n == before) {
+			const char **names = calloc(n ? n : 1, sizeof(*names));
+			char buf[512];
+
+			for (size_t i = 0; names && i < n; i++)
+				names[i] = elf_bench(ef, i)->name;
+			if (!n)
+				cli_error("%s: registers no benchmarks with target-stub; select "
+					  "functions with --symbol (`benchtrap list %s --symbols`)",
+					  o->binary, o->binary);
+			else if (names && match_suggest(o->benches[k], names, n, 3, buf, sizeof(buf)))
+				cli_error("%s: no benchmark matches '%s' (did you mean %s?)", o->binary,
+					  o->benches[k], buf);
+			else
+				cli_error("%s: no benchmark matches '%s' (`benchtrap list %s` shows "
+					  "them)",
+					  o->binary, o->benches[k], o->binary);
+			free(names);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+static bool spec_exists(const struct specs *out, const char *object, uint64_t addr,
+			const int64_t *args, unsigned nargs)
+{
+	for (size_t i = 0; i < out->n; i++)
+		if (out->v[i].link_addr == addr && out->v[i].nargs == nargs &&
+		    !memcmp(out->v[i].args, args, nargs * sizeof(*args)) &&
+		    !strcmp(out->v[i].object, object))
+			return true;
+	return false;
+}
+
+static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct specs *out)
+{
+	struct elf_file **libs = NULL, **objs = NULL;
+	char **missing = NULL;
+	size_t nlibs = 0, nobjs;
+	int r = 0;
+
+	if (elf_resolve_needed(ef, &libs, &nlibs, &missing) < 0)
+		return cli_error("out of memory");
+	nobjs = nlibs + 1;
+	objs = calloc(nobjs, sizeof(*objs));
+	if (!objs) {
+		r = cli_error("out of memory");
+		goto out;
+	}
+	objs[0] = ef;
+	memcpy(objs + 1, libs, nlibs * sizeof(*libs));
+
+	for (size_t k = 0; k < o->nsymbols && r == 0; k++) {
+		int64_t args[MEASURE_MAX_ARGS] = { 0 };
+		unsigned nargs = 0;
+		char *pattern = NULL;
+		size_t before = out->n;
+
+		if (match_parse_call(o->symbols[k], &pattern, args, MEASURE_MAX_ARGS, &nargs) < 0) {
+			r = cli_error("run: cannot read --symbol '%s': write NAME or NAME(1,2) with "
+				      "up to %d integer arguments",
+				      o->symbols[k], MEASURE_MAX_ARGS);
+			break;
+		}
+		/* An exact name is looked up as the loader would: the first
+		 * object that defines it wins. A glob selects from all. */
+		for (size_t j = 0; j < nobjs && !(out->n > before && !has_glob(pattern)); j++) {
+			for (size_t i = 0; i < elf_symbol_count(objs[j]); i++) {
+				const struct elf_symbol *sym = elf_symbol(objs[j], i);
+				struct bench_spec *s;
+				char *bare;
+
+				if (!match_function(pattern, sym->name, sym->demangled) ||
+				    spec_exists(out, elf_path(objs[j]), sym->addr, args, nargs))
+					continue;
+				s = specs_add(out);
+				bare = s ? match_strip_params(sym->demangled) : NULL;
+				if (!bare) {
+					r = cli_error("out of memory");
+					break;
+				}
+				if (nargs) {
+					char list[256] = "";
+
+					for (unsigned a = 0; a < nargs; a++)
+						snprintf(list + strlen(list),
+							 sizeof(list) - strlen(list), "%s%" PRId64,
+							 a ? "," : "", args[a]);
+					if (asprintf(&s->name, "%s(%s)", bare, list) < 0)
+						s->name = NULL;
+				} else {
+					s->name = strdup(sym->demangled);
+				}
+				free(bare);
+				s->symbol = strdup(sym->name);
+				s->object = strdup(elf_path(objs[j]));
+				s->in_main = j == 0;
+				s->link_addr = sym->addr;
+				memcpy(s->args, args, sizeof(args));
+				s->nargs = nargs;
+				if (!s->name || !s->symbol || !s->object) {
+					r = cli_error("out of memory");
+					break;
+				}
+			}
+		}
+		if (r == 0 && out->n == before) {
+			size_t total = 0, m = 0;
+			char buf[512];
+
+			for (size_t j = 0; j < nobjs; j++)
+				total += elf_symbol_count(objs[j]);
+			const char **names = calloc(total ? total : 1, sizeof(*names));
+
+			for (size_t j = 0; names && j < nobjs; j++)
+				for (size_t i = 0; i < elf_symbol_count(objs[j]); i++)
+					names[m++] = elf_symbol(objs[j], i)->demangled;
+			if (names && match_suggest(pattern, names, m, 3, buf, sizeof(buf)))
+				r = cli_error("%s: no function matches '%s' (did you mean %s?)",
+					      o->binary, pattern, buf);
+			else
+				r = cli_error("%s: no function matches '%s' in it or its libraries "
+					      "(`benchtrap list %s --symbols` shows them)",
+					      o->binary, pattern, o->binary);
+			free(names);
+		}
+		free(pattern);
+	}
+out:
+	free(objs);
+	for (size_t i = 0; i < nlibs; i++)
+		elf_close(libs[i]);
+	free(libs);
+	elf_strv_free(missing);
+	return r;
+}
+
+/* ---- progress and markers ----------------------------------------------- */
+
+struct hooks_state {
+	FILE *markers;
+	bool progress;
+	size_t done, total;
+};
+
+static void on_event(const struct measure_event *ev, void *userdata)
+{
+	struct hooks_state *h = userdata;
+
+	if (h->markers)
+		report_marker_line(h->markers, ev);
+	if (h->progress && ev->kind == MEASURE_BENCH_START)
+		fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++h->done, h->total, ev->name);
+}
+
+/* ---- signals: no child may outlive us ------------------------------------ */
+
+static void on_fatal_signal(int sig)
+{
+	trace_kill_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_signal_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static int parse_options(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "bench", required_argument, NULL, OPT_BENCH },
+		{ "symbol", required_argument, NULL, OPT_SYMBOL },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "sample-time", required_argument, NULL, OPT_SAMPLE_TIME },
+		{ "min-samples", required_argument, NULL, OPT_MIN_SAMPLES },
+		{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "isolation", required_argument, NULL, OPT_ISOLATION },
+		{ "aslr", no_argument, NULL, OPT_ASLR },
+		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "clean-env", no_argument, NULL, OPT_CLEAN_ENV },
+		{ "show-output", no_argument, NULL, OPT_SHOW_OUTPUT },
+		{ "instrument", required_argument, NULL, OPT_INSTRUMENT },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "markers", required_argument, NULL, OPT_MARKERS },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	long v;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_BENCH:
+			o->benches[o->nbenches++] = optarg;
+			break;
+		case OPT_SYMBOL:
+			o->symbols[o->nsymbols++] = optarg;
+			break;
+		case OPT_WARMUP:
+			if (!parse_seconds("--warmup", optarg, &o->plan.warmup_ns))
+				return EXIT_USAGE;
+			break;
+		case OPT_TIME:
+			if (!parse_seconds("--time", optarg, &o->plan.time_ns))
+				return EXIT_USAGE;
+			break;
+		case OPT_SAMPLE_TIME:
+			if (!parse_seconds("--sample-time", optarg, &o->plan.sample_target_ns))
+				return EXIT_USAGE;
+			if (o->plan.sample_target_ns < 1000)
+				return cli_error("run: --sample-time must be at least 1e-6 s: a "
+						 "sample must dwarf the clock's own cost");
+			break;
+		case OPT_MIN_SAMPLES:
+			if (!parse_count("--min-samples", optarg, 1, 1000000, &v))
+				return EXIT_USAGE;
+			o->plan.min_samples = (size_t)v;
+			break;
+		case OPT_MAX_SAMPLES:
+			if (!parse_count("--max-samples", optarg, 1, 1000000, &v))
+				return EXIT_USAGE;
+			o->plan.max_samples = (size_t)v;
+			break;
+		case OPT_TIMEOUT:
+			if (!parse_seconds("--timeout", optarg, &o->plan.timeout_ns))
+				return EXIT_USAGE;
+			if (o->plan.timeout_ns < 1000000)
+				return cli_error("run: --timeout must be at least 0.001 s");
+			break;
+		case OPT_ISOLATION:
+			if (!strcmp(optarg, "benchmark"))
+				o->shared = false;
+			else if (!strcmp(optarg, "shared"))
+				o->shared = true;
+			else
+				return cli_error("run: --isolation is 'benchmark' or 'shared', not "
+						 "'%s'",
+						 optarg);
+			break;
+		case OPT_ASLR:
+			o->aslr = true;
+			break;
+		case OPT_CPU:
+			if (!parse_count("--cpu", optarg, 0, CPU_SETSIZE - 1, &v))
+				return EXIT_USAGE;
+			o->cpu = (int)v;
+			break;
+		case OPT_CLEAN_ENV:
+			o->clean_env = true;
+			break;
+		case OPT_SHOW_OUTPUT:
+			o->show_output = true;
+			break;
+		case OPT_INSTRUMENT:
+			if (strcmp(optarg, "walltime") != 0) {
+				if (!strcmp(optarg, "callgrind") || !strcmp(optarg, "perf") ||
+				    !strcmp(optarg, "memory"))
+					return cli_error("run: the %s instrument is not in this "
+							 "version of benchtrap; use walltime",
+							 optarg);
+				return cli_error("run: unknown instrument '%s' (walltime, "
+						 "callgrind, perf or memory)",
+						 optarg);
+			}
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				o->format = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->format = FMT_JSON;
+			else if (!strcmp(optarg, "markdown"))
+				o->format = FMT_MARKDOWN;
+			else
+				return cli_error("run: --format is text, json or markdown, not "
+						 "'%s'",
+						 optarg);
+			break;
+		case OPT_OUTPUT:
+			o->output = optarg;
+			break;
+		case OPT_MARKERS:
+			o->markers = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return -1;
+		default:
+			return cli_bad_option("run", argc, argv);
+		}
+	}
+	if (optind < argc)
+		o->binary = argv[optind++];
+	if (!o->binary)
+		return cli_error("run: which binary? usage: benchtrap run BINARY [--bench GLOB] "
+				 "[--symbol GLOB] [-- TARGET_ARGS]");
+	if (optind < argc)
+		return cli_error("run: unexpected argument '%s' (arguments for the target go "
+				 "after '--')",
+				 argv[optind]);
+	if (o->plan.min_samples > o->plan.max_samples)
+		return cli_error("run: --min-samples (%zu) is above --max-samples (%zu)",
+				 o->plan.min_samples, o->plan.max_samples);
+	return 0;
+}
+
+int cli_run(int argc, char **argv)
+{
+	struct run_opts o = { .cpu = -1 };
+	struct elf_file *ef = NULL;
+	struct specs specs = { 0 };
+	struct bench_result *results = NULL;
+	struct hooks_state hs = { 0 };
+	struct measure_hooks hooks = { on_event, &hs };
+	struct measure_target t = { 0 };
+	struct report_run rep = { 0 };
+	char **target_argv = NULL, *error = NULL;
+	int r, exit_code = EXIT_USAGE;
+
+	measure_plan_default(&o.plan);
+	o.benches = calloc((size_t)argc, sizeof(*o.benches));
+	o.symbols = calloc((size_t)argc, sizeof(*o.symbols));
+	if (!o.benches || !o.symbols) {
+		cli_error("out of memory");
+		goto out;
+	}
+	/* Everything after the first "--" belongs to the target's main. */
+	int nopts = argc;
+
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			nopts = i;
+			break;
+		}
+	o.target_args = argv + (nopts < argc ? nopts + 1 : argc);
+	o.ntarget_args = nopts < argc ? argc - nopts - 1 : 0;
+	r = parse_options(nopts, argv, &o);
+	if (r != 0) {
+		exit_code = r < 0 ? EXIT_OK : r;
+		goto out;
+	}
+	if (cli_open_binary(o.binary, &ef) != 0)
+		goto out;
+
+	if (!o.nbenches && !o.nsymbols) {
+		if (!elf_bench_count(ef)) {
+			cli_error("%s: registers no benchmarks with target-stub; select functions "
+				  "with --symbol (`benchtrap list %s --symbols` lists them)",
+				  o.binary, o.binary);
+			goto out;
+		}
+		o.benches[o.nbenches++] = "*";
+	}
+	if (select_benches(&o, ef, &specs) != 0 || select_symbols(&o, ef, &specs) != 0)
+		goto out;
+
+	target_argv = calloc((size_t)o.ntarget_args + 2, sizeof(*target_argv));
+	if (!target_argv) {
+		cli_error("out of memory");
+		goto out;
+	}
+	target_argv[0] = (char *)o.binary;
+	memcpy(target_argv + 1, o.target_args, (size_t)o.ntarget_args * sizeof(*target_argv));
+
+	const struct elf_symbol *main_sym = elf_is_stripped(ef) ? NULL :
+								  elf_symbol_by_name(ef, "main");
+
+	t = (struct measure_target){
+		.binary = o.binary,
+		.argv = target_argv,
+		.main_link = main_sym ? main_sym->addr : 0,
+		.entry_link = elf_entry(ef),
+		.aslr = o.aslr,
+		.clean_env = o.clean_env,
+		.cpu = o.cpu,
+		.quiet_stdio = !o.show_output,
+	};
+
+	if (o.markers) {
+		hs.markers = fopen(o.markers, "we");
+		if (!hs.markers) {
+			cli_error("%s: cannot write markers: %s", o.markers, strerror(errno));
+			goto out;
+		}
+	}
+	hs.progress = isatty(STDERR_FILENO) && o.format == FMT_TEXT;
+	hs.total = specs.n;
+	results = calloc(specs.n, sizeof(*results));
+	if (!results) {
+		cli_error("out of memory");
+		goto out;
+	}
+
+	install_signal_handlers();
+	r = measure_walltime(&t, specs.v, specs.n, &o.plan, !o.shared, &hooks, results, &error);
+	if (hs.progress)
+		fputs("\r\033[K", stderr);
+	if (r < 0) {
+		/* The binary could not run at all: bad input. */
+		char *nl = error ? strchr(error, '\n') : NULL;
+
+		if (nl)
+			*nl = '\0';
+		cli_error("%s", error ? error : "cannot run the binary");
+		goto out;
+	}
+
+	r = report_env_collect(ef, o.aslr, BENCHTRAP_VERSION, &rep.env);
+	if (r < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	rep.instrument = "walltime";
+	rep.isolation = o.shared ? "shared" : "benchmark";
+	rep.plan = &o.plan;
+	rep.argv = argv;
+	rep.argc = argc;
+	rep.results = results;
+	rep.n = specs.n;
+
+	exit_code = EXIT_OK;
+	for (size_t i = 0; i < specs.n; i++)
+		if (results[i].status != BENCH_OK)
+			exit_code = EXIT_FAILED;
+
+	if (o.format == FMT_JSON) {
+		report_write_json(&rep, stdout);
+	} else {
+		bool color = o.format == FMT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+
+		report_print_table(&rep, stdout, o.format == FMT_MARKDOWN ? REPORT_MARKDOWN :
+									    REPORT_TEXT,
+				   color);
+	}
+	fflush(stdout);
+	if (o.output) {
+		r = report_write_json_file(&rep, o.output);
+		if (r < 0) {
+			cli_error("%s: cannot write results: %s", o.output, strerror(-r));
+			exit_code = EXIT_USAGE;
+		}
+	}
+out:
+	if (hs.markers && fclose(hs.markers) != 0 && exit_code != EXIT_USAGE)
+		exit_code = cli_error("%s: cannot write markers: %s", o.markers, strerror(errno));
+	report_env_clear(&rep.env);
+	for (size_t i = 0; results && i < specs.n; i++)
+		bench_result_clear(&results[i]);
+	free(results);
+	free(error);
+	free(target_argv);
+	specs_clear(&specs);
+	elf_close(ef);
+	free(o.benches);
+	free(o.symbols);
+	return exit_code;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_MEASURE_H
+#define BENCHTRAP_MEASURE_H
+
+/*
+ * Measuring benchmarks: what to run (a bench_spec), how (a measure_plan),
+ * and what came out (a bench_result). One file per instrument implements
+ * measure_<instrument>(); walltime.c is the first.
+ *
+ * Nothing here prints. Progress and markers go through callbacks the
+ * caller provides; results are plain data that report/ turns into tables
+ * and JSON.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stats/stats.h"
+
+#define MEASURE_MAX_ARGS 6
+
+/* One benchmark to run: a function of the binary or of a library it loads. */
+struct bench_spec {
+	char *name;	  /* as reported: "fib[20]", "lzma_crc32", "f(1,2)" */
+	char *symbol;	  /* function symbol name (raw), or NULL if unnamed */
+	char *object;	  /* path of the ELF file that defines the function */
+	bool in_main;	  /* object is the binary itself (not a library) */
+	uint64_t link_addr; /* the function's link-time address in 'object' */
+	int64_t args[MEASURE_MAX_ARGS];
+	unsigned nargs;
+};
+
+void bench_spec_clear(struct bench_spec *s);
+
+/* How to sample: docs/run.md explains each default. Times in ns. */
+struct measure_plan {
+	uint64_t warmup_ns;	    /* run the benchmark this long before sampling */
+	uint64_t time_ns;	    /* sampling budget per benchmark */
+	uint64_t sample_target_ns;  /* grow iterations until one sample lasts this long */
+	size_t min_samples;	    /* take at least this many, even past the budget */
+	size_t max_samples;	    /* and never more than this */
+	uint64_t timeout_ns;	    /* a benchmark running longer is killed and failed */
+};
+
+void measure_plan_default(struct measure_plan *p);
+
+/* Iterations per sample never exceed this (a benchmark that takes no time
+ * would otherwise grow n forever). */
+#define MEASURE_MAX_ITERATIONS (1ull << 40)
+
+/* The next iteration count while growing samples: 'n' iterations took
+ * 'elapsed_ns', a sample should take 'target_ns'. Always more than n (up to
+ * MEASURE_MAX_ITERATIONS), at most 100 times n. */
+uint64_t measure_grow(uint64_t n, uint64_t elapsed_ns, uint64_t target_ns);
+
+/* true when a benchmark's per-call time cannot be told apart from an empty
+ * function's: its median's confidence interval reaches zero, or the median
+ * is below 0.25 ns (one cycle at 4 GHz). */
+bool measure_no_time(const struct stats_summary *s);
+
+/* Where and how the child runs. */
+struct measure_target {
+	const char *binary;
+	char *const *argv;	/* argv for the target's main (argv[0] = binary) */
+	uint64_t main_link;	/* link-time address of main, 0 if unknown (stripped) */
+	uint64_t entry_link;	/* ELF entry point */
+	bool aslr;
+	bool clean_env;
+	int cpu;		/* pin to this CPU, -1: no */
+	bool quiet_stdio;	/* send the child's stdout/stderr to /dev/null */
+};
+
+enum bench_status { BENCH_OK, BENCH_FAILED };
+
+struct bench_result {
+	const struct bench_spec *spec;
+	enum bench_status status;
+	char *error;		  /* FAILED: what happened, may span lines (backtrace) */
+	const char *instrument;	  /* "walltime" */
+	const char *unit;	  /* "ns" */
+	double value;		  /* headline: median ns per iteration */
+	struct stats_summary stats;
+	double *samples;	  /* per-iteration values after calibration */
+	size_t nsamples;
+	uint64_t iterations;	  /* per sample */
+	double calibration;	  /* loop cost per iteration subtracted (median) */
+	bool no_time;		  /* indistinguishable from an empty function */
+	char **diagnostics;	  /* NULL-terminated, may be NULL */
+	size_t ndiagnostics;
+	pid_t pid;		  /* the child that ran it */
+	uint64_t t_start_ns;	  /* CLOCK_MONOTONIC: before spawning */
+	uint64_t t_ready_ns;	  /* harness in place, about to sample */
+	uint64_t t_first_sample_ns; /* end of the first recorded sample */
+	uint64_t t_end_ns;
+};
+
+void bench_result_clear(struct bench_result *r);
+int bench_result_diagnose(struct bench_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Events for markers and progress, in the order they happen. Times are
+ * CLOCK_MONOTONIC ns; for samples, the child's own clock readings. */
+enum measure_event_kind {
+	MEASURE_BENCH_START,
+	MEASURE_SAMPLE_START,
+	MEASURE_SAMPLE_END,
+	MEASURE_BENCH_END,
+};
+
+struct measure_event {
+	enum measure_event_kind kind;
+	const char *name;
+	pid_t pid;
+	uint64_t t_ns;
+	size_t sample;	    /* index, for SAMPLE_* */
+	uint64_t iterations; /* for SAMPLE_* */
+	bool warmup;	    /* SAMPLE_*: part of warmup or growth, not recorded */
+};
+
+struct measure_hooks {
+	void (*event)(const struct measure_event *ev, void *userdata);
+	void *userdata;
+};
+
+uint64_t measure_now_ns(void);
+
+/*
+ * Run benchmarks with the walltime instrument. isolate: a fresh child per
+ * benchmark; otherwise one child runs them all in order (a new one is
+ * started after a child dies). results[i] is filled for specs[i], failed
+ * or not. Returns 0, or a negative error when nothing could be measured at
+ * all (the binary cannot be executed: *ret_error says why).
+ */
+int measure_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		     const struct measure_plan *plan, bool isolate, const struct measure_hooks *hooks,
+		     struct bench_result *results, char **ret_error);
+
+#endif

@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The walltime instrument: wall-clock time per call, measured inside a
+ * fresh child by the injected harness (arch/harness.h), so that no trap
+ * falls inside a timed interval.
+ *
+ * For each benchmark:
+ *
+ *   spawn ─ run to main ─ map harness ─ grow n ─ warm up ─ sample ... ─ kill
+ *                                       └────── one trace_call each ──────┘
+ *
+ * Each sample is one injected call of the harness: t0, n × empty, t1,
+ * n × benchmark, t2, all read by the child through its own vDSO. The
+ * sample's per-iteration time is (t2 - t1) / n; the loop's own cost,
+ * (t1 - t0) / n, is collected alongside and its median over all samples is
+ * subtracted from every sample.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arch/harness.h"
+#include "elf/elf.h"
+#include "trace/trace.h"
+#include "measure/measure.h"
+
+#define PAGE 4096
+/* Data page layout. */
+#define DATA_ARGS 0  /* six argument words */
+#define DATA_OUT 64  /* three struct timespec */
+
+/* A child ready to take samples. */
+struct child {
+	struct trace_proc *p;
+	uint64_t bias;	    /* load bias of the binary */
+	uint64_t harness;   /* address of the harness code */
+	uint64_t data;	    /* address of the data page */
+	uint64_t clock;	    /* clock_gettime to call */
+	bool vdso_clock;    /* clock is the vDSO's */
+};
+
+uint64_t measure_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void measure_plan_default(struct measure_plan *p)
+{
+	/* docs/run.md explains these choices. */
+	*p = (struct measure_plan){
+		.warmup_ns = 200000000,	      /* 0.2 s */
+		.time_ns = 1000000000,	      /* 1 s */
+		.sample_target_ns = 10000000, /* 10 ms: 100 samples in the budget */
+		.min_samples = 10,
+		.max_samples = 1000,
+		.timeout_ns = 60000000000ull, /* 60 s */
+	};
+}
+
+uint64_t measure_grow(uint64_t n, uint64_t elapsed_ns, uint64_t target_ns)
+{
+	/* Aim 10% past the target so that noise does not leave the next
+	 * sample just short of it; never more than 100x at once, in case the
+	 * first samples were too short to measure. */
+	double want = (double)n * (double)target_ns * 1.1 / (double)(elapsed_ns ? elapsed_ns : 1);
+	uint64_t next = want >= (double)n * 100 ? n * 100 : (uint64_t)ceil(want);
+
+	if (next <= n)
+		next = n + 1;
+	return next < MEASURE_MAX_ITERATIONS ? next : MEASURE_MAX_ITERATIONS;
+}
+
+bool measure_no_time(const struct stats_summary *s)
+{
+	return s->ci_low <= 0.0 || s->median < 0.25;
+}
+
+void bench_spec_clear(struct bench_spec *s)
+{
+	free(s->name);
+	free(s->symbol);
+	free(s->object);
+	*s = (struct bench_spec){ 0 };
+}
+
+void bench_result_clear(struct bench_result *r)
+{
+	free(r->error);
+	free(r->samples);
+	for (size_t i = 0; i < r->ndiagnostics; i++)
+		free(r->diagnostics[i]);
+	free(r->diagnostics);
+	*r = (struct bench_result){ 0 };
+}
+
+int bench_result_diagnose(struct bench_result *r, const char *fmt, ...)
+{
+	char **v = realloc(r->diagnostics, (r->ndiagnostics + 2) * sizeof(*v));
+	va_list ap;
+	int n;
+
+	if (!v)
+		return -ENOMEM;
+	r->diagnostics = v;
+	va_start(ap, fmt);
+	n = vasprintf(&v[r->ndiagnostics], fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	v[++r->ndiagnostics] = NULL;
+	return 0;
+}
+
+static void emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
+		 pid_t pid, uint64_t t, size_t sample, uint64_t iterations, bool warmup)
+{
+	struct measure_event ev = { kind, name, pid, t, sample, iterations, warmup };
+
+	if (h && h->event)
+		h->event(&ev, h->userdata);
+}
+
+static int fail_with(char **ret_error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail_with(char **ret_error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(ret_error, fmt, ap) < 0)
+		*ret_error = NULL;
+	va_end(ap);
+	return -TRACE_E_FAILED;
+}
+
+static char *describe_failure(const struct trace_failure *f)
+{
+	char buf[8192];
+
+	return strdup(trace_failure_format(f, buf, sizeof(buf)));
+}
+
+/*
+ * The child's clock_gettime in its vDSO: read the vDSO image out of the
+ * child and look the symbol up. 0 when there is no vDSO.
+ */
+static uint64_t find_vdso_clock(struct trace_proc *p)
+{
+	uint64_t base = 0, addr = 0;
+	char path[64], line[512];
+	size_t size = 0;
+	FILE *maps;
+
+	if (trace_auxv(p, AT_SYSINFO_EHDR, &base) < 0 || base == 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", trace_pid(p));
+	maps = fopen(path, "re");
+	if (!maps)
+		return 0;
+	while (fgets(line, sizeof(line), maps)) {
+		uint64_t lo, hi;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) == 2 && lo == base) {
+			size = (size_t)(hi - lo);
+			break;
+		}
+	}
+	fclose(maps);
+	if (size == 0 || size > (1u << 20))
+		return 0;
+
+	void *image = malloc(size);
+	struct elf_file *vdso = NULL;
+
+	if (image && trace_read(p, base, image, size) == 0 &&
+	    elf_open_memory("[vdso]", image, size, &vdso) == 0) {
+		const struct elf_symbol *s = elf_symbol_by_name(vdso, "__vdso_clock_gettime");
+
+		if (!s)
+			s = elf_symbol_by_name(vdso, "clock_gettime");
+		/* The vDSO is linked at 0 (or its first load address): its
+		 * symbols are offsets from the mapping. */
+		if (s)
+			addr = base + s->addr - (elf_is_pic(vdso) ? 0 : elf_entry(vdso) & ~0xfffull);
+	}
+	elf_close(vdso);
+	free(image);
+	return addr;
+}
+
+/* Load base of 'object' in the child, from /proc/PID/maps. */
+static int library_base(struct trace_proc *p, const char *object, uint64_t *ret)
+{
+	char real[PATH_MAX], path[64], line[PATH_MAX + 128];
+	FILE *maps;
+	int r = -ENOENT;
+
+	if (!realpath(object, real))
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%d/maps", trace_pid(p));
+	maps = fopen(path, "re");
+	if (!maps)
+		return -errno;
+	while (fgets(line, sizeof(line), maps)) {
+		uint64_t lo, hi, off;
+		int pos = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &lo, &hi, &off,
+			   &pos) < 3 ||
+		    pos == 0)
+			continue;
+		/* A shared library's first PT_LOAD is at address 0 and file
+		 * offset 0: its mapping start is the load bias. */
+		if (off == 0 && strcmp(line + pos, real) == 0) {
+			*ret = lo;
+			r = 0;
+			break;
+		}
+	}
+	fclose(maps);
+	return r;
+}
+
+static void child_free(struct child *c)
+{
+	trace_proc_free(c->p);
+	c->p = NULL;
+}
+
+/* Spawn, run to main, and put the harness in place. */
+static int child_start(const struct measure_target *t, struct child *c, bool *ret_no_vdso,
+		       char **ret_error)
+{
+	struct trace_spawn_opts so;
+	struct trace_failure f;
+	uint64_t main_addr, at_entry, data_args[6] = { 0 };
+	int64_t mmap_ret;
+	bool writable;
+	int exec_errno = 0, devnull = -1, r;
+
+	*c = (struct child){ 0 };
+	trace_spawn_opts_init(&so, t->argv);
+	so.aslr = t->aslr;
+	so.clean_env = t->clean_env;
+	so.cpu = t->cpu;
+	if (t->quiet_stdio) {
+		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+		so.stdio[1] = so.stdio[2] = devnull;
+	}
+	r = trace_spawn(&so, &c->p, &exec_errno);
+	if (devnull >= 0)
+		close(devnull);
+	if (r == -TRACE_E_EXEC)
+		return fail_with(ret_error, "cannot execute %s: %s", t->binary, strerror(exec_errno));
+	if (r < 0)
+		return fail_with(ret_error, "cannot start %s: %s", t->binary, trace_strerror(r));
+
+	r = trace_run_to_main(c->p, t->main_link, t->entry_link, 30000, &main_addr, &f);
+	if (r == -TRACE_E_FAILED) {
+		char *what = describe_failure(&f);
+
+		fail_with(ret_error, "%s failed before main: %s", t->binary, what ? what : "?");
+		free(what);
+		goto fail;
+	}
+	if (r < 0) {
+		fail_with(ret_error, "cannot run %s to main: %s", t->binary, trace_strerror(r));
+		goto fail;
+	}
+	r = trace_auxv(c->p, AT_ENTRY, &at_entry);
+	if (r < 0) {
+		fail_with(ret_error, "cannot read the auxiliary vector: %s", trace_strerror(r));
+		goto fail;
+	}
+	c->bias = at_entry - t->entry_link;
+
+	r = trace_map_exec(c->p, PAGE, &c->harness, &writable);
+	if (r == 0)
+		r = trace_write(c->p, c->harness, arch_harness_code, arch_harness_len);
+	if (r < 0) {
+		fail_with(ret_error, "cannot map the harness in the child: %s", trace_strerror(r));
+		goto fail;
+	}
+	r = trace_syscall(c->p, SYS_mmap,
+			  (const uint64_t[6]){ 0, PAGE, PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 },
+			  &mmap_ret);
+	if (r == 0 && mmap_ret < 0 && mmap_ret > -4096)
+		r = (int)mmap_ret;
+	if (r < 0) {
+		fail_with(ret_error, "cannot map a data page in the child: %s", trace_strerror(r));
+		goto fail;
+	}
+	c->data = (uint64_t)mmap_ret;
+	r = trace_write(c->p, c->data + DATA_ARGS, data_args, sizeof(data_args));
+	if (r < 0) {
+		fail_with(ret_error, "cannot write the data page: %s", trace_strerror(r));
+		goto fail;
+	}
+	c->clock = find_vdso_clock(c->p);
+	c->vdso_clock = c->clock != 0;
+	if (!c->clock)
+		c->clock = c->harness + arch_harness_sysclock;
+	*ret_no_vdso = !c->vdso_clock;
+	return 0;
+fail:
+	child_free(c);
+	return -TRACE_E_FAILED;
+}
+
+static uint64_t ts_ns(const int64_t ts[2])
+{
+	return (uint64_t)ts[0] * 1000000000u + (uint64_t)ts[1];
+}
+
+/*
+ * One sample of n iterations: *ret_cal and *ret_bench are the total ns of
+ * the empty and the benchmark loops; *ret_t1, *ret_t2 the bench interval.
+ */
+static int take_sample(struct child *c, uint64_t fn, uint64_t n, uint64_t deadline,
+		       uint64_t *ret_cal, uint64_t *ret_bench, uint64_t *ret_t1, uint64_t *ret_t2,
+		       struct trace_failure *f)
+{
+	uint64_t now = measure_now_ns();
+	struct trace_call_opts o = { .all_threads = true };
+	int64_t ts[6];
+	int r;
+
+	if (now >= deadline)
+		o.timeout_ms = 1;
+	else
+		o.timeout_ms = (int)((deadline - now) / 1000000 > INT_MAX ?
+					     INT_MAX :
+					     (deadline - now + 999999) / 1000000);
+	r = trace_call(c->p, c->harness,
+		       (const uint64_t[6]){ fn, n, c->data + DATA_ARGS, c->clock, c->data + DATA_OUT,
+					    c->harness + arch_harness_empty },
+		       6, &o, NULL, f);
+	if (r < 0)
+		return r;
+	r = trace_read(c->p, c->data + DATA_OUT, ts, sizeof(ts));
+	if (r < 0)
+		return r;
+	*ret_cal = ts_ns(&ts[2]) - ts_ns(&ts[0]);
+	*ret_bench = ts_ns(&ts[4]) - ts_ns(&ts[2]);
+	*ret_t1 = ts_ns(&ts[2]);
+	*ret_t2 = ts_ns(&ts[4]);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Measure one benchmark in child c, which is ready. */
+static int sample_bench(struct child *c, const struct bench_spec *s, const struct measure_plan *plan,
+			const struct measure_hooks *hooks, struct bench_result *res,
+			struct trace_failure *f)
+{
+	uint64_t fn, base = 0, deadline = res->t_start_ns + plan->timeout_ns;
+	uint64_t n = 1, cal, bench, t1, t2, args[6] = { 0 };
+	double *cals = NULL;
+	size_t ns = 0, cap = 0, index = 0;
+	int r;
+
+	if (s->in_main) {
+		fn = c->bias + s->link_addr;
+	} else {
+		r = library_base(c->p, s->object, &base);
+		if (r < 0) {
+			if (asprintf(&res->error,
+				     "%s is not loaded when main starts (a library the program "
+				     "dlopen()s later cannot be called this way yet)",
+				     s->object) < 0)
+				res->error = NULL;
+			return -ENOENT;
+		}
+		fn = base + s->link_addr;
+	}
+	for (unsigned i = 0; i < s->nargs; i++)
+		args[i] = (uint64_t)s->args[i];
+	r = trace_write(c->p, c->data + DATA_ARGS, args, sizeof(args));
+	if (r < 0)
+		return r;
+
+	/* Grow n until the benchmark loop lasts sample_target_ns: jump by
+	 * the measured ratio (at most 100x a step), so that a slow benchmark
+	 * needs one step and a fast one a few. */
+	uint64_t grow_start = measure_now_ns();
+
+	for (;;) {
+		emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), measure_now_ns(), index,
+		     n, true);
+		r = take_sample(c, fn, n, deadline, &cal, &bench, &t1, &t2, f);
+		if (r < 0)
+			return r;
+		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), t2, index++, n, true);
+		if (bench >= plan->sample_target_ns || n >= MEASURE_MAX_ITERATIONS)
+			break;
+		n = measure_grow(n, bench, plan->sample_target_ns);
+	}
+
+	/* Warm up: the same samples, not recorded, until warmup_ns passed
+	 * (counting the growth phase). */
+	while (measure_now_ns() - grow_start < plan->warmup_ns) {
+		emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), measure_now_ns(), index,
+		     n, true);
+		r = take_sample(c, fn, n, deadline, &cal, &bench, &t1, &t2, f);
+		if (r < 0)
+			return r;
+		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), t2, index++, n, true);
+	}
+
+	uint64_t start = measure_now_ns();
+
+	res->iterations = n;
+	for (;;) {
+		if (ns == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			double *v1 = realloc(res->samples, nc * sizeof(*v1));
+
+			if (!v1)
+				return -ENOMEM;
+			res->samples = v1;
+			double *v2 = realloc(cals, nc * sizeof(*v2));
+
+			if (!v2) {
+				free(cals);
+				return -ENOMEM;
+			}
+			cals = v2;
+			cap = nc;
+		}
+		r = take_sample(c, fn, n, deadline, &cal, &bench, &t1, &t2, f);
+		if (r < 0) {
+			free(cals);
+			return r;
+		}
+		emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), t1, index, n, false);
+		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), t2, index++, n, false);
+		if (ns == 0)
+			res->t_first_sample_ns = t2;
+		res->samples[ns] = (double)bench / (double)n;
+		cals[ns] = (double)cal / (double)n;
+		ns++;
+		if (ns >= plan->max_samples)
+			break;
+		if (ns >= plan->min_samples && measure_now_ns() - start >= plan->time_ns)
+			break;
+	}
+
+	/* Subtract the loop's own cost: the median over all samples. */
+	qsort(cals, ns, sizeof(*cals), cmp_double);
+	res->calibration = ns % 2 ? cals[ns / 2] : (cals[ns / 2 - 1] + cals[ns / 2]) / 2;
+	free(cals);
+	for (size_t i = 0; i < ns; i++)
+		res->samples[i] -= res->calibration;
+	res->nsamples = ns;
+	return 0;
+}
+
+static void finish_ok(struct bench_result *res)
+{
+	struct stats_options so = stats_options_default();
+
+	if (stats_summarize(res->samples, res->nsamples, &so, &res->stats) < 0) {
+		res->status = BENCH_FAILED;
+		res->error = strdup("no usable samples");
+		return;
+	}
+	res->status = BENCH_OK;
+	res->value = res->stats.median;
+	/* A benchmark whose time cannot be told from the empty loop's was
+	 * probably optimized away (or is just a return). */
+	res->no_time = measure_no_time(&res->stats);
+	if (res->no_time)
+		bench_result_diagnose(res,
+				      "measured no execution time: %.2f ns per call cannot be told "
+				      "apart from an empty function (optimized away? use "
+				      "benchtrap_black_box on its result)",
+				      res->stats.median);
+}
+
+int measure_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		     const struct measure_plan *plan, bool isolate, const struct measure_hooks *hooks,
+		     struct bench_result *results, char **ret_error)
+{
+	struct child c = { 0 };
+	bool no_vdso = false;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		struct bench_result *res = &results[i];
+		struct trace_failure f;
+		char *why = NULL;
+
+		*res = (struct bench_result){ .spec = &specs[i], .instrument = "walltime",
+					      .unit = "ns" };
+		res->t_start_ns = measure_now_ns();
+		emit(hooks, MEASURE_BENCH_START, specs[i].name, 0, res->t_start_ns, 0, 0, false);
+
+		if (!c.p) {
+			r = child_start(t, &c, &no_vdso, &why);
+			if (r < 0) {
+				/* The binary cannot run at all: no point going on. */
+				if (i == 0) {
+					*ret_error = why;
+					for (size_t j = 0; j <= i; j++)
+						bench_result_clear(&results[j]);
+					return r;
+				}
+				res->status = BENCH_FAILED;
+				res->error = why;
+				res->t_end_ns = measure_now_ns();
+				emit(hooks, MEASURE_BENCH_END, specs[i].name, 0, res->t_end_ns, 0, 0,
+				     false);
+				continue;
+			}
+		}
+		res->pid = trace_pid(c.p);
+		res->t_ready_ns = measure_now_ns();
+		if (no_vdso)
+			bench_result_diagnose(res, "the child has no vDSO: the clock was read with "
+						   "the clock_gettime system call (slower, coarser)");
+
+		r = sample_bench(&c, &specs[i], plan, hooks, res, &f);
+		if (r == 0) {
+			finish_ok(res);
+		} else {
+			res->status = BENCH_FAILED;
+			if (!res->error)
+				res->error = r == -TRACE_E_FAILED ? describe_failure(&f) :
+								    strdup(trace_strerror(r));
+			free(res->samples);
+			res->samples = NULL;
+			res->nsamples = 0;
+		}
+		res->t_end_ns = measure_now_ns();
+		emit(hooks, MEASURE_BENCH_END, specs[i].name, res->pid, res->t_end_ns, 0, 0, false);
+
+		/* A fresh child for the next benchmark, or after this one died. */
+		if (isolate || r == -TRACE_E_FAILED || !trace_alive(c.p))
+			child_free(&c);
+	}
+	child_free(&c);
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_REPORT_H
+#define BENCHTRAP_REPORT_H
+
+/*
+ * Reporting a run: the results file (docs/results.md, schema
+ * "benchtrap-results/1"), the text and Markdown tables, and marker lines.
+ * jansson stays inside this module.
+ */
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "elf/elf.h"
+#include "measure/measure.h"
+
+/* Where the numbers were taken: enough to tell two runs' machines apart. */
+struct report_env {
+	char *cpu;	     /* "Intel(R) Xeon(R) ..." from /proc/cpuinfo */
+	int cores;	     /* online CPUs */
+	char *kernel;	     /* "Linux 6.1.0-18-amd64 #1 SMP ..." */
+	char *libc;	     /* "glibc 2.36" */
+	char *binary;	     /* path as given */
+	char *build_id;	     /* of the binary, or NULL */
+	char *compiler;	     /* from the binary's .comment, or NULL */
+	bool aslr;	     /* randomization kept in the children */
+	char *governor;	     /* cpufreq governor of cpu0, or NULL where unreadable */
+	char *hostname;
+	char *benchtrap;     /* benchtrap version */
+	char *date;	     /* UTC, ISO 8601 */
+};
+
+int report_env_collect(const struct elf_file *binary, bool aslr, const char *version,
+		       struct report_env *ret);
+void report_env_clear(struct report_env *e);
+
+struct report_run {
+	struct report_env env;
+	const char *instrument;
+	const char *isolation;	    /* "benchmark" or "shared" */
+	const struct measure_plan *plan;
+	char **argv;		    /* the benchtrap command line */
+	int argc;
+	const struct bench_result *results;
+	size_t n;
+};
+
+/* The results document, written to 'f', or atomically to 'path' (a temp
+ * file in the same directory, then rename). 0 or a negative errno. */
+int report_write_json(const struct report_run *run, FILE *f);
+int report_write_json_file(const struct report_run *run, const char *path);
+
+enum report_format { REPORT_TEXT, REPORT_MARKDOWN };
+
+/* The summary table; failures and diagnostics follow it. 'color': ANSI
+ * colours (only ever for a terminal without NO_COLOR). */
+void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt,
+			bool color);
+
+/* One JSON line for a marker event. */
+void report_marker_line(FILE *f, const struct measure_event *ev);
+
+#endif

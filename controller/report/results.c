@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT */
+/* The results file, the summary table and marker lines (report.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <gnu/libc-version.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "report/table.h"
+#include "report/report.h"
+
+#define SCHEMA "benchtrap-results/1"
+
+static char *read_first_line(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char buf[512];
+	char *s = NULL;
+
+	if (!f)
+		return NULL;
+	if (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		s = strdup(buf);
+	}
+	fclose(f);
+	return s;
+}
+
+static char *cpu_model(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[512];
+	char *s = NULL;
+
+	if (!f)
+		return NULL;
+	while (!s && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) != 0 || !colon)
+			continue;
+		colon += 1 + strspn(colon + 1, " \t");
+		colon[strcspn(colon, "\n")] = '\0';
+		s = strdup(colon);
+	}
+	fclose(f);
+	return s;
+}
+
+int report_env_collect(const struct elf_file *binary, bool aslr, const char *version,
+		       struct report_env *ret)
+{
+	struct report_env e = { 0 };
+	struct utsname u;
+	char host[256], date[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	e.cpu = cpu_model();
+	e.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (uname(&u) == 0 && asprintf(&e.kernel, "%s %s %s", u.sysname, u.release, u.version) < 0)
+		e.kernel = NULL;
+	if (asprintf(&e.libc, "glibc %s", gnu_get_libc_version()) < 0)
+		e.libc = NULL;
+	e.binary = strdup(elf_path(binary));
+	e.build_id = elf_build_id(binary) ? strdup(elf_build_id(binary)) : NULL;
+	e.compiler = elf_compiler(binary) ? strdup(elf_compiler(binary)) : NULL;
+	e.aslr = aslr;
+	e.governor = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+	e.hostname = gethostname(host, sizeof(host)) == 0 ? strdup(host) : NULL;
+	e.benchtrap = strdup(version);
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	e.date = strdup(date);
+	if (!e.binary || !e.benchtrap || !e.date) {
+		report_env_clear(&e);
+		return -ENOMEM;
+	}
+	*ret = e;
+	return 0;
+}
+
+void report_env_clear(struct report_env *e)
+{
+	free(e->cpu);
+	free(e->kernel);
+	free(e->libc);
+	free(e->binary);
+	free(e->build_id);
+	free(e->compiler);
+	free(e->governor);
+	free(e->hostname);
+	free(e->benchtrap);
+	free(e->date);
+	*e = (struct report_env){ 0 };
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* JSON has no NaN or infinity; a figure that is not finite is null. */
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *env_json(const struct report_env *e)
+{
+	return json_pack("{s:o, s:i, s:o, s:o, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:s}", "cpu",
+			 str_or_null(e->cpu), "cores", e->cores, "kernel", str_or_null(e->kernel),
+			 "libc", str_or_null(e->libc), "binary", e->binary, "build_id",
+			 str_or_null(e->build_id), "compiler", str_or_null(e->compiler), "aslr",
+			 e->aslr, "governor", str_or_null(e->governor), "hostname",
+			 str_or_null(e->hostname), "benchtrap", e->benchtrap, "date", e->date);
+}
+
+static json_t *bench_json(const struct bench_result *r)
+{
+	const struct bench_spec *s = r->spec;
+	json_t *args = json_array(), *diags = json_array(), *samples = json_array();
+	json_t *stats = json_null();
+
+	for (unsigned i = 0; i < s->nargs; i++)
+		json_array_append_new(args, json_integer(s->args[i]));
+	for (size_t i = 0; i < r->ndiagnostics; i++)
+		json_array_append_new(diags, json_string(r->diagnostics[i]));
+	if (r->status == BENCH_OK) {
+		const struct stats_summary *st = &r->stats;
+
+		for (size_t i = 0; i < r->nsamples; i++)
+			json_array_append_new(samples, num(r->samples[i]));
+		stats = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, "
+				  "s:o, s:o, s:o, s:o, s:o}",
+				  "median", num(st->median), "mean", num(st->mean), "stddev",
+				  num(st->stddev), "min", num(st->min), "max", num(st->max), "q1",
+				  num(st->q1), "q3", num(st->q3), "iqr", num(st->iqr), "mad",
+				  num(st->mad), "samples", (json_int_t)st->n,
+				  "iterations_per_sample", (json_int_t)r->iterations, "outliers",
+				  (json_int_t)st->outliers, "cv", num(st->cv), "ci_low",
+				  num(st->ci_low), "ci_high", num(st->ci_high), "confidence",
+				  num(st->confidence), "calibration", num(r->calibration));
+	}
+	return json_pack("{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I}",
+			 "name", s->name, "symbol", str_or_null(s->symbol), "object",
+			 str_or_null(s->object), "args", args, "instrument", r->instrument, "unit",
+			 r->unit, "value", r->status == BENCH_OK ? num(r->value) : json_null(),
+			 "status", r->status == BENCH_OK ? "ok" : "failed", "error",
+			 str_or_null(r->error), "stats", stats, "diagnostics", diags,
+			 "raw_samples", samples, "pid", (json_int_t)r->pid);
+}
+
+static json_t *run_json(const struct report_run *run)
+{
+	json_t *benches = json_array(), *argv = json_array();
+
+	json_array_append_new(argv, json_string("benchtrap"));
+
+	for (size_t i = 0; i < run->n; i++)
+		json_array_append_new(benches, bench_json(&run->results[i]));
+	for (int i = 0; i < run->argc; i++)
+		json_array_append_new(argv, json_string(run->argv[i]));
+	return json_pack("{s:s, s:o, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:I, s:I, s:f}, s:o}",
+			 "schema", SCHEMA, "environment", env_json(&run->env), "run", "instrument",
+			 run->instrument, "isolation", run->isolation, "command", argv,
+			 "warmup_s", run->plan->warmup_ns / 1e9, "time_s", run->plan->time_ns / 1e9,
+			 "sample_target_s", run->plan->sample_target_ns / 1e9, "min_samples",
+			 (json_int_t)run->plan->min_samples, "max_samples",
+			 (json_int_t)run->plan->max_samples, "timeout_s",
+			 run->plan->timeout_ns / 1e9, "benchmarks", benches);
+}
+
+int report_write_json(const struct report_run *run, FILE *f)
+{
+	json_t *doc = run_json(run);
+	int r;
+
+	if (!doc)
+		return -ENOMEM;
+	r = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	json_decref(doc);
+	if (r < 0)
+		return -EIO;
+	fputc('\n', f);
+	return 0;
+}
+
+int report_write_json_file(const struct report_run *run, const char *path)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int fd, r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		unlink(tmp);
+		return r;
+	}
+	fchmod(fd, 0644);
+	r = report_write_json(run, f);
+	if (fflush(f) != 0 || fsync(fd) != 0)
+		r = r ? r : -errno;
+	if (fclose(f) != 0)
+		r = r ? r : -errno;
+	if (r == 0 && rename(tmp, path) != 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+/* Length of 's' without trailing newlines (1 for NULL, which prints "?"). */
+static size_t strcspn_end(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return 1;
+	n = strlen(s);
+	while (n > 0 && s[n - 1] == '\n')
+		n--;
+	return n;
+}
+
+static const char *color_on(bool color, const char *code)
+{
+	return color ? code : "";
+}
+
+void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt,
+			bool color)
+{
+	static const char *const headers[] = { "BENCHMARK", "MEDIAN", "95% CI", "MIN",
+					       "MAX",	    "CV",     "SAMPLES", "NOTE" };
+	static const enum table_align align[] = { TABLE_LEFT,  TABLE_RIGHT, TABLE_RIGHT,
+						  TABLE_RIGHT, TABLE_RIGHT, TABLE_RIGHT,
+						  TABLE_RIGHT, TABLE_LEFT };
+	struct table *t = table_new(8, headers, align);
+
+	if (!t)
+		return;
+	for (size_t i = 0; i < run->n; i++) {
+		const struct bench_result *r = &run->results[i];
+		char med[32] = "", lo[32], hi[32], ci[80] = "", mn[32] = "", mx[32] = "";
+		char cv[32] = "", samples[48] = "";
+		const char *note = "";
+
+		if (r->status == BENCH_OK) {
+			stats_format_duration(r->stats.median, med, sizeof(med));
+			stats_format_duration(r->stats.ci_low, lo, sizeof(lo));
+			stats_format_duration(r->stats.ci_high, hi, sizeof(hi));
+			snprintf(ci, sizeof(ci), "%s … %s", lo, hi);
+			stats_format_duration(r->stats.min, mn, sizeof(mn));
+			stats_format_duration(r->stats.max, mx, sizeof(mx));
+			/* Relative spread means nothing around zero. */
+			if (!r->no_time)
+				snprintf(cv, sizeof(cv), "%.2f%%", r->stats.cv * 100);
+			else
+				snprintf(cv, sizeof(cv), "-");
+			snprintf(samples, sizeof(samples), "%zu × %" PRIu64, r->stats.n,
+				 r->iterations);
+			if (r->ndiagnostics)
+				note = "see below";
+		} else {
+			note = "FAILED";
+		}
+		table_add(t, (const char *const[]){ r->spec->name, med, ci, mn, mx, cv, samples,
+						    note });
+	}
+	if (fmt == REPORT_MARKDOWN)
+		table_print_markdown(t, f);
+	else
+		table_print_text(t, f);
+	table_free(t);
+
+	/* What went wrong, and what to look at, after the table. */
+	bool first = true;
+
+	for (size_t i = 0; i < run->n; i++) {
+		const struct bench_result *r = &run->results[i];
+		const char *item = fmt == REPORT_MARKDOWN ? "- " : "";
+
+		if (r->status == BENCH_FAILED) {
+			fprintf(f, "\n%s%s%s failed%s:", item, color_on(color, "\033[1;31m"),
+				r->spec->name, color_on(color, "\033[0m"));
+			if (fmt == REPORT_MARKDOWN)
+				fprintf(f, "\n\n```\n%.*s\n```\n", (int)strcspn_end(r->error),
+					r->error ? r->error : "?");
+			else
+				fprintf(f, " %.*s\n", (int)strcspn_end(r->error), r->error ? r->error : "?");
+			first = false;
+		}
+		for (size_t j = 0; j < r->ndiagnostics; j++) {
+			fprintf(f, "%s%s%s%s%s: %s\n", first ? "\n" : "", item,
+				color_on(color, "\033[33m"), r->spec->name,
+				color_on(color, "\033[0m"), r->diagnostics[j]);
+			first = false;
+		}
+	}
+}
+
+void report_marker_line(FILE *f, const struct measure_event *ev)
+{
+	static const char *const kinds[] = {
+		[MEASURE_BENCH_START] = "benchmark_start",
+		[MEASURE_SAMPLE_START] = "sample_start",
+		[MEASURE_SAMPLE_END] = "sample_end",
+		[MEASURE_BENCH_END] = "benchmark_end",
+	};
+	json_t *o = json_pack("{s:s, s:s, s:I, s:I}", "event", kinds[ev->kind], "name", ev->name,
+			      "pid", (json_int_t)ev->pid, "t_ns", (json_int_t)ev->t_ns);
+
+	if (!o)
+		return;
+	if (ev->kind == MEASURE_SAMPLE_START || ev->kind == MEASURE_SAMPLE_END) {
+		json_object_set_new(o, "sample", json_integer((json_int_t)ev->sample));
+		json_object_set_new(o, "iterations", json_integer((json_int_t)ev->iterations));
+		json_object_set_new(o, "warmup", json_boolean(ev->warmup));
+	}
+	json_dumpf(o, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	fputc('\n', f);
+	json_decref(o);
+}

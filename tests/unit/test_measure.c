@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* The pure parts of measuring and reporting: the growth of iterations per
+ * sample, the "no execution time" rule, and the results document. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "measure/measure.h"
+#include "report/report.h"
+
+static void test_grow(void **state)
+{
+	const uint64_t ms10 = 10000000;
+
+	/* A sample 1000x too short jumps 100x at most. */
+	assert_int_equal(measure_grow(1, 10000, ms10), 100);
+	/* Close to the target: aim 10% past it. */
+	assert_int_equal(measure_grow(1000, 5000000, ms10), 2200);
+	/* Already long enough by the ratio: still grows by one. */
+	assert_int_equal(measure_grow(1000, 20000000, ms10), 1001);
+	/* An unmeasurably short sample counts as 1 ns. */
+	assert_int_equal(measure_grow(7, 0, ms10), 700);
+	/* Never past the cap. */
+	assert_int_equal(measure_grow(MEASURE_MAX_ITERATIONS - 1, 1, ms10),
+			 MEASURE_MAX_ITERATIONS);
+	/* Growth from 1 reaches a 10 ms sample of a 2 ns function quickly. */
+	uint64_t n = 1, steps = 0;
+
+	while (n * 2 < ms10) {
+		n = measure_grow(n, n * 2, ms10);
+		steps++;
+	}
+	assert_true(steps <= 4);
+}
+
+static void test_no_time(void **state)
+{
+	struct stats_summary s = { .median = 0.05, .ci_low = -0.1, .ci_high = 0.2 };
+
+	assert_true(measure_no_time(&s));
+	s = (struct stats_summary){ .median = 0.2, .ci_low = 0.1, .ci_high = 0.3 };
+	assert_true(measure_no_time(&s)); /* under a cycle */
+	s = (struct stats_summary){ .median = 0.6, .ci_low = 0.0, .ci_high = 1.0 };
+	assert_true(measure_no_time(&s)); /* the interval reaches zero */
+	s = (struct stats_summary){ .median = 0.6, .ci_low = 0.5, .ci_high = 0.7 };
+	assert_false(measure_no_time(&s));
+	s = (struct stats_summary){ .median = 318.0, .ci_low = 317.5, .ci_high = 318.5 };
+	assert_false(measure_no_time(&s));
+}
+
+static void test_results_document(void **state)
+{
+	struct measure_plan plan;
+	struct bench_spec specs[2] = {
+		{ .name = "fib[20]", .symbol = "benchtrap_bench_fib", .object = "/bin/x",
+		  .in_main = true, .args = { 20 }, .nargs = 1 },
+		{ .name = "crash", .symbol = NULL, .object = "/bin/x", .in_main = true },
+	};
+	double samples[3] = { 10.0, 11.0, 12.0 };
+	struct bench_result results[2] = {
+		{ .spec = &specs[0], .status = BENCH_OK, .instrument = "walltime", .unit = "ns",
+		  .value = 11.0, .samples = samples, .nsamples = 3, .iterations = 1000,
+		  .calibration = 2.0, .pid = 42 },
+		{ .spec = &specs[1], .status = BENCH_FAILED, .instrument = "walltime",
+		  .unit = "ns", .error = "SIGSEGV (Segmentation fault) at address 0x10",
+		  .pid = 43 },
+	};
+	char *argv[] = { "run", "/bin/x" };
+	struct report_run run = { .instrument = "walltime", .isolation = "benchmark",
+				  .plan = &plan, .argv = argv, .argc = 2, .results = results,
+				  .n = 2 };
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f;
+	json_t *doc, *b;
+	json_error_t err;
+
+	measure_plan_default(&plan);
+	assert_int_equal(stats_summarize(samples, 3, NULL, &results[0].stats), 0);
+	assert_int_equal(bench_result_diagnose(&results[0], "note %d", 1), 0);
+	run.env = (struct report_env){ .binary = "/bin/x", .benchtrap = "0.1.0",
+				       .date = "2026-12-02T00:00:00Z", .cores = 2 };
+
+	f = open_memstream(&text, &size);
+	assert_int_equal(report_write_json(&run, f), 0);
+	fclose(f);
+	doc = json_loads(text, 0, &err);
+	assert_non_null(doc);
+	assert_string_equal(json_string_value(json_object_get(doc, "schema")),
+			    "benchtrap-results/1");
+	assert_true(json_is_null(json_object_get(json_object_get(doc, "environment"), "cpu")));
+	assert_string_equal(json_string_value(json_array_get(
+				    json_object_get(json_object_get(doc, "run"), "command"), 0)),
+			    "benchtrap");
+
+	b = json_array_get(json_object_get(doc, "benchmarks"), 0);
+	assert_string_equal(json_string_value(json_object_get(b, "name")), "fib[20]");
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(b, "args"), 0)), 20);
+	assert_string_equal(json_string_value(json_object_get(b, "status")), "ok");
+	assert_true(json_is_null(json_object_get(b, "error")));
+	assert_true(json_real_value(json_object_get(b, "value")) == 11.0);
+	assert_true(json_real_value(json_object_get(json_object_get(b, "stats"), "median")) ==
+		    11.0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "stats"),
+							     "iterations_per_sample")),
+			 1000);
+	assert_int_equal(json_array_size(json_object_get(b, "raw_samples")), 3);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(b, "diagnostics"), 0)),
+			    "note 1");
+
+	b = json_array_get(json_object_get(doc, "benchmarks"), 1);
+	assert_string_equal(json_string_value(json_object_get(b, "status")), "failed");
+	assert_true(json_is_null(json_object_get(b, "value")));
+	assert_true(json_is_null(json_object_get(b, "stats")));
+	assert_true(json_is_null(json_object_get(b, "symbol")));
+	assert_non_null(strstr(json_string_value(json_object_get(b, "error")), "SIGSEGV"));
+	json_decref(doc);
+	free(text);
+
+	/* The table names the failure after the rows. */
+	f = open_memstream(&text, &size);
+	report_print_table(&run, f, REPORT_TEXT, false);
+	fclose(f);
+	assert_non_null(strstr(text, "crash failed: SIGSEGV"));
+	assert_non_null(strstr(text, "fib[20]: note 1"));
+	assert_non_null(strstr(text, "3 × 1000"));
+	assert_null(strstr(text, "\033[")); /* no colour unless asked */
+	free(text);
+
+	for (size_t i = 0; i < results[0].ndiagnostics; i++)
+		free(results[0].diagnostics[i]);
+	free(results[0].diagnostics);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_no_time),
+		cmocka_unit_test(test_results_document),
+	};
+
+	return cmocka_run_group_tests_name("measure", tests, NULL, NULL);
+}
