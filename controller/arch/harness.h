@@ -23,10 +23,10 @@
  *
  *     t0; n times empty(args...); t1; n times fn(args...); t2
  *
- * Both loops are the same instructions at the same alignment, so
- * (t2 - t1) - (t1 - t0) is n calls of fn less the loop's own cost, measured
- * in the same child, in the same sample, and no trap falls inside either
- * interval.
+ * Both passes run one loop, the same instructions at the same addresses,
+ * so (t2 - t1) - (t1 - t0) is n calls of fn less the loop's own cost,
+ * measured in the same child, in the same sample, and no trap falls inside
+ * either interval.
  */
 
 #include <stddef.h>
