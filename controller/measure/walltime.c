@@ -369,6 +369,23 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A sample that is not recorded (growth, warm-up); markers say so. */
+static int unrecorded_sample(struct child *c, const struct bench_spec *s, uint64_t fn, uint64_t n,
+			     uint64_t deadline, const struct measure_hooks *hooks, size_t *index,
+			     uint64_t *ret_bench, struct trace_failure *f)
+{
+	uint64_t cal, t1, t2;
+	int r;
+
+	emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), measure_now_ns(), *index, n,
+	     true);
+	r = take_sample(c, fn, n, deadline, &cal, ret_bench, &t1, &t2, f);
+	if (r < 0)
+		return r;
+	emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), t2, (*index)++, n, true);
+	return 0;
+}
+
 /* Measure one benchmark in child c, which is ready. */
 static int sample_bench(struct child *c, const struct bench_spec *s, const struct measure_plan *plan,
 			const struct measure_hooks *hooks, struct bench_result *res,
@@ -400,32 +417,47 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 	if (r < 0)
 		return r;
 
-	/* Grow n until the benchmark loop lasts sample_target_ns: jump by
-	 * the measured ratio (at most 100x a step), so that a slow benchmark
-	 * needs one step and a fast one a few. */
-	uint64_t grow_start = measure_now_ns();
+	/*
+	 * Grow n until the benchmark loop lasts sample_target_ns: jump by the
+	 * measured ratio (at most 100x a step), so that a slow benchmark needs
+	 * one step and a fast one a few. A sample long enough is confirmed by
+	 * a second one at the same n, and n is checked again after the
+	 * warm-up: the first calls of a benchmark pay for cold caches and
+	 * first-touch page faults (the first two calloc(4 MiB) of a process
+	 * fault 1024 fresh pages each and take 14 ms, the later ones 0.1 ms)
+	 * and must not decide n alone.
+	 */
+	uint64_t target = plan->sample_target_ns, grow_start = measure_now_ns();
 
-	for (;;) {
-		emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), measure_now_ns(), index,
-		     n, true);
-		r = take_sample(c, fn, n, deadline, &cal, &bench, &t1, &t2, f);
-		if (r < 0)
-			return r;
-		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), t2, index++, n, true);
-		if (bench >= plan->sample_target_ns || n >= MEASURE_MAX_ITERATIONS)
+	for (int round = 0;; round++) {
+		for (;;) {
+			r = unrecorded_sample(c, s, fn, n, deadline, hooks, &index, &bench, f);
+			if (r < 0)
+				return r;
+			if (bench >= target || n >= MEASURE_MAX_ITERATIONS) {
+				r = unrecorded_sample(c, s, fn, n, deadline, hooks, &index, &bench,
+						      f);
+				if (r < 0)
+					return r;
+				if (bench >= target / 2 || n >= MEASURE_MAX_ITERATIONS)
+					break;
+			}
+			n = measure_grow(n, bench, target);
+		}
+
+		/* Warm up with the same samples, unrecorded, until warmup_ns
+		 * has passed (counting the growth). */
+		bool too_short = false;
+
+		while (measure_now_ns() - grow_start < plan->warmup_ns) {
+			r = unrecorded_sample(c, s, fn, n, deadline, hooks, &index, &bench, f);
+			if (r < 0)
+				return r;
+			too_short = bench < target / 2 && n < MEASURE_MAX_ITERATIONS;
+		}
+		if (!too_short || round == 2)
 			break;
-		n = measure_grow(n, bench, plan->sample_target_ns);
-	}
-
-	/* Warm up: the same samples, not recorded, until warmup_ns passed
-	 * (counting the growth phase). */
-	while (measure_now_ns() - grow_start < plan->warmup_ns) {
-		emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), measure_now_ns(), index,
-		     n, true);
-		r = take_sample(c, fn, n, deadline, &cal, &bench, &t1, &t2, f);
-		if (r < 0)
-			return r;
-		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), t2, index++, n, true);
+		n = measure_grow(n, bench, target);
 	}
 
 	uint64_t start = measure_now_ns();
