@@ -185,57 +185,45 @@ static int list_benches(struct list_opts *o, struct elf_file *ef)
 	return r;
 }
 
-struct object {
-	struct elf_file *ef;
-	const char *name;
-};
-
 static int list_symbols(struct list_opts *o, struct elf_file *ef)
 {
-	struct elf_file **libs = NULL;
-	char **missing = NULL;
-	size_t nlibs = 0, nobj, total = 0, shown = 0;
 	static const char *const headers[] = { "ADDRESS", "SIZE", "OBJECT", "FUNCTION", "RAW" };
 	static const enum table_align align[] = { TABLE_RIGHT, TABLE_RIGHT, TABLE_LEFT, TABLE_LEFT,
 						  TABLE_LEFT };
+	struct elf_scope scope = { 0 };
 	struct table *t = NULL;
 	json_t *arr = NULL;
-	struct object *objs = NULL;
 	int r = EXIT_OK;
 
-	if (o->libs && elf_resolve_needed(ef, &libs, &nlibs, &missing) < 0)
+	if (elf_scope_open(ef, o->libs, &scope) < 0)
 		return cli_error("out of memory");
-	nobj = 1 + nlibs;
-	objs = calloc(nobj, sizeof(*objs));
 	t = table_new(5, headers, align);
 	arr = json_array();
-	if (!objs || !t || !arr) {
+	if (!t || !arr) {
 		r = cli_error("out of memory");
 		goto out;
 	}
-	objs[0] = (struct object){ ef, str_basename(elf_path(ef)) };
-	for (size_t i = 0; i < nlibs; i++)
-		objs[i + 1] = (struct object){ libs[i], str_basename(elf_path(libs[i])) };
 
-	for (size_t k = 0; k < nobj; k++) {
-		for (size_t i = 0; i < elf_symbol_count(objs[k].ef); i++) {
-			const struct elf_symbol *s = elf_symbol(objs[k].ef, i);
+	for (size_t k = 0; k < scope.n; k++) {
+		const struct elf_file *obj = scope.objs[k];
+
+		for (size_t i = 0; i < elf_symbol_count(obj); i++) {
+			const struct elf_symbol *s = elf_symbol(obj, i);
 			char addr[24], size[24];
 
-			total++;
 			if (!match_symbol(o, s))
 				continue;
-			shown++;
 			snprintf(addr, sizeof(addr), "0x%" PRIx64, s->addr);
 			snprintf(size, sizeof(size), "%" PRIu64, s->size);
-			table_add(t, (const char *const[]){ addr, size, objs[k].name, s->demangled,
+			table_add(t, (const char *const[]){ addr, size, str_basename(elf_path(obj)),
+							    s->demangled,
 							    s->demangled != s->name ? s->name :
 										      NULL });
 			json_array_append_new(
 				arr, json_pack("{s:s, s:s, s:s, s:o, s:I, s:s, s:b}", "name",
-					       s->demangled, "raw", s->name, "object",
-					       elf_path(objs[k].ef), "address", json_hex(s->addr),
-					       "size", (json_int_t)s->size, "binding",
+					       s->demangled, "raw", s->name, "object", elf_path(obj),
+					       "address", json_hex(s->addr), "size",
+					       (json_int_t)s->size, "binding",
 					       s->binding == ELF_BIND_LOCAL  ? "local" :
 					       s->binding == ELF_BIND_WEAK   ? "weak" :
 									       "global",
@@ -247,13 +235,10 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 
 	if (unmatched) {
 		/* Suggest demangled names: a C++ function once, readably. */
-		const char **names = calloc(total ? total : 1, sizeof(*names));
 		size_t n = 0;
+		const char **names = elf_scope_names(&scope, &n);
 
-		for (size_t k = 0; names && k < nobj; k++)
-			for (size_t i = 0; i < elf_symbol_count(objs[k].ef); i++)
-				names[n++] = elf_symbol(objs[k].ef, i)->demangled;
-		r = no_match(o, unmatched, "function", names, n);
+		r = no_match(o, unmatched, "function", names, names ? n : 0);
 		free(names);
 		goto out;
 	}
@@ -262,7 +247,7 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 		cli_note("%s is stripped: its local functions are absent; %s", o->binary,
 			 elf_symbol_count(ef) ? "listing the functions it exports" :
 						"it exports no functions either");
-	for (char **m = missing; m && *m; m++)
+	for (char **m = scope.missing; *m; m++)
 		cli_note("library %s not found (is LD_LIBRARY_PATH set as the program needs?); "
 			 "its functions are not listed",
 			 *m);
@@ -271,13 +256,14 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 		json_t *libarr = json_array();
 		json_t *miss = json_array();
 
-		for (size_t i = 0; i < nlibs; i++)
+		for (size_t i = 1; i < scope.n; i++) {
+			const char *id = elf_build_id(scope.objs[i]);
+
 			json_array_append_new(libarr, json_pack("{s:s, s:o}", "path",
-								elf_path(libs[i]), "build_id",
-								elf_build_id(libs[i]) ?
-									json_string(elf_build_id(libs[i])) :
-									json_null()));
-		for (char **m = missing; m && *m; m++)
+								elf_path(scope.objs[i]), "build_id",
+								id ? json_string(id) : json_null()));
+		}
+		for (char **m = scope.missing; *m; m++)
 			json_array_append_new(miss, json_string(*m));
 		json_t *root = json_pack("{s:s, s:o, s:o, s:o, s:o}", "schema", "benchtrap-list/1",
 					 "binary", json_binary(ef), "libraries", libarr,
@@ -292,11 +278,7 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 out:
 	json_decref(arr);
 	table_free(t);
-	free(objs);
-	for (size_t i = 0; i < nlibs; i++)
-		elf_close(libs[i]);
-	free(libs);
-	elf_strv_free(missing);
+	elf_scope_close(&scope);
 	return r;
 }
 

@@ -237,21 +237,11 @@ static bool spec_exists(const struct specs *out, const char *object, uint64_t ad
 
 static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct specs *out)
 {
-	struct elf_file **libs = NULL, **objs = NULL;
-	char **missing = NULL;
-	size_t nlibs = 0, nobjs;
+	struct elf_scope scope;
 	int r = 0;
 
-	if (elf_resolve_needed(ef, &libs, &nlibs, &missing) < 0)
+	if (elf_scope_open(ef, true, &scope) < 0)
 		return cli_error("out of memory");
-	nobjs = nlibs + 1;
-	objs = calloc(nobjs, sizeof(*objs));
-	if (!objs) {
-		r = cli_error("out of memory");
-		goto out;
-	}
-	objs[0] = ef;
-	memcpy(objs + 1, libs, nlibs * sizeof(*libs));
 
 	for (size_t k = 0; k < o->nsymbols && r == 0; k++) {
 		int64_t args[MEASURE_MAX_ARGS] = { 0 };
@@ -267,14 +257,14 @@ static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct 
 		}
 		/* An exact name is looked up as the loader would: the first
 		 * object that defines it wins. A glob selects from all. */
-		for (size_t j = 0; j < nobjs && !(out->n > before && !has_glob(pattern)); j++) {
-			for (size_t i = 0; i < elf_symbol_count(objs[j]); i++) {
-				const struct elf_symbol *sym = elf_symbol(objs[j], i);
+		for (size_t j = 0; j < scope.n && !(out->n > before && !has_glob(pattern)); j++) {
+			for (size_t i = 0; i < elf_symbol_count(scope.objs[j]); i++) {
+				const struct elf_symbol *sym = elf_symbol(scope.objs[j], i);
 				struct bench_spec *s;
 				char *bare;
 
 				if (!match_function(pattern, sym->name, sym->demangled) ||
-				    spec_exists(out, elf_path(objs[j]), sym->addr, args, nargs))
+				    spec_exists(out, elf_path(scope.objs[j]), sym->addr, args, nargs))
 					continue;
 				s = specs_add(out);
 				bare = s ? match_strip_params(sym->demangled) : NULL;
@@ -296,7 +286,7 @@ static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct 
 				}
 				free(bare);
 				s->symbol = strdup(sym->name);
-				s->object = strdup(elf_path(objs[j]));
+				s->object = strdup(elf_path(scope.objs[j]));
 				s->in_main = j == 0;
 				s->link_addr = sym->addr;
 				memcpy(s->args, args, sizeof(args));
@@ -308,16 +298,10 @@ static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct 
 			}
 		}
 		if (r == 0 && out->n == before) {
-			size_t total = 0, m = 0;
+			size_t m = 0;
 			char buf[512];
+			const char **names = elf_scope_names(&scope, &m);
 
-			for (size_t j = 0; j < nobjs; j++)
-				total += elf_symbol_count(objs[j]);
-			const char **names = calloc(total ? total : 1, sizeof(*names));
-
-			for (size_t j = 0; names && j < nobjs; j++)
-				for (size_t i = 0; i < elf_symbol_count(objs[j]); i++)
-					names[m++] = elf_symbol(objs[j], i)->demangled;
 			if (names && match_suggest(pattern, names, m, 3, buf, sizeof(buf)))
 				r = cli_error("%s: no function matches '%s' (did you mean %s?)",
 					      o->binary, pattern, buf);
@@ -329,12 +313,7 @@ static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct 
 		}
 		free(pattern);
 	}
-out:
-	free(objs);
-	for (size_t i = 0; i < nlibs; i++)
-		elf_close(libs[i]);
-	free(libs);
-	elf_strv_free(missing);
+	elf_scope_close(&scope);
 	return r;
 }
 

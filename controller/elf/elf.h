@@ -127,6 +127,23 @@ int elf_resolve_needed(const struct elf_file *ef, struct elf_file ***ret_libs, s
 		       char ***ret_missing);
 void elf_strv_free(char **v);
 
+/*
+ * The binary and the libraries it needs, in the loader's search order: what
+ * a symbol name can refer to. objs[0] is the binary (borrowed, not closed by
+ * elf_scope_close); with 'libs' false it is alone.
+ */
+struct elf_scope {
+	struct elf_file **objs;
+	size_t n;
+	char **missing; /* sonames not found, NULL-terminated */
+};
+
+int elf_scope_open(struct elf_file *binary, bool libs, struct elf_scope *ret);
+void elf_scope_close(struct elf_scope *s);
+/* Every function's demangled name in the scope (pointers into it), for
+ * suggestions: a malloc'ed array of *ret_n entries, or NULL. */
+const char **elf_scope_names(const struct elf_scope *s, size_t *ret_n);
+
 /* Demangle a C++ (Itanium) or Rust (legacy or v0) symbol name. Returns a
  * malloc'ed string, or NULL when 'name' is not mangled. */
 char *elf_demangle(const char *name);

@@ -301,3 +301,62 @@ void elf_strv_free(char **v)
 		free(*p);
 	free(v);
 }
+
+int elf_scope_open(struct elf_file *binary, bool libs, struct elf_scope *ret)
+{
+	struct elf_file **found = NULL;
+	char **missing = NULL;
+	size_t n = 0;
+	int r;
+
+	if (libs) {
+		r = elf_resolve_needed(binary, &found, &n, &missing);
+		if (r < 0)
+			return r;
+	} else {
+		missing = calloc(1, sizeof(*missing));
+		if (!missing)
+			return -ENOMEM;
+	}
+	struct elf_file **objs = calloc(n + 1, sizeof(*objs));
+
+	if (!objs) {
+		for (size_t i = 0; i < n; i++)
+			elf_close(found[i]);
+		free(found);
+		elf_strv_free(missing);
+		return -ENOMEM;
+	}
+	objs[0] = binary;
+	if (n)
+		memcpy(objs + 1, found, n * sizeof(*found));
+	free(found);
+	*ret = (struct elf_scope){ .objs = objs, .n = n + 1, .missing = missing };
+	return 0;
+}
+
+void elf_scope_close(struct elf_scope *s)
+{
+	for (size_t i = 1; i < s->n; i++)
+		elf_close(s->objs[i]);
+	free(s->objs);
+	elf_strv_free(s->missing);
+	*s = (struct elf_scope){ 0 };
+}
+
+const char **elf_scope_names(const struct elf_scope *s, size_t *ret_n)
+{
+	size_t total = 0, m = 0;
+	const char **names;
+
+	for (size_t j = 0; j < s->n; j++)
+		total += elf_symbol_count(s->objs[j]);
+	names = calloc(total ? total : 1, sizeof(*names));
+	if (!names)
+		return NULL;
+	for (size_t j = 0; j < s->n; j++)
+		for (size_t i = 0; i < elf_symbol_count(s->objs[j]); i++)
+			names[m++] = elf_symbol(s->objs[j], i)->demangled;
+	*ret_n = m;
+	return names;
+}
