@@ -72,6 +72,17 @@ static void fail_init(struct trace_failure *f, enum trace_failure_kind kind, pid
 	f->tid = tid;
 }
 
+/* A fatal signal event as a failure, with the backtrace of its thread. */
+static void fail_signal(struct trace_proc *p, struct trace_failure *f, const struct trace_event *ev)
+{
+	fail_init(f, TRACE_FAIL_SIGNAL, ev->tid);
+	f->sig = ev->sig;
+	f->code = ev->code;
+	f->addr = ev->addr;
+	f->pc = ev->pc;
+	trace_fill_backtrace(p, ev->tid, f);
+}
+
 /*
  * Hold every thread but 'run' stopped (unless all), resume, and wait until
  * 'run' traps at 'trap_at'. Fills ret_regs with run's registers at the
@@ -128,12 +139,7 @@ static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64
 				r = trace_resume(p);
 				continue;
 			}
-			fail_init(f, TRACE_FAIL_SIGNAL, ev.tid);
-			f->sig = ev.sig;
-			f->code = ev.code;
-			f->addr = ev.addr;
-			f->pc = ev.pc;
-			trace_fill_backtrace(p, ev.tid, f);
+			fail_signal(p, f, &ev);
 			r = -TRACE_E_FAILED;
 			goto out;
 		case TRACE_EV_EXITING:
@@ -378,12 +384,7 @@ static int run_to_bp(struct trace_proc *p, uint64_t addr, int64_t deadline, int 
 		case TRACE_EV_SIGNAL:
 			if (!fatal_signal(ev.sig))
 				break;
-			fail_init(f, TRACE_FAIL_SIGNAL, ev.tid);
-			f->sig = ev.sig;
-			f->code = ev.code;
-			f->addr = ev.addr;
-			f->pc = ev.pc;
-			trace_fill_backtrace(p, ev.tid, f);
+			fail_signal(p, f, &ev);
 			trace_kill(p);
 			return -TRACE_E_FAILED;
 		case TRACE_EV_EXITED:
