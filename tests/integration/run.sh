@@ -192,6 +192,23 @@ for sig in INT TERM; do
 	expect_no_orphans "$FAILING"
 done
 
+# On a terminal: progress on stderr and colour on stdout, no colour with
+# NO_COLOR; never colour when stdout is not a terminal (all the runs above).
+if command -v script >/dev/null; then
+	cmd="$BENCHTRAP run $FAILING --bench crash --bench ok_after ${FAST[*]}"
+	script -qc "$cmd" /dev/null >"$TMP/tty" 2>&1
+	checks=$((checks + 1))
+	grep -q '\[2/2\] ok_after' "$TMP/tty" || fail "no progress on a terminal"
+	grep -q $'\e\\[1;31mcrash failed' "$TMP/tty" || fail "no colour on a terminal"
+	NO_COLOR=1 script -qc "$cmd" /dev/null >"$TMP/tty" 2>&1
+	checks=$((checks + 1))
+	grep -q 'crash failed' "$TMP/tty" || fail "no failure report with NO_COLOR"
+	! grep -q $'\e\\[1;31m' "$TMP/tty" || fail "colour despite NO_COLOR"
+fi
+checks=$((checks + 1))
+run run "$FAILING" --bench crash "${FAST[@]}"
+! grep -q $'\e' <<<"$out$err" || fail "escape sequences when not on a terminal"
+
 # Help teaches.
 run run --help
 expect_status 0
