@@ -55,6 +55,11 @@ void measure_plan_default(struct measure_plan *p);
  * MEASURE_MAX_ITERATIONS), at most 100 times n. */
 uint64_t measure_grow(uint64_t n, uint64_t elapsed_ns, uint64_t target_ns);
 
+/* true when the empty loop's cost per call (median, quartiles over the
+ * samples, n iterations each) spread over more than 10% of its median in
+ * the middle half: the machine's speed changed during the measurement. */
+bool measure_machine_noisy(double cal_median, double cal_q1, double cal_q3, uint64_t n);
+
 /* true when a benchmark's per-call time cannot be told apart from an empty
  * function's: its median's confidence interval reaches zero, or the median
  * is below 0.25 ns (one cycle at 4 GHz). */

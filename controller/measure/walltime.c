@@ -84,6 +84,15 @@ uint64_t measure_grow(uint64_t n, uint64_t elapsed_ns, uint64_t target_ns)
 	return next < MEASURE_MAX_ITERATIONS ? next : MEASURE_MAX_ITERATIONS;
 }
 
+bool measure_machine_noisy(double cal_median, double cal_q1, double cal_q3, uint64_t n)
+{
+	/* Only when the empty loop ran long enough per sample (50 us) for the
+	 * clock's own jitter not to explain the spread. */
+	if (cal_median <= 0 || cal_median * (double)n < 50000)
+		return false;
+	return (cal_q3 - cal_q1) / cal_median > 0.10;
+}
+
 bool measure_no_time(const struct stats_summary *s)
 {
 	return s->ci_low <= 0.0 || s->median < 0.25;
@@ -501,6 +510,18 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 	/* Subtract the loop's own cost: the median over all samples. */
 	qsort(cals, ns, sizeof(*cals), cmp_double);
 	res->calibration = ns % 2 ? cals[ns / 2] : (cals[ns / 2 - 1] + cals[ns / 2]) / 2;
+
+	/* The empty loop is a canary of the machine's speed: the same code
+	 * every sample. When it varies, so did everything measured with it. */
+	double cal_q1 = cals[ns / 4], cal_q3 = cals[(3 * ns) / 4];
+
+	if (measure_machine_noisy(res->calibration, cal_q1, cal_q3, n))
+		bench_result_diagnose(res,
+				      "the machine's speed varied while this was measured: the "
+				      "empty loop's cost per call ranged over %.2f-%.2f ns "
+				      "(middle half of the samples), %.0f%% of its median; "
+				      "compare figures from quieter runs",
+				      cal_q1, cal_q3, 100 * (cal_q3 - cal_q1) / res->calibration);
 	free(cals);
 	for (size_t i = 0; i < ns; i++)
 		res->samples[i] -= res->calibration;

@@ -55,6 +55,16 @@ static void test_no_time(void **state)
 	assert_false(measure_no_time(&s));
 }
 
+static void test_machine_noisy(void **state)
+{
+	/* 2 ns loop, 10^6 iterations: 2 ms of empty loop per sample. */
+	assert_false(measure_machine_noisy(2.0, 1.95, 2.05, 1000000));
+	assert_true(measure_machine_noisy(2.0, 1.9, 2.3, 1000000));
+	/* The same spread over 100 iterations (200 ns) is clock jitter. */
+	assert_false(measure_machine_noisy(2.0, 1.9, 2.3, 100));
+	assert_false(measure_machine_noisy(0.0, 0.0, 0.0, 1000000));
+}
+
 static void test_results_document(void **state)
 {
 	struct measure_plan plan;
@@ -144,6 +154,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_no_time),
+		cmocka_unit_test(test_machine_noisy),
 		cmocka_unit_test(test_results_document),
 	};
 
