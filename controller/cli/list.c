@@ -220,14 +220,14 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 							    s->demangled != s->name ? s->name :
 										      NULL });
 			json_array_append_new(
-				arr, json_pack("{s:s, s:s, s:s, s:o, s:I, s:s, s:b}", "name",
+				arr, json_pack("{s:s, s:s, s:s, s:o, s:I, s:s, s:b, s:b}", "name",
 					       s->demangled, "raw", s->name, "object", elf_path(obj),
 					       "address", json_hex(s->addr), "size",
 					       (json_int_t)s->size, "binding",
 					       s->binding == ELF_BIND_LOCAL  ? "local" :
 					       s->binding == ELF_BIND_WEAK   ? "weak" :
 									       "global",
-					       "exported", s->dynamic));
+					       "exported", s->dynamic, "ifunc", s->ifunc));
 		}
 	}
 

@@ -433,6 +433,7 @@ static int add_symbols(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh, b
 				   GELF_ST_BIND(s.st_info) == STB_WEAK	? ELF_BIND_WEAK :
 									  ELF_BIND_GLOBAL,
 			.dynamic = dynamic,
+			.ifunc = type == STT_GNU_IFUNC,
 		};
 	}
 	return 0;

@@ -50,6 +50,7 @@ struct elf_symbol {
 	uint64_t size;
 	enum elf_binding binding;
 	bool dynamic; /* found in .dynsym (exported), not only in .symtab */
+	bool ifunc;   /* STT_GNU_IFUNC: addr is a resolver that returns the function */
 };
 
 /* One benchmark registered with target-stub's BENCHTRAP()/BENCHTRAP_ARGS().

@@ -36,14 +36,37 @@
 #define R_AARCH64_ABS64 257
 #endif
 
-/* The relocated value of the pointer stored at 'vaddr', from RELA entries. */
-static bool reloc_value(struct elf_file *ef, uint64_t vaddr, uint64_t *ret)
+/* The relocated pointers inside the registry section, sorted by offset. */
+struct reloc {
+	uint64_t offset, value;
+};
+
+struct relocs {
+	struct reloc *v;
+	size_t n;
+};
+
+static int cmp_reloc(const void *a, const void *b)
 {
+	const struct reloc *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/*
+ * One pass over the RELA sections, keeping the entries that land in
+ * [lo, hi): a binary with many registrations and many relocations costs
+ * O(R + B log B), not O(R * B).
+ */
+static int collect_relocs(struct elf_file *ef, uint64_t lo, uint64_t hi, struct relocs *ret)
+{
+	struct relocs rs = { 0 };
+	size_t cap = 0;
 	Elf_Scn *scn = NULL;
 
 	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data, *symdata = NULL;
 		GElf_Shdr sh;
-		Elf_Data *data;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0)
 			continue;
@@ -52,44 +75,79 @@ static bool reloc_value(struct elf_file *ef, uint64_t vaddr, uint64_t *ret)
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Rela rela;
+			GElf_Sym sym;
+			uint64_t value;
 			unsigned type;
 
-			if (!gelf_getrela(data, (int)i, &rela) || rela.r_offset != vaddr)
+			if (!gelf_getrela(data, (int)i, &rela) || rela.r_offset < lo ||
+			    rela.r_offset >= hi)
 				continue;
 			type = GELF_R_TYPE(rela.r_info);
 			if (type == R_X86_64_RELATIVE || type == R_AARCH64_RELATIVE) {
-				*ret = (uint64_t)rela.r_addend;
-				return true;
-			}
-			if (type == R_X86_64_64 || type == R_AARCH64_ABS64) {
+				value = (uint64_t)rela.r_addend;
+			} else if (type == R_X86_64_64 || type == R_AARCH64_ABS64) {
 				/* Symbolic: symbol value plus addend. */
-				Elf_Scn *symscn = elf_getscn(ef->elf, sh.sh_link);
-				Elf_Data *symdata = symscn ? elf_getdata(symscn, NULL) : NULL;
-				GElf_Sym sym;
+				if (!symdata) {
+					Elf_Scn *symscn = elf_getscn(ef->elf, sh.sh_link);
 
+					symdata = symscn ? elf_getdata(symscn, NULL) : NULL;
+				}
 				if (!symdata ||
 				    !gelf_getsym(symdata, (int)GELF_R_SYM(rela.r_info), &sym))
-					return false;
-				*ret = sym.st_value + (uint64_t)rela.r_addend;
-				return true;
+					continue;
+				value = sym.st_value + (uint64_t)rela.r_addend;
+			} else {
+				continue;
 			}
+			if (rs.n == cap) {
+				size_t c = cap ? cap * 2 : 64;
+				struct reloc *v = realloc(rs.v, c * sizeof(*v));
+
+				if (!v) {
+					free(rs.v);
+					return -ENOMEM;
+				}
+				rs.v = v;
+				cap = c;
+			}
+			rs.v[rs.n++] = (struct reloc){ rela.r_offset, value };
 		}
+	}
+	if (rs.n)
+		qsort(rs.v, rs.n, sizeof(*rs.v), cmp_reloc);
+	*ret = rs;
+	return 0;
+}
+
+/* The relocated value of the pointer stored at 'vaddr', if relocated. */
+static bool reloc_value(const struct relocs *rs, uint64_t vaddr, uint64_t *ret)
+{
+	size_t lo = 0, hi = rs->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rs->v[mid].offset == vaddr) {
+			*ret = rs->v[mid].value;
+			return true;
+		}
+		if (rs->v[mid].offset < vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
 	return false;
 }
 
-static int read_pointer(struct elf_file *ef, const unsigned char *rec, uint64_t rec_vaddr,
-			size_t field, uint64_t *ret)
+static uint64_t read_pointer(const struct relocs *rs, const unsigned char *rec, uint64_t rec_vaddr,
+			     size_t field)
 {
 	uint64_t v;
 
-	if (ef->ehdr.e_type == ET_DYN && reloc_value(ef, rec_vaddr + field, &v)) {
-		*ret = v;
-		return 0;
-	}
+	if (reloc_value(rs, rec_vaddr + field, &v))
+		return v;
 	memcpy(&v, rec + field, sizeof(v));
-	*ret = v;
-	return 0;
+	return v;
 }
 
 static int read_string(const struct elf_file *ef, uint64_t vaddr, char **ret)
@@ -103,7 +161,7 @@ static int read_string(const struct elf_file *ef, uint64_t vaddr, char **ret)
 		if (buf[n] == '\0')
 			break;
 	}
-	if (n == 0 || n == sizeof(buf) || str_has_control(buf))
+	if (n == 0 || n == sizeof(buf) || !str_is_printable(buf))
 		return -ELF_E_REGISTRY;
 	*ret = strdup(buf);
 	return *ret ? 0 : -ENOMEM;
@@ -148,6 +206,7 @@ int elf_read_registry(struct elf_file *ef)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = elf_section_by_name(ef, REGISTRY_SECTION, &sh);
+	struct relocs relocs = { 0 };
 	Elf_Data *data;
 	size_t cap = 0;
 	int r = 0;
@@ -159,8 +218,13 @@ int elf_read_registry(struct elf_file *ef)
 	data = elf_rawdata(scn, NULL);
 	if (!data || data->d_size != sh.sh_size)
 		return -ELF_E_REGISTRY;
+	if (ef->ehdr.e_type == ET_DYN) {
+		r = collect_relocs(ef, sh.sh_addr, sh.sh_addr + sh.sh_size, &relocs);
+		if (r < 0)
+			return r;
+	}
 
-	for (size_t off = 0; off < sh.sh_size; off += RECORD_SIZE) {
+	for (size_t off = 0; off < sh.sh_size && r == 0; off += RECORD_SIZE) {
 		const unsigned char *rec = (const unsigned char *)data->d_buf + off;
 		uint64_t vaddr = sh.sh_addr + off, name_ptr, fn, args_ptr;
 		uint32_t magic, nargs;
@@ -168,14 +232,16 @@ int elf_read_registry(struct elf_file *ef)
 
 		memcpy(&magic, rec, 4);
 		memcpy(&nargs, rec + 4, 4);
-		if (magic != REGISTRY_MAGIC || nargs > MAX_ARGS)
-			return -ELF_E_REGISTRY;
-		read_pointer(ef, rec, vaddr, 8, &name_ptr);
-		read_pointer(ef, rec, vaddr, 16, &fn);
-		read_pointer(ef, rec, vaddr, 24, &args_ptr);
+		if (magic != REGISTRY_MAGIC || nargs > MAX_ARGS) {
+			r = -ELF_E_REGISTRY;
+			break;
+		}
+		name_ptr = read_pointer(&relocs, rec, vaddr, 8);
+		fn = read_pointer(&relocs, rec, vaddr, 16);
+		args_ptr = read_pointer(&relocs, rec, vaddr, 24);
 		r = read_string(ef, name_ptr, &name);
 		if (r < 0)
-			return r;
+			break;
 		if (nargs == 0) {
 			r = push_bench(ef, name, fn, false, 0, &cap);
 		} else {
@@ -190,8 +256,7 @@ int elf_read_registry(struct elf_file *ef)
 			}
 		}
 		free(name);
-		if (r < 0)
-			return r;
 	}
-	return 0;
+	free(relocs.v);
+	return r;
 }

@@ -144,8 +144,12 @@ int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned 
 			break;
 		if (n == max || n == sizeof(parsed) / sizeof(parsed[0]))
 			return -EINVAL;
+		/* Decimal, or hex with 0x; never octal: "010" is ten. */
+		const char *digits = p + (*p == '-' || *p == '+');
+		int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
+
 		errno = 0;
-		parsed[n++] = strtoll(p, &stop, 0);
+		parsed[n++] = strtoll(p, &stop, base);
 		if (errno == ERANGE)
 			return -ERANGE;
 		if (stop == p)

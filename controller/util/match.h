@@ -32,7 +32,7 @@ char *match_strip_params(const char *demangled);
 
 /*
  * Read "NAME" or "NAME(1, -2, 0x10)": *ret_name gets NAME (malloc'ed), args
- * up to 'max' integers (decimal, 0x hex, 0 octal), *ret_nargs their count.
+ * up to 'max' integers (decimal, or hex with 0x), *ret_nargs their count.
  * -EINVAL for a malformed list, an empty name, or more than 'max' arguments;
  * -ERANGE for an integer out of range.
  */

@@ -56,22 +56,38 @@ bool str_has_control(const char *s)
 	return false;
 }
 
-/* Length of the valid UTF-8 sequence at 'p', or 0. */
+/*
+ * Length of the well-formed UTF-8 sequence at 'p', or 0: no overlong forms,
+ * no surrogates (U+D800..U+DFFF), nothing above U+10FFFF (RFC 3629), which
+ * is what JSON libraries accept.
+ */
 static size_t utf8_len(const unsigned char *p)
 {
+	unsigned char lo = 0x80, hi = 0xbf;
 	size_t n;
 
 	if (p[0] < 0x80)
 		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
 		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
 		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		if (p[0] == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (p[0] == 0xed)
+			hi = 0x9f; /* surrogates */
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
 		n = 4;
-	else
+		if (p[0] == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (p[0] == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+	} else {
 		return 0;
-	for (size_t i = 1; i < n; i++)
+	}
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
 		if ((p[i] & 0xc0) != 0x80)
 			return 0;
 	return n;
@@ -83,6 +99,16 @@ static bool needs_escape(const unsigned char *p, size_t *ret_len)
 
 	*ret_len = n ? n : 1;
 	return n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f));
+}
+
+bool str_is_printable(const char *s)
+{
+	size_t len;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p += len)
+		if (needs_escape(p, &len))
+			return false;
+	return true;
 }
 
 char *str_escape(const char *s)

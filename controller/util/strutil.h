@@ -19,6 +19,9 @@ bool str_has_control(const char *s);
  */
 char *str_escape(const char *s);
 
+/* true when 's' is well-formed UTF-8 without control characters. */
+bool str_is_printable(const char *s);
+
 /* The last path component of 'path' (a pointer into it). */
 const char *str_basename(const char *path);
 

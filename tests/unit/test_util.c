@@ -40,6 +40,13 @@ static void test_control(void **state)
 	e = str_escape("a\x1b[31mb\nc\xff\xc3");
 	assert_string_equal(e, "a\\x1b[31mb\\x0ac\\xff\\xc3");
 	free(e);
+	/* Surrogates, overlong forms and code points past U+10FFFF are not
+	 * UTF-8 (JSON would refuse them). */
+	e = str_escape("s\xed\xa0\x80o\xc0\xafv\xf4\x90\x80\x80");
+	assert_string_equal(e, "s\\xed\\xa0\\x80o\\xc0\\xafv\\xf4\\x90\\x80\\x80");
+	free(e);
+	assert_true(str_is_printable("µs ✓ 𝄞"));
+	assert_false(str_is_printable("tab\there"));
 	assert_string_equal(str_basename("xz"), "xz");
 }
 
@@ -112,7 +119,7 @@ static void test_parse_call(void **state)
 	assert_int_equal(args[0], 1);
 	assert_int_equal(args[1], -2);
 	assert_int_equal(args[2], 16);
-	assert_int_equal(args[3], 8);
+	assert_int_equal(args[3], 10); /* never octal */
 	free(name);
 
 	assert_int_equal(match_parse_call("g()", &name, args, 6, &n), 0);
