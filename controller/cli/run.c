@@ -289,6 +289,7 @@ static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct 
 				s->object = strdup(elf_path(scope.objs[j]));
 				s->in_main = j == 0;
 				s->link_addr = sym->addr;
+				s->ifunc = sym->ifunc;
 				memcpy(s->args, args, sizeof(args));
 				s->nargs = nargs;
 				if (!s->name || !s->symbol || !s->object) {

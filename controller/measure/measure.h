@@ -28,6 +28,7 @@ struct bench_spec {
 	char *object;	  /* path of the ELF file that defines the function */
 	bool in_main;	  /* object is the binary itself (not a library) */
 	uint64_t link_addr; /* the function's link-time address in 'object' */
+	bool ifunc;	  /* link_addr is an IFUNC resolver: time what it returns */
 	int64_t args[MEASURE_MAX_ARGS];
 	unsigned nargs;
 };
@@ -61,9 +62,10 @@ uint64_t measure_grow(uint64_t n, uint64_t elapsed_ns, uint64_t target_ns);
 bool measure_machine_noisy(double cal_median, double cal_q1, double cal_q3, uint64_t n);
 
 /* true when a benchmark's per-call time cannot be told apart from an empty
- * function's: its median's confidence interval reaches zero, or the median
- * is below 0.25 ns (one cycle at 4 GHz). */
-bool measure_no_time(const struct stats_summary *s);
+ * function's: fewer than 90% of its n samples (each its pass less the
+ * empty pass of the same sample) came out positive, or its median is below
+ * 0.25 ns (one cycle at 4 GHz). */
+bool measure_no_time(double median, size_t positive, size_t n);
 
 /* Where and how the child runs. */
 struct measure_target {

@@ -93,9 +93,17 @@ bool measure_machine_noisy(double cal_median, double cal_q1, double cal_q3, uint
 	return (cal_q3 - cal_q1) / cal_median > 0.10;
 }
 
-bool measure_no_time(const struct stats_summary *s)
+bool measure_no_time(double median, size_t positive, size_t n)
 {
-	return s->ci_low <= 0.0 || s->median < 0.25;
+	/*
+	 * Each sample is the benchmark's pass less the empty pass that ran
+	 * just before it. For a function that takes no time these differences
+	 * are noise, as often negative as positive; a function that takes
+	 * time, however little, makes nearly all of them positive. The sign
+	 * is robust to a noisy machine where a confidence interval is not
+	 * (a load spike in one pass moves one sample, not the count much).
+	 */
+	return median < 0.25 || n == 0 || (double)positive < 0.9 * (double)n;
 }
 
 void bench_spec_clear(struct bench_spec *s)
@@ -155,11 +163,16 @@ static int fail_with(char **ret_error, const char *fmt, ...)
 	return -TRACE_E_FAILED;
 }
 
-static char *describe_failure(const struct trace_failure *f)
+/* The failure in words; a timeout is stated as the configured one, not
+ * as what was left of it when the last call started. */
+static char *describe_failure(const struct trace_failure *f, uint64_t timeout_ns)
 {
+	struct trace_failure g = *f;
 	char buf[8192];
 
-	return strdup(trace_failure_format(f, buf, sizeof(buf)));
+	if (g.kind == TRACE_FAIL_TIMEOUT)
+		g.timeout_ms = (int)(timeout_ns / 1000000 > INT_MAX ? INT_MAX : timeout_ns / 1000000);
+	return strdup(trace_failure_format(&g, buf, sizeof(buf)));
 }
 
 /*
@@ -251,8 +264,8 @@ static void child_free(struct child *c)
 }
 
 /* Spawn, run to main, and put the harness in place. */
-static int child_start(const struct measure_target *t, struct child *c, bool *ret_no_vdso,
-		       char **ret_error)
+static int child_start(const struct measure_target *t, uint64_t deadline, uint64_t timeout_ns,
+		       struct child *c, bool *ret_no_vdso, char **ret_error)
 {
 	struct trace_spawn_opts so;
 	struct trace_failure f;
@@ -266,6 +279,9 @@ static int child_start(const struct measure_target *t, struct child *c, bool *re
 	so.aslr = t->aslr;
 	so.clean_env = t->clean_env;
 	so.cpu = t->cpu;
+	/* What a benchmark forks runs on untraced; its process group makes
+	 * sure it dies with the child. */
+	so.process_group = true;
 	if (t->quiet_stdio) {
 		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 		so.stdio[1] = so.stdio[2] = devnull;
@@ -278,9 +294,15 @@ static int child_start(const struct measure_target *t, struct child *c, bool *re
 	if (r < 0)
 		return fail_with(ret_error, "cannot start %s: %s", t->binary, trace_strerror(r));
 
-	r = trace_run_to_main(c->p, t->main_link, t->entry_link, 30000, &main_addr, &f);
+	/* Loading and constructors count against the benchmark's timeout. */
+	uint64_t now = measure_now_ns();
+	int budget_ms = now >= deadline		       ? 1 :
+			(deadline - now) / 1000000 > INT_MAX ? INT_MAX :
+							       (int)((deadline - now) / 1000000) + 1;
+
+	r = trace_run_to_main(c->p, t->main_link, t->entry_link, budget_ms, &main_addr, &f);
 	if (r == -TRACE_E_FAILED) {
-		char *what = describe_failure(&f);
+		char *what = describe_failure(&f, timeout_ns);
 
 		fail_with(ret_error, "%s failed before main: %s", t->binary, what ? what : "?");
 		free(what);
@@ -386,11 +408,12 @@ static int unrecorded_sample(struct child *c, const struct bench_spec *s, uint64
 	uint64_t cal, t1, t2;
 	int r;
 
-	emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), measure_now_ns(), *index, n,
-	     true);
 	r = take_sample(c, fn, n, deadline, &cal, ret_bench, &t1, &t2, f);
 	if (r < 0)
 		return r;
+	/* Markers of a sample are written once it completed, with the
+	 * child's own clock readings: a sample that failed has none. */
+	emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), t1, *index, n, true);
 	emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), t2, (*index)++, n, true);
 	return 0;
 }
@@ -419,6 +442,17 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 			return -ENOENT;
 		}
 		fn = base + s->link_addr;
+	}
+	if (s->ifunc) {
+		/* An IFUNC symbol is a resolver: call it once, as the dynamic
+		 * loader does, and time the implementation it picks. */
+		struct trace_call_opts o = { .timeout_ms = 10000, .all_threads = true };
+		uint64_t impl;
+
+		r = trace_call(c->p, fn, NULL, 0, &o, &impl, f);
+		if (r < 0)
+			return r;
+		fn = impl;
 	}
 	for (unsigned i = 0; i < s->nargs; i++)
 		args[i] = (uint64_t)s->args[i];
@@ -489,6 +523,17 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 			cals = v2;
 			cap = nc;
 		}
+		/* A slow benchmark keeps the samples it has rather than lose
+		 * them all to the timeout in the middle of the next one. */
+		uint64_t now = measure_now_ns();
+
+		if (ns > 0 && now + (t2 - t1) * 2 > deadline) {
+			bench_result_diagnose(res,
+					      "stopped after %zu samples: another would have run "
+					      "past --timeout (%.3g s); raise it for more samples",
+					      ns, (double)plan->timeout_ns / 1e9);
+			break;
+		}
 		r = take_sample(c, fn, n, deadline, &cal, &bench, &t1, &t2, f);
 		if (r < 0) {
 			free(cals);
@@ -498,7 +543,10 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), t2, index++, n, false);
 		if (ns == 0)
 			res->t_first_sample_ns = t2;
-		res->samples[ns] = (double)bench / (double)n;
+		/* Each sample's own calibration is subtracted from it: the two
+		 * passes ran back to back, so a change of the machine's speed
+		 * between samples cancels out. */
+		res->samples[ns] = ((double)bench - (double)cal) / (double)n;
 		cals[ns] = (double)cal / (double)n;
 		ns++;
 		if (ns >= plan->max_samples)
@@ -507,7 +555,7 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 			break;
 	}
 
-	/* Subtract the loop's own cost: the median over all samples. */
+	/* The loop's own cost, as reported: the median over all samples. */
 	qsort(cals, ns, sizeof(*cals), cmp_double);
 	res->calibration = ns % 2 ? cals[ns / 2] : (cals[ns / 2 - 1] + cals[ns / 2]) / 2;
 
@@ -523,8 +571,6 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 				      "compare figures from quieter runs",
 				      cal_q1, cal_q3, 100 * (cal_q3 - cal_q1) / res->calibration);
 	free(cals);
-	for (size_t i = 0; i < ns; i++)
-		res->samples[i] -= res->calibration;
 	res->nsamples = ns;
 	return 0;
 }
@@ -542,7 +588,11 @@ static void finish_ok(struct bench_result *res)
 	res->value = res->stats.median;
 	/* A benchmark whose time cannot be told from the empty loop's was
 	 * probably optimized away (or is just a return). */
-	res->no_time = measure_no_time(&res->stats);
+	size_t positive = 0;
+
+	for (size_t i = 0; i < res->nsamples; i++)
+		positive += res->samples[i] > 0;
+	res->no_time = measure_no_time(res->stats.median, positive, res->nsamples);
 	if (res->no_time)
 		bench_result_diagnose(res,
 				      "measured no execution time: %.2f ns per call cannot be told "
@@ -570,7 +620,8 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 		emit(hooks, MEASURE_BENCH_START, specs[i].name, 0, res->t_start_ns, 0, 0, false);
 
 		if (!c.p) {
-			r = child_start(t, &c, &no_vdso, &why);
+			r = child_start(t, res->t_start_ns + plan->timeout_ns, plan->timeout_ns, &c,
+					&no_vdso, &why);
 			if (r < 0) {
 				/* The binary cannot run at all: no point going on. */
 				if (i == 0) {
@@ -599,7 +650,8 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 		} else {
 			res->status = BENCH_FAILED;
 			if (!res->error)
-				res->error = r == -TRACE_E_FAILED ? describe_failure(&f) :
+				res->error = r == -TRACE_E_FAILED ?
+						     describe_failure(&f, plan->timeout_ns) :
 								    strdup(trace_strerror(r));
 			free(res->samples);
 			res->samples = NULL;

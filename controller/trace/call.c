@@ -44,6 +44,33 @@ static bool fatal_signal(int sig)
 	}
 }
 
+/*
+ * true when thread 'tid' has a handler for 'sig' (SigCgt in its status): a
+ * JIT or a garbage collector catches SIGSEGV on purpose, and a program may
+ * handle SIGTRAP or SIGFPE; those signals are delivered, not failures.
+ */
+static bool handler_installed(pid_t tid, int sig)
+{
+	char path[64], line[256];
+	bool caught = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long mask;
+
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1) {
+			caught = sig > 0 && sig <= 64 && (mask >> (sig - 1)) & 1;
+			break;
+		}
+	}
+	fclose(f);
+	return caught;
+}
+
 int trace_fill_backtrace(struct trace_proc *p, pid_t tid, struct trace_failure *f)
 {
 	size_t n = 0;
@@ -135,7 +162,7 @@ static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64
 				r = trace_pt_getregs(tid, ret_regs);
 				goto out;
 			}
-			if (!fatal_signal(ev.sig)) {
+			if (!fatal_signal(ev.sig) || handler_installed(ev.tid, ev.sig)) {
 				r = trace_resume(p);
 				continue;
 			}
@@ -382,7 +409,7 @@ static int run_to_bp(struct trace_proc *p, uint64_t addr, int64_t deadline, int 
 				return 0;
 			break;
 		case TRACE_EV_SIGNAL:
-			if (!fatal_signal(ev.sig))
+			if (!fatal_signal(ev.sig) || handler_installed(ev.tid, ev.sig))
 				break;
 			fail_signal(p, f, &ev);
 			trace_kill(p);
@@ -526,9 +553,19 @@ char *trace_failure_format(const struct trace_failure *f, char *buf, size_t size
 	buf[0] = '\0';
 	switch (f->kind) {
 	case TRACE_FAIL_SIGNAL:
-		len = append(buf, size, len, "SIG%s (%s) at address 0x%llx, pc 0x%llx",
-			     sig_abbrev(f->sig), sigdescr_np(f->sig) ? sigdescr_np(f->sig) : "?",
-			     (unsigned long long)f->addr, (unsigned long long)f->pc);
+		/* si_code <= 0: sent (kill, raise, abort), and si_addr's
+		 * place holds the sender's pid, not an address. */
+		if (f->code <= 0)
+			len = append(buf, size, len, "SIG%s (%s) sent by pid %u, pc 0x%llx",
+				     sig_abbrev(f->sig),
+				     sigdescr_np(f->sig) ? sigdescr_np(f->sig) : "?",
+				     (unsigned)(f->addr & 0xffffffffu),
+				     (unsigned long long)f->pc);
+		else
+			len = append(buf, size, len, "SIG%s (%s) at address 0x%llx, pc 0x%llx",
+				     sig_abbrev(f->sig),
+				     sigdescr_np(f->sig) ? sigdescr_np(f->sig) : "?",
+				     (unsigned long long)f->addr, (unsigned long long)f->pc);
 		break;
 	case TRACE_FAIL_EXIT:
 		if (f->sig)

@@ -77,6 +77,7 @@ struct trace_proc {
 	struct trace_event final; /* EXITED/KILLED, once dead */
 	bool final_reported;
 	int slot;	      /* index in the registry of live tracees */
+	bool group;	      /* leads its own process group, killed with it */
 };
 
 struct trace_thread *trace_thread_find(struct trace_proc *p, pid_t tid);

@@ -67,8 +67,13 @@ void trace_kill_all(void)
 	for (int i = 0; i < MAX_LIVE; i++) {
 		pid_t pid = live_pids[i];
 
-		if (pid > 0)
+		/* Its process group too: what it forked (untraced) dies
+		 * with it. For a child without a group of its own, -pid
+		 * names no group and this fails harmlessly. */
+		if (pid > 0) {
+			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
+		}
 	}
 }
 
@@ -720,6 +725,8 @@ static void child(const struct trace_spawn_opts *o, const char *path, char *cons
 	/* Wait until the parent has seized us. */
 	if (read(gofd, &c, 1) != 1)
 		_exit(127);
+	if (o->process_group && setpgid(0, 0) < 0)
+		goto fail;
 	if (!o->aslr) {
 		int pers = personality(0xffffffff);
 
@@ -820,6 +827,11 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 		child(o, path, envp, errpipe[1], gopipe[0], parent);
 	live_pids[p->slot] = pid;
 	p->pid = pid;
+	/* Also here, so that the group exists before anything can be sent
+	 * to it, whichever of parent and child runs first. */
+	if (o->process_group)
+		setpgid(pid, pid);
+	p->group = o->process_group;
 	close(errpipe[1]);
 	errpipe[1] = -1;
 	close(gopipe[0]);
@@ -903,6 +915,8 @@ int trace_kill(struct trace_proc *p)
 	if (!p || p->dead)
 		return 0;
 	p->report_exit = 0;
+	if (p->group)
+		kill(-p->pid, SIGKILL);
 	kill(p->pid, SIGKILL);
 	while (!p->dead) {
 		struct trace_thread *t;

@@ -92,6 +92,12 @@ struct trace_spawn_opts {
 	bool aslr;	   /* keep address-space randomisation (off by default) */
 	int cpu;	   /* pin the child to this CPU; -1: no pinning */
 	int stdio[3];	   /* dup2'ed onto 0, 1, 2 in the child; -1: inherited */
+	/* The child leads a process group of its own, and killing it kills
+	 * the group: processes it forks (which run on untraced) die with it,
+	 * unless they left the group (setsid). Off by default: a program in
+	 * its own group is not in the terminal's foreground group, so one
+	 * that reads the terminal would stop (SIGTTIN). */
+	bool process_group;
 };
 
 /* Defaults: no ASLR, no pinning, inherited environment and stdio. */

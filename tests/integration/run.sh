@@ -86,13 +86,15 @@ expect_no_orphans "$EX"
 # Failures in the middle of a suite: each reported, the rest measured, exit 1.
 run run "$FAILING" "${FAST[@]}" --timeout 1 --format json
 expect_status 1
-expect_json '[b["name"] for b in d["benchmarks"] if b["status"] == "ok"] == ["ok_before", "poison", "victim", "ok_after"]'
+expect_json '[b["name"] for b in d["benchmarks"] if b["status"] == "ok"] == ["ok_before", "poison", "victim", "forks_sleeper", "handled_fault", "ok_after"]'
 expect_json '[b["name"] for b in d["benchmarks"] if b["status"] == "failed"] == ["crash", "aborts", "exits", "hangs"]'
 expect_json 'all(b["value"] is None and b["stats"] is None for b in d["benchmarks"] if b["status"] == "failed")'
 expect_json '(lambda b: "SIGSEGV" in b and "0x10" in b and "fixture_crash_inner" in b and "fixture_crash_outer" in b)(d["benchmarks"][1]["error"])'
 expect_json '"SIGABRT" in d["benchmarks"][2]["error"] and "abort" in d["benchmarks"][2]["error"]'
 expect_json '"exited with status 3" in d["benchmarks"][3]["error"]'
-expect_json '"timed out" in d["benchmarks"][4]["error"] and "benchtrap_bench_hangs" in d["benchmarks"][4]["error"]'
+expect_json '"timed out after 1000 ms" in d["benchmarks"][4]["error"] and "benchtrap_bench_hangs" in d["benchmarks"][4]["error"]'
+expect_json '"sent by pid" in d["benchmarks"][2]["error"]'
+# What a benchmark forked died with its child (checked below: no orphans).
 expect_no_orphans "$FAILING"
 
 run run "$FAILING" --bench crash --bench ok_after "${FAST[@]}"
@@ -129,6 +131,12 @@ run run "$PLAIN" --symbol plain_work "${FAST[@]}" --show-output
 expect_status 0
 expect_no_out 'main ran'
 expect_no_orphans "$PLAIN"
+
+# An IFUNC symbol (strlen in glibc) is resolved in the child and the
+# implementation it picks is timed: called with a NULL string, it faults.
+run run "$PLAIN" --symbol strlen "${FAST[@]}" --format json
+expect_status 1
+expect_json '"SIGSEGV" in d["benchmarks"][0]["error"] and "strlen" in d["benchmarks"][0]["error"].split("#0")[1]'
 
 # Stripped and static builds: main is found without symbols.
 run run "$FIXTURES/elf/stub_stripped" --bench alpha "${FAST[@]}"
