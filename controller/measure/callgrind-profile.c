@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading callgrind profiles (callgrind.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure/callgrind.h"
+
+/* Function names by compression id. */
+struct names {
+	char **v;
+	size_t n;
+};
+
+static void names_free(struct names *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i]);
+	free(t->v);
+}
+
+/*
+ * The name in a "fn=" value: "(id) name" defines id, "(id)" refers to it,
+ * anything else is the name itself. Returns a pointer into the table or
+ * into 'value' (valid until the next line), NULL when out of memory or
+ * for an unknown id (treated as no name).
+ */
+static const char *resolve(struct names *t, char *value, int *ret_err)
+{
+	char *end;
+	unsigned long id;
+
+	if (value[0] != '(')
+		return value;
+	id = strtoul(value + 1, &end, 10);
+	if (end == value + 1 || *end != ')' || id > 10000000)
+		return value;
+	end++;
+	while (*end == ' ')
+		end++;
+	if (!*end)
+		return id < t->n ? t->v[id] : NULL;
+	if (id >= t->n) {
+		char **v = realloc(t->v, (id + 1) * sizeof(*v));
+
+		if (!v) {
+			*ret_err = -ENOMEM;
+			return NULL;
+		}
+		memset(v + t->n, 0, (id + 1 - t->n) * sizeof(*v));
+		t->v = v;
+		t->n = id + 1;
+	}
+	free(t->v[id]);
+	t->v[id] = strdup(end);
+	if (!t->v[id])
+		*ret_err = -ENOMEM;
+	return t->v[id];
+}
+
+static bool is_cost_line(const char *s)
+{
+	return isdigit((unsigned char)s[0]) || s[0] == '+' || s[0] == '-' || s[0] == '*';
+}
+
+/* Read up to 'max' unsigned numbers after skipping 'skip' position fields. */
+static size_t read_costs(const char *s, size_t skip, uint64_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < skip; i++) {
+		s += strspn(s, " \t");
+		s += strcspn(s, " \t");
+	}
+	while (n < max) {
+		char *end;
+		uint64_t v;
+
+		s += strspn(s, " \t");
+		if (!*s)
+			break;
+		v = strtoull(s, &end, 10);
+		if (end == s)
+			break;
+		out[n++] = v;
+		s = end;
+	}
+	return n;
+}
+
+static int read_events(char *s, struct callgrind_profile *p)
+{
+	char *save = NULL;
+
+	p->nevents = 0;
+	for (char *tok = strtok_r(s, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		if (p->nevents == CALLGRIND_MAX_EVENTS || strlen(tok) >= sizeof(p->events[0]))
+			return -EINVAL;
+		strcpy(p->events[p->nevents++], tok);
+	}
+	return p->nevents ? 0 : -EINVAL;
+}
+
+static size_t count_fields(const char *s)
+{
+	size_t n = 0;
+
+	while (*(s += strspn(s, " \t"))) {
+		n++;
+		s += strcspn(s, " \t");
+	}
+	return n;
+}
+
+static bool same(const char *a, const char *b)
+{
+	return !b || (a && strcmp(a, b) == 0);
+}
+
+int callgrind_parse(FILE *f, const char *caller, const char *callee,
+		    struct callgrind_profile *ret)
+{
+	struct callgrind_profile p = { 0 };
+	struct names names = { 0 };
+	char *line = NULL, *fn = NULL, *cfn = NULL;
+	size_t cap = 0, positions = 1;
+	bool header = false, in_call = false, have_totals = false;
+	uint64_t calls = 0;
+	ssize_t len;
+	int r = 0;
+
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (!header) {
+			/* "# callgrind format", or straight into the header. */
+			if (!strncmp(line, "# callgrind format", 18) || !strncmp(line, "version:", 8) ||
+			    !strncmp(line, "creator:", 8) || !strncmp(line, "events:", 7)) {
+				header = true;
+			} else if (line[0]) {
+				r = -EINVAL;
+				goto out;
+			}
+		}
+		if (in_call && is_cost_line(line)) {
+			uint64_t cost[CALLGRIND_MAX_EVENTS] = { 0 };
+
+			read_costs(line, positions, cost, p.nevents);
+			if (same(fn, caller) && same(cfn, callee)) {
+				for (size_t i = 0; i < p.nevents; i++)
+					p.inclusive[i] += cost[i];
+				p.calls += calls;
+				p.arcs++;
+			}
+			in_call = false;
+			continue;
+		}
+		if (!strncmp(line, "events:", 7)) {
+			r = read_events(line + 7, &p);
+			if (r < 0)
+				goto out;
+		} else if (!strncmp(line, "positions:", 10)) {
+			positions = count_fields(line + 10);
+			if (positions == 0)
+				positions = 1;
+		} else if (!strncmp(line, "totals:", 7) || !strncmp(line, "summary:", 8)) {
+			/* totals: wins when both are present. */
+			if (line[0] == 't' || !have_totals)
+				read_costs(strchr(line, ':') + 1, 0, p.totals, p.nevents);
+			have_totals |= line[0] == 't';
+		} else if (!strncmp(line, "fn=", 3)) {
+			const char *name = resolve(&names, line + 3, &r);
+
+			if (r < 0)
+				goto out;
+			free(fn);
+			free(cfn);
+			cfn = NULL;
+			fn = name ? strdup(name) : NULL;
+			if (name && !fn) {
+				r = -ENOMEM;
+				goto out;
+			}
+		} else if (!strncmp(line, "cfn=", 4)) {
+			const char *name = resolve(&names, line + 4, &r);
+
+			if (r < 0)
+				goto out;
+			free(cfn);
+			cfn = name ? strdup(name) : NULL;
+			if (name && !cfn) {
+				r = -ENOMEM;
+				goto out;
+			}
+		} else if (!strncmp(line, "calls=", 6)) {
+			calls = strtoull(line + 6, NULL, 10);
+			in_call = true;
+		}
+	}
+	if (ferror(f)) {
+		r = -EIO;
+		goto out;
+	}
+	if (!header || p.nevents == 0) {
+		r = -EINVAL;
+		goto out;
+	}
+	*ret = p;
+out:
+	free(line);
+	free(fn);
+	free(cfn);
+	names_free(&names);
+	return r;
+}
+
+int callgrind_parse_file(const char *path, const char *caller, const char *callee,
+			 struct callgrind_profile *ret)
+{
+	FILE *f = fopen(path, "re");
+	int r;
+
+	if (!f)
+		return -errno;
+	r = callgrind_parse(f, caller, callee, ret);
+	fclose(f);
+	return r;
+}
+
+int callgrind_event_index(const struct callgrind_profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->nevents; i++)
+		if (!strcmp(p->events[i], name))
+			return (int)i;
+	return -1;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/* The counting instruments' pure logic: callgrind profiles, the child's
+ * fixed environment, perf error classification and per-call figures. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "measure/callgrind.h"
+
+static FILE *text(const char *s)
+{
+	return fmemopen((void *)s, strlen(s), "r");
+}
+
+/* As callgrind writes it with name compression (a dump of the driver). */
+static const char compressed[] = "# callgrind format\n"
+				 "version: 1\n"
+				 "creator: callgrind-3.19.0\n"
+				 "positions: line\n"
+				 "events: Ir Dr\n"
+				 "summary: 1450 30\n"
+				 "\n"
+				 "ob=(5) /x/t\n"
+				 "fl=(146) /x/t.c\n"
+				 "fn=(538) benchtrap_driver_call\n"
+				 "3 3 1\n"
+				 "cfn=(542) fibw\n"
+				 "calls=1 +3 \n"
+				 "* 1440 28\n"
+				 "\n"
+				 "fn=(542)\n"
+				 "6 2\n"
+				 "cfn=(544) fibr\n"
+				 "calls=1 -1 \n"
+				 "* 1434 27\n"
+				 "fn=(536) main\n"
+				 "cfn=(538)\n"
+				 "calls=1 3 \n"
+				 "7 1443 29\n"
+				 "totals: 1443 29\n";
+
+static void test_parse_caller(void **state)
+{
+	struct callgrind_profile p;
+	FILE *f = text(compressed);
+
+	(void)state;
+	assert_int_equal(callgrind_parse(f, "benchtrap_driver_call", NULL, &p), 0);
+	fclose(f);
+	assert_int_equal(p.nevents, 2);
+	assert_string_equal(p.events[0], "Ir");
+	assert_string_equal(p.events[1], "Dr");
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(p.arcs, 1);
+	assert_int_equal(p.inclusive[0], 1440);
+	assert_int_equal(p.inclusive[1], 28);
+	/* totals: wins over summary:. */
+	assert_int_equal(p.totals[0], 1443);
+	assert_int_equal(callgrind_event_index(&p, "Dr"), 1);
+	assert_int_equal(callgrind_event_index(&p, "D1mr"), -1);
+}
+
+static void test_parse_callee(void **state)
+{
+	struct callgrind_profile p;
+	FILE *f = text(compressed);
+
+	(void)state;
+	/* "(538)" refers to the name defined earlier. */
+	assert_int_equal(callgrind_parse(f, NULL, "benchtrap_driver_call", &p), 0);
+	fclose(f);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(p.inclusive[0], 1443);
+	f = text(compressed);
+	assert_int_equal(callgrind_parse(f, "nobody", NULL, &p), 0);
+	fclose(f);
+	assert_int_equal(p.arcs, 0);
+	assert_int_equal(p.calls, 0);
+}
+
+/* Arcs to one callee add up; a recursive "f'2" is not "f"; missing
+ * trailing costs are zero; two position columns are skipped. */
+static void test_parse_sums(void **state)
+{
+	static const char s[] = "events: Ir Dw\n"
+				"positions: instr line\n"
+				"fn=a\n"
+				"cfn=f\n"
+				"calls=2 0x10 4\n"
+				"0x20 5 100 7\n"
+				"cfn=f'2\n"
+				"calls=9 0x10 4\n"
+				"+3 * 999 1\n"
+				"cfn=f\n"
+				"calls=3 0x10 4\n"
+				"+1 * 50\n"
+				"fn=b\n"
+				"cfn=f\n"
+				"calls=1 0x10 4\n"
+				"0x40 2 11 1\n";
+	struct callgrind_profile p;
+	FILE *f = text(s);
+
+	(void)state;
+	assert_int_equal(callgrind_parse(f, "a", "f", &p), 0);
+	fclose(f);
+	assert_int_equal(p.calls, 5);
+	assert_int_equal(p.arcs, 2);
+	assert_int_equal(p.inclusive[0], 150);
+	assert_int_equal(p.inclusive[1], 7);
+	f = text(s);
+	assert_int_equal(callgrind_parse(f, NULL, "f", &p), 0);
+	fclose(f);
+	assert_int_equal(p.calls, 6);
+	assert_int_equal(p.inclusive[0], 161);
+}
+
+static void test_parse_bad(void **state)
+{
+	struct callgrind_profile p = { .calls = 77 };
+	FILE *f = text("hello world\n");
+
+	(void)state;
+	assert_int_equal(callgrind_parse(f, NULL, NULL, &p), -EINVAL);
+	fclose(f);
+	f = text("# callgrind format\nversion: 1\n");
+	assert_int_equal(callgrind_parse(f, NULL, NULL, &p), -EINVAL);
+	fclose(f);
+	f = text("events: A B C D E F G H I J K L M N O P Q\n");
+	assert_int_equal(callgrind_parse(f, NULL, NULL, &p), -EINVAL);
+	fclose(f);
+	/* Untouched on failure. */
+	assert_int_equal(p.calls, 77);
+	assert_int_equal(callgrind_parse_file("/nonexistent/x", NULL, NULL, &p), -ENOENT);
+}
+
+static size_t count(char **v)
+{
+	size_t n = 0;
+
+	while (v[n])
+		n++;
+	return n;
+}
+
+static bool has(char **v, const char *s)
+{
+	for (size_t i = 0; v[i]; i++)
+		if (!strcmp(v[i], s))
+			return true;
+	return false;
+}
+
+static void test_env_fixed(void **state)
+{
+	const char *extra[] = { "BENCHTRAP_RUN=fib[20]", NULL };
+	char **a, **b;
+
+	(void)state;
+	setenv("HOME", "/somewhere", 1);
+	unsetenv("VALGRIND_LIB");
+	a = callgrind_env(extra);
+	assert_non_null(a);
+	assert_true(has(a, "LC_ALL=C"));
+	assert_true(has(a, "LD_BIND_NOW=1"));
+	assert_true(has(a, "BENCHTRAP_RUN=fib[20]"));
+	assert_int_equal(count(a), 4); /* PATH, LC_ALL, LD_BIND_NOW, extra */
+	for (size_t i = 0; a[i]; i++)
+		assert_null(strstr(a[i], "HOME="));
+	/* The controller's environment does not change it. */
+	setenv("SOMETHING_ELSE", "1", 1);
+	b = callgrind_env(extra);
+	assert_int_equal(count(a), count(b));
+	for (size_t i = 0; a[i]; i++)
+		assert_string_equal(a[i], b[i]);
+	callgrind_env_free(a);
+	callgrind_env_free(b);
+}
+
+static void test_driver_env(void **state)
+{
+	struct bench_spec s1 = { .name = "f", .object = "/bin/x", .in_main = true,
+				 .link_addr = 0x1139 };
+	struct bench_spec s2 = { .name = "g(1,-2)", .object = "/lib/libz.so", .in_main = false,
+				 .link_addr = 0xabc, .args = { 1, -2 }, .nargs = 2 };
+	const struct bench_spec *specs[] = { &s1, &s2 };
+	char **e;
+
+	(void)state;
+	e = callgrind_driver_env(specs, 2);
+	assert_non_null(e);
+	assert_true(has(e, "BENCHTRAP_DRIVER_0=0000000000001139"));
+	assert_true(has(e, "BENCHTRAP_DRIVER_1=0000000000000abc 0000000000000001 fffffffffffffffe"));
+	assert_true(has(e, "BENCHTRAP_DRIVER_1_OBJECT=/lib/libz.so"));
+	assert_true(has(e, "BENCHTRAP_DRIVER=2"));
+	assert_int_equal(count(e), 4);
+	/* Fixed width: another address, the same size. */
+	s1.link_addr = 0x123456789;
+	char **e2 = callgrind_driver_env(specs, 1);
+
+	assert_int_equal(strlen(e2[0]), strlen("BENCHTRAP_DRIVER_0=0000000000001139"));
+	callgrind_env_free(e);
+	callgrind_env_free(e2);
+}
+
+static void test_perf_classify(void **state)
+{
+	(void)state;
+	assert_int_equal(perf_classify_errno(0), PERF_AVAILABLE);
+	assert_int_equal(perf_classify_errno(ENOENT), PERF_NO_PMU);
+	assert_int_equal(perf_classify_errno(EOPNOTSUPP), PERF_NO_PMU);
+	assert_int_equal(perf_classify_errno(ENODEV), PERF_NO_PMU);
+	assert_int_equal(perf_classify_errno(EACCES), PERF_NO_PERMISSION);
+	assert_int_equal(perf_classify_errno(EPERM), PERF_NO_PERMISSION);
+	assert_int_equal(perf_classify_errno(EMFILE), PERF_OTHER);
+}
+
+static void test_perf_per_call(void **state)
+{
+	(void)state;
+	assert_true(perf_per_call(200200, 200, 100) == 2000.0);
+	assert_true(perf_per_call(250, 200, 100) == 0.5);
+	assert_true(perf_per_call(100, 200, 100) == 0.0);
+	assert_true(perf_per_call(100, 0, 0) == 0.0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_caller),  cmocka_unit_test(test_parse_callee),
+		cmocka_unit_test(test_parse_sums),    cmocka_unit_test(test_parse_bad),
+		cmocka_unit_test(test_env_fixed),     cmocka_unit_test(test_driver_env),
+		cmocka_unit_test(test_perf_classify), cmocka_unit_test(test_perf_per_call),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
