@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/* benchtrap export: a results file in another tool's format. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "results/results.h"
+#include "cli/cli.h"
+
+static const char usage[] =
+	"usage: benchtrap export FILE --format bmf|gbench|gab\n"
+	"\n"
+	"Print the results file FILE (`benchtrap run --output FILE`) on stdout in the\n"
+	"format another tool ingests:\n"
+	"\n"
+	"  bmf      Bencher Metric Format, for `bencher run --adapter json --file F`:\n"
+	"           {NAME: {latency: {value, lower_value, upper_value}}}, in ns; the\n"
+	"           bounds are the confidence interval of the median\n"
+	"  gbench   Google Benchmark JSON, for its tools/compare.py: every sample is\n"
+	"           one repetition, then the mean, median, stddev and cv aggregates\n"
+	"  gab      github-action-benchmark, tool 'customSmallerIsBetter':\n"
+	"           [{name, unit, value, range, extra}]\n"
+	"\n"
+	"Failed benchmarks have no value: bmf and gab leave them out, gbench marks\n"
+	"them with error_occurred. docs/ci.md shows each format.\n"
+	"\n"
+	"options:\n"
+	"  --format FMT        bmf, gbench or gab (required)\n"
+	"  -h, --help          show this help\n"
+	"\n"
+	"examples:\n"
+	"  benchtrap export results.json --format bmf > bmf.json\n"
+	"  benchtrap export results.json --format gab > gab.json\n"
+	"\n"
+	"exit status: 0 exported, 2 bad usage or bad input\n";
+
+enum { OPT_FORMAT = 0x100 };
+
+int cli_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	enum report_export_format fmt = REPORT_EXPORT_BMF;
+	struct results_file *rf = NULL;
+	const char *path = NULL;
+	bool have_format = false;
+	char *msg = NULL;
+	int c, r;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "-h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (path)
+				return cli_error(
+					"export: unexpected argument '%s' (export takes one "
+					"results file)",
+					optarg);
+			path = optarg;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "bmf"))
+				fmt = REPORT_EXPORT_BMF;
+			else if (!strcmp(optarg, "gbench"))
+				fmt = REPORT_EXPORT_GBENCH;
+			else if (!strcmp(optarg, "gab"))
+				fmt = REPORT_EXPORT_GAB;
+			else
+				return cli_error("export: --format is bmf, gbench or gab, not '%s'",
+						 optarg);
+			have_format = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return EXIT_OK;
+		default:
+			return cli_bad_option("export", argc, argv);
+		}
+	}
+	if (!path)
+		return cli_error("export: which file? usage: benchtrap export FILE --format "
+				 "bmf|gbench|gab");
+	if (!have_format)
+		return cli_error("export: which format? add --format bmf, gbench or gab");
+	r = results_load(path, &rf, &msg);
+	if (r < 0) {
+		cli_error("%s", msg ? msg : "out of memory");
+		free(msg);
+		return EXIT_USAGE;
+	}
+	r = report_export(rf, fmt, stdout);
+	results_free(rf);
+	if (r < 0)
+		return cli_error("export: cannot write the export: %s", strerror(-r));
+	return EXIT_OK;
+}

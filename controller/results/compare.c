@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: MIT */
+/* Comparing two results files: pairs, verdicts, warnings (results.h, docs/ci.md). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats/stats.h"
+#include "results/results.h"
+
+static const char *const verdict_names[RESULTS_NVERDICTS] = {
+	[RESULTS_REGRESSED] = "regressed",
+	[RESULTS_IMPROVED] = "improved",
+	[RESULTS_UNCHANGED] = "unchanged",
+	[RESULTS_FAILED] = "failed",
+	[RESULTS_NEW] = "new",
+	[RESULTS_MISSING] = "missing",
+};
+
+const char *results_verdict_name(enum results_verdict v)
+{
+	return (unsigned)v < RESULTS_NVERDICTS ? verdict_names[v] : "?";
+}
+
+void results_compare_opts_default(struct results_compare_opts *o)
+{
+	*o = (struct results_compare_opts){
+		.threshold = RESULTS_DEFAULT_THRESHOLD,
+		.confidence = RESULTS_DEFAULT_CONFIDENCE,
+		.resamples = 10000,
+		.seed = STATS_DEFAULT_SEED,
+	};
+}
+
+/* ---- sentences ---------------------------------------------------------- */
+
+struct strv {
+	char **v;
+	size_t n;
+	bool nomem;
+};
+
+static void strv_addf(struct strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void strv_addf(struct strv *s, const char *fmt, ...)
+{
+	char **v, *msg;
+	va_list ap;
+
+	if (s->nomem)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	v = msg ? realloc(s->v, (s->n + 2) * sizeof(*v)) : NULL;
+	if (!v) {
+		free(msg);
+		s->nomem = true;
+		return;
+	}
+	v[s->n++] = msg;
+	v[s->n] = NULL;
+	s->v = v;
+}
+
+static void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* ---- environments ------------------------------------------------------- */
+
+static bool str_differs(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/* Append "field ('a' vs 'b')" to a growing sentence. */
+static int diff_add(char **s, const char *field, const char *a, const char *b)
+{
+	char *n;
+
+	if (asprintf(&n, "%s%s%s ('%s' vs '%s')", *s ? *s : "", *s ? ", " : "", field,
+		     a ? a : "unknown", b ? b : "unknown") < 0)
+		return -ENOMEM;
+	free(*s);
+	*s = n;
+	return 0;
+}
+
+int results_env_diff(const struct results_env *a, const struct results_env *b, char **ret)
+{
+	const struct {
+		const char *name, *a, *b;
+	} fields[] = {
+		{ "cpu", a->cpu, b->cpu },
+		{ "kernel", a->kernel, b->kernel },
+		{ "libc", a->libc, b->libc },
+		{ "compiler", a->compiler, b->compiler },
+		{ "governor", a->governor, b->governor },
+		{ "benchtrap", a->benchtrap, b->benchtrap },
+	};
+	char *s = NULL;
+	int r = 0;
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]) && r == 0; i++)
+		if (str_differs(fields[i].a, fields[i].b))
+			r = diff_add(&s, fields[i].name, fields[i].a, fields[i].b);
+	if (r == 0 && a->cores != b->cores) {
+		char ca[16], cb[16];
+
+		snprintf(ca, sizeof(ca), "%d", a->cores);
+		snprintf(cb, sizeof(cb), "%d", b->cores);
+		r = diff_add(&s, "cores", ca, cb);
+	}
+	if (r == 0 && a->aslr != b->aslr)
+		r = diff_add(&s, "aslr", a->aslr > 0 ? "on" : "off", b->aslr > 0 ? "on" : "off");
+	if (r < 0) {
+		free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+/* ---- pairing ------------------------------------------------------------ */
+
+static bool same_key(const struct results_bench *a, const struct results_bench *b)
+{
+	return !strcmp(a->name, b->name) && !strcmp(a->instrument, b->instrument);
+}
+
+/* The first benchmark of 'f' with b's name and instrument, or NULL. */
+static const struct results_bench *find(const struct results_file *f, const struct results_bench *b)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (same_key(&f->benches[i], b))
+			return &f->benches[i];
+	return NULL;
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return (a > b) - (a < b);
+}
+
+static double *sorted_copy(const double *x, size_t n)
+{
+	double *c = malloc(n * sizeof(*c));
+
+	if (c) {
+		memcpy(c, x, n * sizeof(*c));
+		qsort(c, n, sizeof(*c), cmp_double);
+	}
+	return c;
+}
+
+/*
+ * Walltime: the interval of the ratio of medians from the raw samples; a
+ * file without them falls back on the intervals of the two medians (which
+ * must not overlap), and one without those on the threshold alone.
+ */
+static int judge_walltime(struct results_pair *p, const struct results_compare_opts *o)
+{
+	const struct results_bench *b = p->base, *h = p->head;
+
+	if (b->nraw >= 2 && h->nraw >= 2) {
+		struct stats_options so = { o->confidence, o->resamples, o->seed };
+		double *bs = sorted_copy(b->raw, b->nraw), *hs = sorted_copy(h->raw, h->nraw);
+		int r = bs && hs ? stats_bootstrap_ratio(bs, b->nraw, hs, h->nraw, &so,
+							 &p->ratio_low, &p->ratio_high)
+				 : -ENOMEM;
+
+		free(bs);
+		free(hs);
+		if (r == -ENOMEM)
+			return r;
+		if (r == 0) {
+			p->has_interval = true;
+			p->significant = p->ratio_low > 1.0 || p->ratio_high < 1.0;
+			return 0;
+		}
+		/* -EDOM: samples at or below zero; judged as below. */
+	}
+	if (b->has_stats && h->has_stats && isfinite(b->stats.ci_low) &&
+	    isfinite(b->stats.ci_high) && isfinite(h->stats.ci_low) && isfinite(h->stats.ci_high)) {
+		p->significant =
+			h->stats.ci_low > b->stats.ci_high || h->stats.ci_high < b->stats.ci_low;
+		p->note = "no raw samples: significance from the intervals of the medians";
+		return 0;
+	}
+	p->significant = true;
+	p->note = "no samples or intervals: judged by the threshold alone";
+	return 0;
+}
+
+static int judge(struct results_pair *p, const struct results_compare_opts *o)
+{
+	const struct results_bench *b = p->base, *h = p->head;
+	double change;
+
+	if (h && !h->ok) {
+		p->verdict = RESULTS_FAILED;
+		return 0;
+	}
+	if (!h) {
+		p->verdict = RESULTS_MISSING;
+		return 0;
+	}
+	if (!b || !b->ok) {
+		p->verdict = RESULTS_NEW;
+		if (b)
+			p->note = "failed in base";
+		return 0;
+	}
+	p->verdict = RESULTS_UNCHANGED;
+	if (b->no_time || h->no_time || !(b->value > 0.0) || !(h->value > 0.0)) {
+		p->note = "measured no execution time: not compared";
+		return 0;
+	}
+	p->has_ratio = true;
+	p->ratio = h->value / b->value;
+	change = p->ratio - 1.0;
+	if (results_instrument_exact(p->instrument)) {
+		p->significant = p->ratio != 1.0;
+	} else {
+		int r = judge_walltime(p, o);
+
+		if (r < 0)
+			return r;
+	}
+	if (!p->significant)
+		return 0;
+	if (change > o->threshold)
+		p->verdict = RESULTS_REGRESSED;
+	else if (change < -o->threshold)
+		p->verdict = RESULTS_IMPROVED;
+	return 0;
+}
+
+/*
+ * Order of the report: failures first, then the measured pairs by the size
+ * of their change (|log ratio|, so that 2x slower and 2x faster weigh the
+ * same), then missing and new ones; the order of the files otherwise.
+ */
+struct sortable {
+	struct results_pair p;
+	size_t idx;
+};
+
+static int rank_of(const struct results_pair *p)
+{
+	if (p->verdict == RESULTS_FAILED)
+		return 0;
+	if (p->has_ratio)
+		return 1;
+	if (p->verdict == RESULTS_UNCHANGED)
+		return 2;
+	return p->verdict == RESULTS_MISSING ? 3 : 4;
+}
+
+static int cmp_pairs(const void *pa, const void *pb)
+{
+	const struct sortable *a = pa, *b = pb;
+	int ra = rank_of(&a->p), rb = rank_of(&b->p);
+
+	if (ra != rb)
+		return ra - rb;
+	if (ra == 1) {
+		double la = fabs(log(a->p.ratio)), lb = fabs(log(b->p.ratio));
+
+		if (la != lb)
+			return la < lb ? 1 : -1;
+	}
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static void first_line(const char *s, char *buf, size_t size)
+{
+	snprintf(buf, size, "%.*s", (int)strcspn(s ? s : "?", "\n"), s ? s : "?");
+}
+
+static int add_warnings(const struct results_file *base, const struct results_file *head,
+			const struct results_comparison *c, struct strv *w, struct strv *notes)
+{
+	char *diff = NULL;
+	char line[512];
+	int r;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct results_pair *p = &c->pairs[i];
+
+		if (p->verdict == RESULTS_FAILED) {
+			first_line(p->head->error, line, sizeof(line));
+			strv_addf(w, "%s failed in head: %s", p->name, line);
+		}
+		if (p->head && p->head->ok && p->head->no_time)
+			strv_addf(w,
+				  "%s measured no execution time in head: the compiler may have "
+				  "removed its body (pass results through benchtrap_black_box())",
+				  p->name);
+		else if (p->base && p->base->ok && p->base->no_time && p->head && p->head->ok)
+			strv_addf(w,
+				  "%s measured no execution time in base: its change is not "
+				  "judged",
+				  p->name);
+	}
+	for (size_t i = 0; i < head->n; i++)
+		if (find(head, &head->benches[i]) != &head->benches[i])
+			strv_addf(w, "%s (%s) appears more than once in %s: the first is compared",
+				  head->benches[i].name, head->benches[i].instrument, head->path);
+	for (size_t i = 0; i < base->n; i++)
+		if (find(base, &base->benches[i]) != &base->benches[i])
+			strv_addf(w, "%s (%s) appears more than once in %s: the first is compared",
+				  base->benches[i].name, base->benches[i].instrument, base->path);
+
+	r = results_env_diff(&base->env, &head->env, &diff);
+	if (r < 0)
+		return r;
+	if (diff)
+		strv_addf(w,
+			  "base and head were measured in different environments: %s; "
+			  "a change in time may come from the machine rather than the code",
+			  diff);
+	free(diff);
+	if (base->isolation && head->isolation && strcmp(base->isolation, head->isolation))
+		strv_addf(w, "base ran with --isolation %s and head with --isolation %s",
+			  base->isolation, head->isolation);
+	if (base->env.build_id && head->env.build_id) {
+		if (!strcmp(base->env.build_id, head->env.build_id))
+			strv_addf(notes, "base and head have the same build-id: the same binary "
+					 "was measured twice, so every change is noise");
+		else
+			strv_addf(notes, "the build-ids differ, as expected when the code changed");
+	}
+	return w->nomem || notes->nomem ? -ENOMEM : 0;
+}
+
+int results_compare(const struct results_file *base, const struct results_file *head,
+		    const struct results_compare_opts *o, struct results_comparison *ret)
+{
+	struct results_comparison c = { 0 };
+	struct results_compare_opts def;
+	struct sortable *s = NULL;
+	struct strv w = { 0 }, notes = { 0 };
+	double *ratios = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	if (!o) {
+		results_compare_opts_default(&def);
+		o = &def;
+	}
+	if (!base || !head || !ret || !(o->threshold >= 0.0) || !(o->confidence > 0.0) ||
+	    !(o->confidence < 1.0))
+		return -EINVAL;
+	s = calloc(base->n + head->n + 1, sizeof(*s));
+	ratios = calloc(base->n + head->n + 1, sizeof(*ratios));
+	if (!s || !ratios) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < head->n; i++) {
+		const struct results_bench *h = &head->benches[i];
+
+		if (find(head, h) != h)
+			continue;
+		s[n].p.head = h;
+		s[n].p.base = find(base, h);
+		s[n].idx = n;
+		n++;
+	}
+	for (size_t i = 0; i < base->n; i++) {
+		const struct results_bench *b = &base->benches[i];
+
+		if (find(base, b) != b || find(head, b))
+			continue;
+		s[n].p.base = b;
+		s[n].idx = n;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct results_pair *p = &s[i].p;
+		const struct results_bench *any = p->head ? p->head : p->base;
+
+		p->name = any->name;
+		p->instrument = any->instrument;
+		p->unit = any->unit;
+		r = judge(p, o);
+		if (r < 0)
+			goto out;
+		c.counts[p->verdict]++;
+		if (p->has_ratio && p->ratio > 0.0)
+			ratios[c.ngeomean++] = p->ratio;
+	}
+	qsort(s, n, sizeof(*s), cmp_pairs);
+	c.pairs = calloc(n + 1, sizeof(*c.pairs));
+	if (!c.pairs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		c.pairs[i] = s[i].p;
+	c.n = n;
+	if (c.ngeomean && stats_geomean(ratios, c.ngeomean, &c.geomean) == 0)
+		c.has_geomean = true;
+	c.threshold = o->threshold;
+	c.confidence = o->confidence;
+
+	r = add_warnings(base, head, &c, &w, &notes);
+	if (r < 0)
+		goto out;
+	c.warnings = w.v;
+	c.nwarnings = w.n;
+	c.notes = notes.v;
+	c.nnotes = notes.n;
+	w = (struct strv){ 0 };
+	notes = (struct strv){ 0 };
+	*ret = c;
+	c = (struct results_comparison){ 0 };
+out:
+	free(c.pairs);
+	strv_free(w.v, w.n);
+	strv_free(notes.v, notes.n);
+	free(ratios);
+	free(s);
+	return r;
+}
+
+void results_comparison_clear(struct results_comparison *c)
+{
+	free(c->pairs);
+	strv_free(c->warnings, c->nwarnings);
+	strv_free(c->notes, c->nnotes);
+	*c = (struct results_comparison){ 0 };
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/* Shards of a selection, and merging the results files of shards (results.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "results/internal.h"
+#include "results/results.h"
+
+uint64_t results_fnv1a64(const char *s)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+unsigned results_shard_of(const char *name, unsigned nshards)
+{
+	return nshards ? (unsigned)(results_fnv1a64(name) % nshards) : 0;
+}
+
+static int set_error(char **ret_error, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int set_error(char **ret_error, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ret_error)
+		return r;
+	va_start(ap, fmt);
+	if (vasprintf(ret_error, fmt, ap) < 0)
+		*ret_error = NULL;
+	va_end(ap);
+	return r;
+}
+
+static bool differs(const char *a, const char *b)
+{
+	return (!a || !b) ? a != b : strcmp(a, b) != 0;
+}
+
+/* What makes shards of one run: the same binary (build-id), machine type
+ * and settings. Hostnames and dates differ between CI machines. */
+static int check_mismatch(const struct results_file *a, const struct results_file *b,
+			  char **ret_error)
+{
+	char *diff = NULL;
+	const char *what = NULL, *va = NULL, *vb = NULL;
+
+	if (differs(a->env.build_id, b->env.build_id))
+		what = "build_id", va = a->env.build_id, vb = b->env.build_id;
+	else if (differs(a->instrument, b->instrument))
+		what = "run.instrument", va = a->instrument, vb = b->instrument;
+	else if (differs(a->isolation, b->isolation))
+		what = "run.isolation", va = a->isolation, vb = b->isolation;
+	if (what)
+		return set_error(ret_error, -EXDEV,
+				 "%s: %s differs from %s ('%s' vs '%s'); merge shards of one "
+				 "build and one command, or pass --allow-mismatch",
+				 b->path, what, a->path, va ? va : "unknown", vb ? vb : "unknown");
+	if (results_env_diff(&a->env, &b->env, &diff) < 0)
+		return -ENOMEM;
+	if (diff) {
+		int r = set_error(ret_error, -EXDEV,
+				  "%s: measured in another environment than %s: %s; pass "
+				  "--allow-mismatch to merge anyway (the first file's environment "
+				  "is kept)",
+				  b->path, a->path, diff);
+
+		free(diff);
+		return r;
+	}
+	return 0;
+}
+
+static int check_duplicates(struct results_file *const *files, size_t n, char **ret_error)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < files[i]->n; j++) {
+			const struct results_bench *b = &files[i]->benches[j];
+
+			for (size_t k = 0; k <= i; k++)
+				for (size_t m = 0; m < (k == i ? j : files[k]->n); m++) {
+					const struct results_bench *o = &files[k]->benches[m];
+
+					if (strcmp(o->name, b->name) ||
+					    strcmp(o->instrument, b->instrument))
+						continue;
+					if (k == i)
+						return set_error(ret_error, -EEXIST,
+								 "%s: %s (%s) appears twice; pass "
+								 "--allow-duplicates to keep both",
+								 files[i]->path, b->name,
+								 b->instrument);
+					return set_error(ret_error, -EEXIST,
+							 "%s (%s) is in both %s and %s: were "
+							 "the shards given the same --shard? "
+							 "pass --allow-duplicates to keep both",
+							 b->name, b->instrument, files[k]->path,
+							 files[i]->path);
+				}
+		}
+	return 0;
+}
+
+static int write_atomic(json_t *doc, const char *path)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int fd, r = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		unlink(tmp);
+		return r;
+	}
+	fchmod(fd, 0644);
+	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+		r = -EIO;
+	fputc('\n', f);
+	if (fflush(f) != 0 || fsync(fd) != 0)
+		r = r ? r : -errno;
+	if (fclose(f) != 0)
+		r = r ? r : -errno;
+	if (r == 0 && rename(tmp, path) != 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+int results_merge(struct results_file *const *files, size_t n, const char *output, unsigned flags,
+		  char **ret_error)
+{
+	json_t *doc = NULL, *benches = NULL, *from = NULL, *run;
+	int r;
+
+	if (!files || n == 0 || !output)
+		return -EINVAL;
+	if (!(flags & RESULTS_MERGE_ALLOW_MISMATCH))
+		for (size_t i = 1; i < n; i++) {
+			r = check_mismatch(files[0], files[i], ret_error);
+			if (r < 0)
+				return r;
+		}
+	if (!(flags & RESULTS_MERGE_ALLOW_DUPLICATES)) {
+		r = check_duplicates(files, n, ret_error);
+		if (r < 0)
+			return r;
+	}
+
+	doc = json_deep_copy(files[0]->doc->root);
+	benches = json_array();
+	from = json_array();
+	if (!doc || !benches || !from)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		json_t *b = json_object_get(files[i]->doc->root, "benchmarks");
+
+		if (json_array_extend(benches, b) < 0 ||
+		    json_array_append_new(from, json_string(files[i]->path)) < 0)
+			goto nomem;
+	}
+	r = json_object_set_new(doc, "benchmarks", benches);
+	benches = NULL; /* the document owns it, or it is gone */
+	if (r < 0)
+		goto nomem;
+	run = json_object_get(doc, "run");
+	if (!json_is_object(run)) {
+		run = json_object();
+		if (!run || json_object_set_new(doc, "run", run) < 0)
+			goto nomem;
+	}
+	if (json_object_set_new(run, "merged_from", from) < 0) {
+		from = NULL;
+		goto nomem;
+	}
+	from = NULL;
+	r = write_atomic(doc, output);
+	json_decref(doc);
+	if (r < 0)
+		return set_error(ret_error, r, "%s: cannot write the merged results: %s", output,
+				 strerror(-r));
+	return 0;
+nomem:
+	json_decref(doc);
+	json_decref(benches);
+	json_decref(from);
+	return -ENOMEM;
+}

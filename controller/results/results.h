@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_RESULTS_H
+#define BENCHTRAP_RESULTS_H
+
+/*
+ * Reading results files (docs/results.md, schema "benchtrap-results/1") back
+ * into plain C structs, comparing two of them (docs/ci.md), merging shards,
+ * and the stable shard of a benchmark name. jansson stays inside this module.
+ *
+ * Readers ignore fields they do not know; a missing or mistyped field that
+ * is needed, or another schema version, is bad input, described in one line
+ * that names the file and the field:
+ *
+ *	HEAD.json: benchmarks[3].stats.median: expected a number, not a string
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RESULTS_SCHEMA "benchtrap-results/1"
+
+/* The environment a file was measured in: each string may be NULL. */
+struct results_env {
+	char *cpu;
+	int cores; /* -1 when absent */
+	char *kernel;
+	char *libc;
+	char *binary;
+	char *build_id;
+	char *compiler;
+	int aslr; /* 0, 1, or -1 when absent */
+	char *governor;
+	char *hostname;
+	char *benchtrap;
+	char *date;
+};
+
+struct results_stats {
+	double median, mean, stddev, min, max, q1, q3;
+	double ci_low, ci_high, confidence; /* NAN when absent */
+	double cv;			    /* NAN when absent */
+	size_t samples;
+	uint64_t iterations_per_sample;
+};
+
+struct results_bench {
+	char *name;
+	char *symbol;	  /* or NULL */
+	char *instrument; /* "walltime", "callgrind", ... */
+	char *unit;	  /* "ns", "instructions", ... */
+	bool ok;	  /* status "ok"; false for "failed" */
+	double value;	  /* the headline; NAN when failed */
+	char *error;	  /* for failed: what happened, possibly several lines */
+	bool has_stats;
+	struct results_stats stats;
+	double *raw; /* raw_samples, in the order taken; NULL when absent */
+	size_t nraw;
+	char **diagnostics; /* ndiagnostics sentences */
+	size_t ndiagnostics;
+	bool no_time; /* a diagnostic says "measured no execution time" */
+};
+
+struct results_doc; /* the parsed document itself, for merging */
+
+struct results_file {
+	char *path; /* as given, for messages */
+	struct results_env env;
+	char *instrument; /* run.instrument, or NULL */
+	char *isolation;  /* run.isolation, or NULL */
+	struct results_bench *benches;
+	size_t n;
+	struct results_doc *doc;
+};
+
+/*
+ * Read and validate the results file at 'path' ("-" is stdin). Returns 0,
+ * -errno when it cannot be read, -EINVAL when it is not a valid results
+ * document, -ENOMEM. On failure *ret_error (when not NULL) is a one-line
+ * message starting with the path, to free.
+ */
+int results_load(const char *path, struct results_file **ret, char **ret_error);
+
+/* The same from a buffer; 'label' names it in messages. */
+int results_parse(const char *text, size_t len, const char *label, struct results_file **ret,
+		  char **ret_error);
+
+void results_free(struct results_file *f);
+
+/* Whether an instrument counts exactly (callgrind, perf, memory), so that a
+ * comparison needs no significance test: every instrument but walltime. */
+bool results_instrument_exact(const char *instrument);
+
+/* ---- comparing two files (compare.c) ---------------------------------- */
+
+enum results_verdict {
+	RESULTS_REGRESSED,
+	RESULTS_IMPROVED,
+	RESULTS_UNCHANGED,
+	RESULTS_FAILED,	 /* failed in HEAD */
+	RESULTS_NEW,	 /* only in HEAD, or failed in BASE and ok in HEAD */
+	RESULTS_MISSING, /* only in BASE */
+	RESULTS_NVERDICTS,
+};
+
+const char *results_verdict_name(enum results_verdict v);
+
+struct results_compare_opts {
+	double threshold;  /* a fraction: 0.05 is 5% */
+	double confidence; /* of the interval of the ratio (walltime) */
+	unsigned resamples;
+	uint64_t seed;
+};
+
+#define RESULTS_DEFAULT_THRESHOLD 0.05
+#define RESULTS_DEFAULT_CONFIDENCE 0.99
+
+void results_compare_opts_default(struct results_compare_opts *o);
+
+struct results_pair {
+	const struct results_bench *base, *head; /* either may be NULL */
+	const char *name, *instrument, *unit;
+	enum results_verdict verdict;
+	bool has_ratio; /* both measured: ratio = head / base */
+	double ratio;
+	bool has_interval; /* ratio_low..ratio_high: interval of the ratio */
+	double ratio_low, ratio_high;
+	bool significant; /* the interval excludes 1 (exact instruments: any change) */
+	const char *note; /* why a verdict is what it is, or NULL */
+};
+
+struct results_comparison {
+	struct results_pair *pairs; /* largest changes first (see compare.c) */
+	size_t n;
+	size_t counts[RESULTS_NVERDICTS];
+	bool has_geomean;
+	double geomean;	 /* of the ratios of the pairs measured in both */
+	size_t ngeomean; /* how many ratios */
+	char **warnings; /* sentences a reviewer needs */
+	size_t nwarnings;
+	char **notes; /* sentences for information */
+	size_t nnotes;
+	double threshold, confidence;
+};
+
+/*
+ * Pair the benchmarks of 'base' and 'head' by name and instrument and give
+ * each pair a verdict (docs/ci.md, "How compare decides"). Returns 0,
+ * -EINVAL or -ENOMEM; *ret is written only on success and cleared with
+ * results_comparison_clear(). Both files must outlive *ret.
+ */
+int results_compare(const struct results_file *base, const struct results_file *head,
+		    const struct results_compare_opts *o, struct results_comparison *ret);
+void results_comparison_clear(struct results_comparison *c);
+
+/*
+ * The environment fields in which 'a' and 'b' differ, as one sentence
+ * ("cpu ('A' vs 'B'), kernel ('x' vs 'y')"), or NULL in *ret when they agree
+ * (build_id, hostname and date are expected to differ and are not looked
+ * at). Returns 0 or -ENOMEM.
+ */
+int results_env_diff(const struct results_env *a, const struct results_env *b, char **ret);
+
+/* ---- shards and merging (merge.c) ------------------------------------- */
+
+/*
+ * The shard (0 .. nshards - 1) a benchmark belongs to: the 64-bit FNV-1a hash
+ * of its name, modulo nshards. Stable across machines, builds and versions,
+ * and independent of which other benchmarks are selected.
+ */
+unsigned results_shard_of(const char *name, unsigned nshards);
+uint64_t results_fnv1a64(const char *s);
+
+enum {
+	RESULTS_MERGE_ALLOW_DUPLICATES = 1 << 0,
+	RESULTS_MERGE_ALLOW_MISMATCH = 1 << 1,
+};
+
+/*
+ * Join the benchmarks of files[0..n) into one results document written
+ * atomically to 'output': the first file's environment and run, every
+ * file's benchmarks in order, and run.merged_from listing the inputs.
+ * Refuses (-EEXIST) a benchmark name and instrument found twice unless
+ * RESULTS_MERGE_ALLOW_DUPLICATES, and (-EXDEV) environments or run settings
+ * that differ unless RESULTS_MERGE_ALLOW_MISMATCH; *ret_error then says
+ * which. Returns 0 or a negative errno.
+ */
+int results_merge(struct results_file *const *files, size_t n, const char *output, unsigned flags,
+		  char **ret_error);
+
+#endif

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# benchtrap compare, merge and export on crafted results files: each verdict,
+# the threshold, significance with noisy samples, environment warnings, the
+# three formats, GITHUB_STEP_SUMMARY, malformed files (exit 2, one line),
+# merge refusals, export shapes; then run --shard on the example suite:
+# the shards are disjoint and merge into the names of a single run.
+. "$(dirname "$0")/lib.sh"
+MK="python3 $SOURCE_ROOT/tests/fixtures/ci/make_results.py"
+EX=$BUILD_ROOT/benches/examples
+FAST=(--time 0.02 --warmup 0 --sample-time 0.002 --min-samples 5)
+
+# ---- verdicts ---------------------------------------------------------------
+# Tight samples: 'slower' +20%, 'faster' -20%, 'steady' the same, 'noisy' 10%
+# apart but buried in noise of 8 samples, 'crash' fails in head, 'gone' only
+# in base, 'added' only in head, 'empty' measured no time.
+$MK "$TMP/base.json" --seed 1 steady=1000~5 slower=1000~5 faster=1000~5 noisy=1000~400x8 \
+	crash=500~5 gone=10~1 empty=notime exact=1000@callgrind
+$MK "$TMP/head.json" --seed 2 steady=1000~5 slower=1200~5 faster=800~5 noisy=1100~400x8 \
+	crash=failed added=10~1 empty=notime exact=1040@callgrind
+
+run compare "$TMP/base.json" "$TMP/head.json" --format json
+expect_status 1
+expect_json 'd["schema"] == "benchtrap-compare/1" and d["threshold_pct"] == 5'
+expect_json '{b["name"]: b["verdict"] for b in d["benchmarks"]} == {"steady": "unchanged", "slower": "regressed", "faster": "improved", "noisy": "unchanged", "crash": "failed", "gone": "missing", "added": "new", "empty": "unchanged", "exact": "unchanged"}'
+expect_json 'd["summary"]["counts"] == {"regressed": 1, "improved": 1, "unchanged": 4, "failed": 1, "new": 1, "missing": 1}'
+# Largest change first, failures before everything.
+expect_json '[b["name"] for b in d["benchmarks"]][:3] == ["crash", "faster", "slower"]'
+expect_json '[b["verdict"] for b in d["benchmarks"]][-2:] == ["missing", "new"]'
+expect_json 'abs(d["benchmarks"][2]["change_pct"] - 20) < 3 and d["benchmarks"][2]["ci_low_pct"] > 5'
+expect_json 'not [b for b in d["benchmarks"] if b["name"] == "noisy"][0]["significant"]'
+expect_json 'any("crash failed in head: killed by SIGSEGV" in w for w in d["warnings"])'
+expect_json 'any("empty measured no execution time in head" in w for w in d["warnings"])'
+expect_json 'd["summary"]["benchmarks_in_geomean"] == 5'
+expect_json 'any("same build-id" in n for n in d["notes"])'
+
+# Text: the summary sentence, counts, the table, warnings.
+run compare "$TMP/base.json" "$TMP/head.json"
+expect_status 1
+expect_out '^this change (degrades|improves) performance by [0-9.]+% \(geometric mean of 5 benchmarks\)$'
+expect_out '^1 regressed, 1 improved, 4 unchanged, 1 failed, 1 new, 1 missing \(threshold 5%, 99% intervals\)$'
+expect_out '^BENCHMARK +BASE +HEAD +CHANGE +99% CI +VERDICT'
+expect_out '^slower \(walltime\) +1\.[0-9]+ µs +1\.[0-9]+ µs +\+[12][0-9]\.[0-9]% .* regressed'
+expect_out '^exact \(callgrind\) +1,000 instructions +1,040 instructions +\+4\.0% +- +unchanged'
+expect_out '^warnings:$'
+[[ -z $err ]] || fail "compare wrote to stderr"
+
+# Markdown for a pull-request comment, also appended to GITHUB_STEP_SUMMARY.
+echo "previous step" >"$TMP/summary.md"
+GITHUB_STEP_SUMMARY=$TMP/summary.md run compare "$TMP/base.json" "$TMP/head.json" --format markdown
+expect_status 1
+expect_out '^### benchtrap: this change (degrades|improves) performance by'
+expect_out '^\*\*1 regressed\*\*, 1 improved, 4 unchanged, \*\*1 failed\*\*'
+expect_out '^\| benchmark \| base \| head \| change \| 99% interval \| verdict \| note \|$'
+expect_out '^\| slower \(walltime\) \| .* \| \*\*regressed\*\* \|'
+expect_out '^<details><summary>All 9 benchmarks</summary>$'
+expect_out '^</details>$'
+checks=$((checks + 1))
+[[ $(head -1 "$TMP/summary.md") == "previous step" ]] || fail "GITHUB_STEP_SUMMARY was not appended to"
+grep -q '^### benchtrap: ' "$TMP/summary.md" || fail "no report in GITHUB_STEP_SUMMARY"
+# The changed-only table lists what changed, not the unchanged ones.
+checks=$((checks + 1))
+awk '/^\| benchmark/ { n++ } n == 1 && /^$/ { exit } n == 1' <<<"$out" | grep -q '^| steady ' &&
+	fail "the table of changes lists an unchanged benchmark"
+
+# No regression, no failure: exit 0. The threshold decides.
+$MK "$TMP/b2.json" --seed 3 a=1000~5 b=2000~5
+$MK "$TMP/h2.json" --seed 4 a=1080~5 b=2000~5
+run compare "$TMP/b2.json" "$TMP/h2.json" --threshold 10
+expect_status 0
+expect_out '0 regressed, 0 improved, 2 unchanged'
+run compare "$TMP/b2.json" "$TMP/h2.json" --threshold 5
+expect_status 1
+expect_out '1 regressed'
+run compare "$TMP/b2.json" "$TMP/h2.json" --threshold 5% --format json
+expect_status 1
+# Without raw samples the intervals of the medians decide.
+$MK "$TMP/b3.json" --seed 3 --no-raw a=1000~5
+$MK "$TMP/h3.json" --seed 4 --no-raw a=1300~5
+run compare "$TMP/b3.json" "$TMP/h3.json" --format json
+expect_status 1
+expect_json 'd["benchmarks"][0]["verdict"] == "regressed" and "intervals of the medians" in d["benchmarks"][0]["note"]'
+
+# The same file against itself: nothing changes.
+run compare "$TMP/base.json" "$TMP/base.json"
+expect_status 0
+expect_out 'this change does not change performance measurably'
+
+# Environments that differ are named; build_id differing is expected.
+$MK "$TMP/env.json" --seed 2 --cpu "Other CPU" --kernel "Linux 6.5" --build-id bb steady=1000~5
+run compare "$TMP/base.json" "$TMP/env.json"
+expect_out "different environments: cpu \('Test CPU' vs 'Other CPU'\), kernel \('Linux 6.1.0 test' vs 'Linux 6.5'\)"
+expect_out 'the build-ids differ, as expected'
+expect_no_out 'build_id \('
+
+# ---- bad input: exit 2, one line naming the file and the problem ------------
+printf 'not json' >"$TMP/bad.json"
+run compare "$TMP/base.json" "$TMP/bad.json"
+expect_usage_error "^benchtrap: $TMP/bad.json: not JSON: "
+echo '{"schema": "benchtrap-results/9", "environment": {}, "benchmarks": []}' >"$TMP/v9.json"
+run compare "$TMP/v9.json" "$TMP/base.json"
+expect_usage_error 'v9.json: schema: unknown version "benchtrap-results/9"'
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["benchmarks"][3]["stats"]["median"]; json.dump(d, open(sys.argv[2], "w"))' \
+	"$TMP/base.json" "$TMP/nomedian.json"
+run compare "$TMP/base.json" "$TMP/nomedian.json"
+expect_usage_error 'nomedian.json: benchmarks\[3\].stats.median: missing$'
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["benchmarks"][0]["value"]="fast"; json.dump(d, open(sys.argv[2], "w"))' \
+	"$TMP/base.json" "$TMP/strvalue.json"
+run compare "$TMP/strvalue.json" "$TMP/base.json"
+expect_usage_error 'strvalue.json: benchmarks\[0\].value: expected a number, not a string$'
+run compare "$TMP/base.json" "$TMP/missing.json"
+expect_usage_error 'missing.json: no such file'
+run compare "$TMP/base.json" "$TMP"
+expect_usage_error 'is a directory'
+run compare "$TMP/base.json"
+expect_usage_error 'compare: which files\?'
+run compare "$TMP/base.json" "$TMP/head.json" "$TMP/head.json"
+expect_usage_error "unexpected argument"
+run compare "$TMP/base.json" "$TMP/head.json" --threshold -3
+expect_usage_error -- '--threshold wants a percentage'
+run compare "$TMP/base.json" "$TMP/head.json" --format html
+expect_usage_error -- '--format is text, markdown or json'
+run compare "$TMP/base.json" "$TMP/head.json" --colour
+expect_usage_error "unknown option '--colour'"
+run compare --help
+expect_status 0
+expect_out '^usage: benchtrap compare BASE.json HEAD.json'
+expect_out '^exit status: 0 no regression'
+
+# ---- export: the documented shapes of each format ---------------------------
+run export "$TMP/head.json" --format bmf
+expect_status 0
+# BMF: {name: {measure: {value, lower_value?, upper_value?}}}, numbers only.
+expect_json 'isinstance(d, dict) and all(isinstance(m, dict) and all(isinstance(v, dict) and isinstance(v["value"], (int, float)) and set(v) <= {"value", "lower_value", "upper_value"} for v in m.values()) for m in d.values())'
+expect_json 'd["slower"]["latency"]["lower_value"] <= d["slower"]["latency"]["value"] <= d["slower"]["latency"]["upper_value"]'
+expect_json '"crash" not in d and set(d["exact"]) == {"instructions"}'
+run export "$TMP/head.json" --format gab
+expect_status 0
+# github-action-benchmark customSmallerIsBetter: [{name, unit, value, range?, extra?}].
+expect_json 'isinstance(d, list) and all(set(x) >= {"name", "unit", "value"} and set(x) <= {"name", "unit", "value", "range", "extra"} and isinstance(x["value"], (int, float)) and isinstance(x["name"], str) for x in d)'
+expect_json 'all(isinstance(x.get("range", ""), str) and isinstance(x.get("extra", ""), str) for x in d)'
+expect_json '"slower (walltime)" in [x["name"] for x in d] and "crash (walltime)" not in [x["name"] for x in d]'
+expect_json '[x for x in d if x["name"] == "slower (walltime)"][0]["range"].startswith("± ")'
+run export "$TMP/head.json" --format gbench
+expect_status 0
+# Google Benchmark JSON as tools/compare.py reads it: context + benchmarks,
+# each with name, real_time, cpu_time, time_unit; every sample a repetition.
+expect_json 'set(d) == {"context", "benchmarks"} and {"date", "num_cpus", "executable"} <= set(d["context"])'
+expect_json 'all({"name", "run_name", "run_type", "repetitions", "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit"} <= set(b) for b in d["benchmarks"])'
+expect_json 'all(b["time_unit"] == "ns" and b["run_type"] in ("iteration", "aggregate") for b in d["benchmarks"])'
+expect_json 'len([b for b in d["benchmarks"] if b["name"] == "slower" and b["run_type"] == "iteration"]) == 100'
+expect_json '[b["aggregate_name"] for b in d["benchmarks"] if b["run_name"] == "slower" and b["run_type"] == "aggregate"] == ["mean", "median", "stddev", "cv"]'
+expect_json '[b for b in d["benchmarks"] if b["name"] == "crash"][0]["error_occurred"] is True'
+run export "$TMP/head.json"
+expect_usage_error 'export: which format\?'
+run export "$TMP/head.json" --format csv
+expect_usage_error -- '--format is bmf, gbench or gab'
+run export "$TMP/bad.json" --format bmf
+expect_usage_error 'bad.json: not JSON'
+
+# ---- merge refusals ----------------------------------------------------------
+$MK "$TMP/m1.json" --seed 5 a=10~1 b=20~1
+$MK "$TMP/m2.json" --seed 6 c=30~1
+$MK "$TMP/m3.json" --seed 7 b=20~1
+$MK "$TMP/m4.json" --seed 8 --cpu "Other CPU" d=40~1
+$MK "$TMP/m5.json" --seed 8 --build-id cc d=40~1
+run merge "$TMP/m1.json" "$TMP/m2.json" --output "$TMP/merged.json"
+expect_status 0
+expect_out 'merged 3 benchmarks from 2 files'
+cp "$TMP/merged.json" "$TMP/out"
+expect_json '[b["name"] for b in d["benchmarks"]] == ["a", "b", "c"] and d["run"]["merged_from"][1].endswith("m2.json")'
+expect_json 'd["schema"] == "benchtrap-results/1" and d["environment"]["cpu"] == "Test CPU"'
+run merge "$TMP/m1.json" "$TMP/m3.json" --output "$TMP/dup.json"
+expect_usage_error 'b \(walltime\) is in both .*m1.json and .*m3.json.*--allow-duplicates'
+[[ ! -e $TMP/dup.json ]] || fail "a refused merge wrote its output"
+run merge "$TMP/m1.json" "$TMP/m3.json" --output "$TMP/dup.json" --allow-duplicates
+expect_status 0
+run merge "$TMP/m1.json" "$TMP/m4.json" --output "$TMP/env.json"
+expect_usage_error "m4.json: measured in another environment than .*m1.json: cpu \('Test CPU' vs 'Other CPU'\).*--allow-mismatch"
+run merge "$TMP/m1.json" "$TMP/m5.json" --output "$TMP/env.json"
+expect_usage_error "m5.json: build_id differs from .*m1.json \('aa' vs 'cc'\)"
+run merge "$TMP/m1.json" "$TMP/m4.json" "$TMP/m3.json" --output "$TMP/env.json" --force
+expect_status 0
+run merge "$TMP/m1.json" "$TMP/bad.json" --output "$TMP/x.json"
+expect_usage_error 'bad.json: not JSON'
+run merge "$TMP/m1.json"
+expect_usage_error 'merge: where to\? add --output FILE'
+run merge "$TMP/m1.json" --output /nonexistent/dir/x.json
+expect_usage_error 'cannot write the merged results'
+checks=$((checks + 1))
+ls "$TMP" | grep -q 'merged.json\.' && fail "a temporary file was left behind"
+
+# ---- run --shard: disjoint parts whose union is the whole suite --------------
+run run "$EX" "${FAST[@]}" --format json --bench 'fib*' --bench empty --bench loop_300ns \
+	--bench optimized_away --bench syscall_getppid --output "$TMP/all.json"
+expect_status 0
+for k in 1 2 3; do
+	run run "$EX" "${FAST[@]}" --format json --bench 'fib*' --bench empty --bench loop_300ns \
+		--bench optimized_away --bench syscall_getppid --shard "$k/3" --output "$TMP/shard$k.json"
+	expect_status 0
+done
+run merge "$TMP/shard1.json" "$TMP/shard2.json" "$TMP/shard3.json" --output "$TMP/merged-shards.json"
+expect_status 0
+checks=$((checks + 1))
+python3 - "$TMP/all.json" "$TMP"/shard{1,2,3}.json "$TMP/merged-shards.json" <<'PY' || fail "shards do not partition the suite"
+import json, sys
+names = lambda p: [b["name"] for b in json.load(open(p))["benchmarks"]]
+whole, parts, merged = names(sys.argv[1]), [names(p) for p in sys.argv[2:5]], names(sys.argv[5])
+flat = [n for p in parts for n in p]
+assert len(flat) == len(set(flat)), ("overlap", parts)
+assert sorted(flat) == sorted(whole) == sorted(merged), (whole, parts, merged)
+assert sum(1 for p in parts if p) >= 2, parts   # 7 names do not all hash to one part
+PY
+# The same shard twice selects the same names (stable).
+run run "$EX" "${FAST[@]}" --format json --bench 'fib*' --bench empty --bench loop_300ns \
+	--bench optimized_away --bench syscall_getppid --shard 2/3
+cp "$TMP/shard2.json" "$TMP/shard2.copy"
+checks=$((checks + 1))
+python3 -c 'import json,sys; a=[b["name"] for b in json.load(open(sys.argv[1]))["benchmarks"]]; b=[x["name"] for x in json.loads(sys.argv[2])["benchmarks"]]; sys.exit(a != b)' \
+	"$TMP/shard2.copy" "$out" || fail "--shard 2/3 selected different names twice"
+run run "$EX" --shard 4/3
+expect_usage_error -- '--shard wants K/N'
+run run "$EX" --shard 1/x
+expect_usage_error -- '--shard wants K/N'
+# A shard may hold nothing: an empty, valid results file.
+run run "$EX" "${FAST[@]}" --bench empty --shard "$(
+	for k in 1 2 3 4 5; do
+		python3 -c "import sys; h=0xcbf29ce484222325
+for c in b'empty': h=((h^c)*0x100000001b3)&0xffffffffffffffff
+sys.exit(0 if h%5 != $k-1 else 1)" && { echo "$k/5"; break; }
+	done)" --output "$TMP/empty-shard.json"
+expect_status 0
+expect_err 'holds none of the 1 selected benchmarks'
+cp "$TMP/empty-shard.json" "$TMP/out"
+expect_json 'd["benchmarks"] == []'
+
+done_ok

@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading results files, comparing two of them, shards: parsing and its
+ * one-line errors, each verdict, significance on noisy and tight samples,
+ * the threshold, the geometric mean, the interval of a ratio, environment
+ * differences, and the stability of the shard partition. The samples are
+ * made by a seeded generator, so every run sees the same numbers.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "results/results.h"
+#include "stats/stats.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- building files in memory ------------------------------------------ */
+
+static uint64_t lcg_state;
+
+static double test_uniform(void)
+{
+	lcg_state = lcg_state * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+	return (double)(lcg_state >> 11) * 0x1.0p-53;
+}
+
+/* Roughly normal (Irwin-Hall of 12 uniforms) around 'centre'. */
+static double test_normalish(double centre, double sd)
+{
+	double s = 0.0;
+
+	for (int i = 0; i < 12; i++)
+		s += test_uniform();
+	return centre + sd * (s - 6.0);
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return (a > b) - (a < b);
+}
+
+static struct results_file *file_new(void)
+{
+	struct results_file *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->path = strdup("mem.json");
+	f->benches = calloc(32, sizeof(*f->benches));
+	assert_non_null(f->benches);
+	f->env.cores = 2;
+	f->env.aslr = 0;
+	return f;
+}
+
+static struct results_bench *add_bench(struct results_file *f, const char *name,
+				       const char *instrument, double value)
+{
+	struct results_bench *b = &f->benches[f->n++];
+
+	b->name = strdup(name);
+	b->instrument = strdup(instrument);
+	b->unit = strdup(strcmp(instrument, "walltime") ? "instructions" : "ns");
+	b->ok = true;
+	b->value = value;
+	b->has_stats = true;
+	b->stats.median = value;
+	b->stats.ci_low = b->stats.ci_high = NAN;
+	return b;
+}
+
+/* n samples around 'centre' with standard deviation 'sd'; the value is
+ * their median, as benchtrap run reports it. */
+static void set_samples(struct results_bench *b, size_t n, double centre, double sd, uint64_t seed)
+{
+	lcg_state = seed;
+	b->raw = malloc(n * sizeof(*b->raw));
+	assert_non_null(b->raw);
+	for (size_t i = 0; i < n; i++)
+		b->raw[i] = test_normalish(centre, sd);
+	b->nraw = n;
+	double *copy = malloc(n * sizeof(*copy));
+
+	assert_non_null(copy);
+	memcpy(copy, b->raw, n * sizeof(*copy));
+	b->value = b->stats.median = stats_median(copy, n);
+	free(copy);
+}
+
+static const struct results_pair *pair(const struct results_comparison *c, const char *name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->pairs[i].name, name))
+			return &c->pairs[i];
+	fail_msg("no pair named %s", name);
+	return NULL;
+}
+
+static struct results_compare_opts opts_with(double threshold)
+{
+	struct results_compare_opts o;
+
+	results_compare_opts_default(&o);
+	o.threshold = threshold;
+	return o;
+}
+
+/* ---- parsing -------------------------------------------------------------- */
+
+static const char good_doc[] =
+	"{\"schema\": \"benchtrap-results/1\", \"future_field\": {\"x\": 1},"
+	" \"environment\": {\"cpu\": \"Test CPU\", \"cores\": 2, \"kernel\": \"Linux 6\","
+	"  \"libc\": \"glibc 2.36\", \"binary\": \"b\", \"build_id\": \"ab\","
+	"  \"compiler\": null, \"aslr\": false},"
+	" \"run\": {\"instrument\": \"walltime\", \"isolation\": \"benchmark\"},"
+	" \"benchmarks\": ["
+	"  {\"name\": \"fib[20]\", \"symbol\": \"f\", \"instrument\": \"walltime\", \"unit\": "
+	"\"ns\","
+	"   \"value\": 100.5, \"status\": \"ok\", \"error\": null, \"unknown\": [1, 2],"
+	"   \"stats\": {\"median\": 100.5, \"mean\": 101, \"stddev\": 1, \"min\": 99, \"max\": 110,"
+	"    \"q1\": 100, \"q3\": 101, \"samples\": 3, \"iterations_per_sample\": 1000,"
+	"    \"ci_low\": 100, \"ci_high\": 101, \"confidence\": 0.95},"
+	"   \"diagnostics\": [], \"raw_samples\": [99, 100.5, 110]},"
+	"  {\"name\": \"gone\", \"instrument\": \"walltime\", \"unit\": \"ns\", \"value\": null,"
+	"   \"status\": \"failed\", \"error\": \"killed by SIGSEGV\\n#0 ...\", \"stats\": null},"
+	"  {\"name\": \"nothing\", \"instrument\": \"walltime\", \"unit\": \"ns\", \"value\": 0.1,"
+	"   \"status\": \"ok\", \"stats\": {\"median\": 0.1, \"mean\": 0.1, \"stddev\": 0,"
+	"    \"min\": 0, \"max\": 1, \"q1\": 0, \"q3\": 0.2, \"samples\": 1,"
+	"    \"iterations_per_sample\": 1},"
+	"   \"diagnostics\": [\"measured no execution time: the interval reaches zero\"]}"
+	" ]}";
+
+static void test_parse_good(void **state)
+{
+	struct results_file *f = NULL;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(results_parse(good_doc, strlen(good_doc), "x.json", &f, &err), 0);
+	assert_null(err);
+	assert_string_equal(f->env.cpu, "Test CPU");
+	assert_int_equal(f->env.cores, 2);
+	assert_int_equal(f->env.aslr, 0);
+	assert_null(f->env.compiler);
+	assert_string_equal(f->instrument, "walltime");
+	assert_int_equal(f->n, 3);
+	assert_string_equal(f->benches[0].name, "fib[20]");
+	assert_true(f->benches[0].ok);
+	assert_true(f->benches[0].value == 100.5);
+	assert_int_equal(f->benches[0].nraw, 3);
+	assert_true(f->benches[0].raw[2] == 110.0);
+	assert_int_equal(f->benches[0].stats.iterations_per_sample, 1000);
+	assert_false(f->benches[0].no_time);
+	assert_false(f->benches[1].ok);
+	assert_true(isnan(f->benches[1].value));
+	assert_false(f->benches[1].has_stats);
+	assert_string_equal(f->benches[1].error, "killed by SIGSEGV\n#0 ...");
+	assert_true(f->benches[2].no_time);
+	assert_null(f->benches[2].raw);
+	assert_true(isnan(f->benches[2].stats.ci_low));
+	results_free(f);
+}
+
+/* Every bad document is refused with one line naming the file and field. */
+static void test_parse_errors(void **state)
+{
+	static const struct {
+		const char *doc, *message;
+	} cases[] = {
+		{ "", "h.json: empty file, not a results document" },
+		{ "{\"schema\": ", "h.json: not JSON: " },
+		{ "[1, 2]", "h.json: expected a results document (a JSON object), not an array" },
+		{ "{\"benchmarks\": []}", "h.json: schema: missing: not a benchtrap results file" },
+		{ "{\"schema\": \"benchtrap-results/2\", \"environment\": {}, \"benchmarks\": []}",
+		  "h.json: schema: unknown version \"benchtrap-results/2\"" },
+		{ "{\"schema\": \"other/1\"}", "h.json: schema: \"other/1\" is not a benchtrap" },
+		{ "{\"schema\": \"benchtrap-results/1\", \"benchmarks\": []}",
+		  "h.json: environment: missing" },
+		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {\"cores\": \"2\"},"
+		  " \"benchmarks\": []}",
+		  "h.json: environment.cores: expected a whole number, not a string" },
+		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}}",
+		  "h.json: benchmarks: missing" },
+		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": [7]}",
+		  "h.json: benchmarks[0]: expected an object, not a number" },
+		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
+		  "[{\"instrument\": \"walltime\", \"unit\": \"ns\", \"status\": \"ok\"}]}",
+		  "h.json: benchmarks[0].name: missing" },
+		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
+		  "[{\"name\": \"a\", \"instrument\": \"walltime\", \"unit\": \"ns\","
+		  " \"status\": \"fine\"}]}",
+		  "h.json: benchmarks[0].status: expected \"ok\" or \"failed\", not \"fine\"" },
+		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
+		  "[{\"name\": \"a\", \"instrument\": \"walltime\", \"unit\": \"ns\","
+		  " \"status\": \"ok\", \"value\": 1, \"stats\": {\"median\": \"fast\"}}]}",
+		  "h.json: benchmarks[0].stats.median: expected a number, not a string" },
+		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
+		  "[{\"name\": \"a\", \"instrument\": \"walltime\", \"unit\": \"ns\","
+		  " \"status\": \"ok\", \"value\": 1}]}",
+		  "h.json: benchmarks[0].stats: missing, but status is \"ok\"" },
+		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
+		  "[{\"name\": \"a\", \"instrument\": \"walltime\", \"unit\": \"ns\","
+		  " \"status\": \"failed\", \"raw_samples\": [1, \"x\"]}]}",
+		  "h.json: benchmarks[0].raw_samples[1]: expected a number, not a string" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct results_file *f = (struct results_file *)0x1;
+		char *err = NULL;
+		int r = results_parse(cases[i].doc, strlen(cases[i].doc), "h.json", &f, &err);
+
+		if (r != -EINVAL || !err ||
+		    strncmp(err, cases[i].message, strlen(cases[i].message)))
+			fail_msg("case %zu: r=%d, error '%s', expected '%s'", i, r,
+				 err ? err : "(none)", cases[i].message);
+		assert_null(strchr(err, '\n'));
+		assert_ptr_equal(f, (struct results_file *)0x1); /* untouched */
+		free(err);
+	}
+}
+
+static void test_load_missing_file(void **state)
+{
+	struct results_file *f = NULL;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(results_load("/nonexistent/base.json", &f, &err), -ENOENT);
+	assert_non_null(err);
+	assert_true(!strncmp(err, "/nonexistent/base.json: no such file", 36));
+	free(err);
+}
+
+/* ---- verdicts -------------------------------------------------------------- */
+
+static void test_each_verdict(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_compare_opts o = opts_with(0.05);
+	struct results_comparison c;
+	struct results_bench *b;
+
+	(void)state;
+	add_bench(base, "same", "callgrind", 1000);
+	add_bench(head, "same", "callgrind", 1010);
+	add_bench(base, "slower", "callgrind", 1000);
+	add_bench(head, "slower", "callgrind", 1200);
+	add_bench(base, "faster", "callgrind", 1000);
+	add_bench(head, "faster", "callgrind", 800);
+	add_bench(base, "crashes", "callgrind", 1000);
+	b = add_bench(head, "crashes", "callgrind", NAN);
+	b->ok = false;
+	b->has_stats = false;
+	b->error = strdup("killed by SIGSEGV at 0x0\n#0 0x1 f");
+	add_bench(head, "added", "callgrind", 5);
+	add_bench(base, "removed", "callgrind", 5);
+	b = add_bench(base, "fixed", "callgrind", NAN);
+	b->ok = false;
+	add_bench(head, "fixed", "callgrind", 7);
+	/* Same name, another instrument: another pair. */
+	add_bench(head, "same", "walltime", 10);
+
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_int_equal(c.n, 8);
+	assert_int_equal(pair(&c, "same")->verdict, RESULTS_UNCHANGED);
+	assert_true(pair(&c, "same")->significant);
+	assert_int_equal(pair(&c, "slower")->verdict, RESULTS_REGRESSED);
+	assert_int_equal(pair(&c, "faster")->verdict, RESULTS_IMPROVED);
+	assert_int_equal(pair(&c, "crashes")->verdict, RESULTS_FAILED);
+	assert_int_equal(pair(&c, "added")->verdict, RESULTS_NEW);
+	assert_int_equal(pair(&c, "removed")->verdict, RESULTS_MISSING);
+	assert_int_equal(pair(&c, "fixed")->verdict, RESULTS_NEW);
+	assert_string_equal(pair(&c, "fixed")->note, "failed in base");
+	assert_int_equal(c.counts[RESULTS_UNCHANGED], 1);
+	assert_int_equal(c.counts[RESULTS_NEW], 3); /* added, fixed, same (walltime) */
+	assert_int_equal(c.counts[RESULTS_REGRESSED], 1);
+
+	/* Failures first, then the largest change (|log ratio|: 0.8 beats 1.2). */
+	assert_int_equal(c.pairs[0].verdict, RESULTS_FAILED);
+	assert_string_equal(c.pairs[1].name, "faster");
+	assert_string_equal(c.pairs[2].name, "slower");
+	assert_string_equal(c.pairs[3].name, "same");
+
+	/* The failure is a warning with the first line of its error. */
+	bool found = false;
+
+	for (size_t i = 0; i < c.nwarnings; i++)
+		found |= !strcmp(c.warnings[i], "crashes failed in head: killed by SIGSEGV at 0x0");
+	assert_true(found);
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
+/* Exact instruments: the threshold alone decides, both ways. */
+static void test_threshold(void **state)
+{
+	static const struct {
+		double head, threshold;
+		enum results_verdict v;
+	} cases[] = {
+		{ 1030, 0.05, RESULTS_UNCHANGED }, { 1060, 0.05, RESULTS_REGRESSED },
+		{ 940, 0.05, RESULTS_IMPROVED },   { 1060, 0.10, RESULTS_UNCHANGED },
+		{ 1001, 0.0, RESULTS_REGRESSED },  { 1000, 0.0, RESULTS_UNCHANGED },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct results_file *base = file_new(), *head = file_new();
+		struct results_compare_opts o = opts_with(cases[i].threshold);
+		struct results_comparison c;
+
+		add_bench(base, "x", "callgrind", 1000);
+		add_bench(head, "x", "callgrind", cases[i].head);
+		assert_int_equal(results_compare(base, head, &o, &c), 0);
+		if (c.pairs[0].verdict != cases[i].v)
+			fail_msg("case %zu: verdict %s, expected %s", i,
+				 results_verdict_name(c.pairs[0].verdict),
+				 results_verdict_name(cases[i].v));
+		results_comparison_clear(&c);
+		results_free(base);
+		results_free(head);
+	}
+}
+
+/* Walltime: noise without a change is unchanged even with no threshold. */
+static void test_noise_is_unchanged(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_compare_opts o = opts_with(0.0);
+	struct results_comparison c;
+
+	(void)state;
+	/* 20% relative noise, same distribution, different draws. */
+	set_samples(add_bench(base, "noisy", "walltime", 0), 100, 1000, 200, 11);
+	set_samples(add_bench(head, "noisy", "walltime", 0), 100, 1000, 200, 12);
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_true(c.pairs[0].has_interval);
+	assert_true(c.pairs[0].ratio_low < 1.0 && c.pairs[0].ratio_high > 1.0);
+	assert_false(c.pairs[0].significant);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_UNCHANGED);
+	assert_true(c.pairs[0].ratio != 1.0); /* the medians do differ */
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
+/* Walltime: a 10% shift with tight samples is a regression. */
+static void test_tight_shift_regresses(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_compare_opts o = opts_with(0.05);
+	struct results_comparison c;
+
+	(void)state;
+	set_samples(add_bench(base, "tight", "walltime", 0), 100, 1000, 5, 21);
+	set_samples(add_bench(head, "tight", "walltime", 0), 100, 1100, 5, 22);
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_true(c.pairs[0].significant);
+	assert_true(c.pairs[0].ratio_low > 1.05 && c.pairs[0].ratio_high < 1.15);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_REGRESSED);
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
+/* Walltime: the same 10% shift beyond the threshold but buried in noise of
+ * few samples is not significant, so unchanged; an exact instrument with
+ * the same medians would regress. */
+static void test_noisy_shift_needs_significance(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_compare_opts o = opts_with(0.05);
+	struct results_comparison c;
+
+	(void)state;
+	set_samples(add_bench(base, "noisy", "walltime", 0), 8, 1000, 400, 31);
+	set_samples(add_bench(head, "noisy", "walltime", 0), 8, 1000, 400, 32);
+	/* Force the medians 10% apart while keeping the spread. */
+	for (size_t i = 0; i < head->benches[0].nraw; i++)
+		head->benches[0].raw[i] *= 1.1 * base->benches[0].value / head->benches[0].value;
+	head->benches[0].value = 1.1 * base->benches[0].value;
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_true(fabs(c.pairs[0].ratio - 1.1) < 1e-9);
+	assert_false(c.pairs[0].significant);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_UNCHANGED);
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
+/* No raw samples: the intervals of the medians decide significance. */
+static void test_fallback_intervals(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_compare_opts o = opts_with(0.05);
+	struct results_comparison c;
+	struct results_bench *b, *h;
+
+	(void)state;
+	b = add_bench(base, "x", "walltime", 100);
+	h = add_bench(head, "x", "walltime", 120);
+	b->stats.ci_low = 99, b->stats.ci_high = 101;
+	h->stats.ci_low = 102, h->stats.ci_high = 125;
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_REGRESSED);
+	assert_false(c.pairs[0].has_interval);
+	assert_non_null(c.pairs[0].note);
+	results_comparison_clear(&c);
+
+	h->stats.ci_low = 95; /* overlaps: not significant */
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_UNCHANGED);
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
+/* A benchmark that measured no time is not judged, and is a warning. */
+static void test_no_time(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_comparison c;
+	struct results_bench *h;
+
+	(void)state;
+	add_bench(base, "empty", "walltime", 0.2);
+	h = add_bench(head, "empty", "walltime", 5);
+	h->no_time = true;
+	assert_int_equal(results_compare(base, head, NULL, &c), 0);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_UNCHANGED);
+	assert_false(c.pairs[0].has_ratio);
+	assert_false(c.has_geomean);
+	assert_int_equal(c.nwarnings, 1);
+	assert_non_null(strstr(c.warnings[0], "empty measured no execution time in head"));
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
+/* ---- geometric mean --------------------------------------------------------- */
+
+static void test_geomean(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_comparison c;
+	double g;
+
+	(void)state;
+	assert_int_equal(stats_geomean((const double[]){ 2.0, 8.0 }, 2, &g), 0);
+	assert_true(fabs(g - 4.0) < 1e-12);
+	assert_int_equal(stats_geomean((const double[]){ 1.1, 1.0 / 1.1 }, 2, &g), 0);
+	assert_true(fabs(g - 1.0) < 1e-12);
+	assert_int_equal(stats_geomean((const double[]){ 1.0, 0.0 }, 2, &g), -EDOM);
+	assert_int_equal(stats_geomean((const double[]){ 1.0, -1.0 }, 2, &g), -EDOM);
+	assert_int_equal(stats_geomean(NULL, 0, &g), -EINVAL);
+
+	/* +10% and +21% (1.1 squared) average to 1.1^1.5; the failed one and
+	 * the new one do not count. */
+	add_bench(base, "a", "callgrind", 100);
+	add_bench(head, "a", "callgrind", 110);
+	add_bench(base, "b", "callgrind", 100);
+	add_bench(head, "b", "callgrind", 121);
+	add_bench(head, "c", "callgrind", 1);
+	assert_int_equal(results_compare(base, head, NULL, &c), 0);
+	assert_true(c.has_geomean);
+	assert_int_equal(c.ngeomean, 2);
+	assert_true(fabs(c.geomean - pow(1.1, 1.5)) < 1e-12);
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
+/* ---- the interval of a ratio --------------------------------------------------- */
+
+static void test_bootstrap_ratio(void **state)
+{
+	double base[200], head[200], lo1, hi1, lo2, hi2;
+	struct stats_options o = STATS_OPTIONS_DEFAULT;
+
+	(void)state;
+	lcg_state = 5;
+	for (size_t i = 0; i < 200; i++) {
+		base[i] = test_normalish(100, 2);
+		head[i] = test_normalish(150, 3);
+	}
+	qsort(base, 200, sizeof(double), cmp_double);
+	qsort(head, 200, sizeof(double), cmp_double);
+	assert_int_equal(stats_bootstrap_ratio(base, 200, head, 200, &o, &lo1, &hi1), 0);
+	assert_true(lo1 < 1.5 && hi1 > 1.5 && lo1 > 1.45 && hi1 < 1.55);
+	/* The same seed, the same interval, bit for bit. */
+	assert_int_equal(stats_bootstrap_ratio(base, 200, head, 200, &o, &lo2, &hi2), 0);
+	assert_true(lo1 == lo2 && hi1 == hi2);
+	/* A base that reaches zero has no ratio. */
+	base[0] = -1.0;
+	for (size_t i = 1; i < 200; i++)
+		base[i] = 0.0;
+	assert_int_equal(stats_bootstrap_ratio(base, 200, head, 200, &o, &lo2, &hi2), -EDOM);
+	assert_int_equal(stats_bootstrap_ratio(base, 0, head, 200, &o, &lo2, &hi2), -EINVAL);
+}
+
+/* ---- environments --------------------------------------------------------------- */
+
+static void test_env_diff(void **state)
+{
+	struct results_env a = { .cpu = "A",
+				 .kernel = "k",
+				 .libc = "glibc 2.36",
+				 .cores = 2,
+				 .build_id = "1",
+				 .hostname = "h1" };
+	struct results_env b = a;
+	char *d = (char *)0x1;
+
+	(void)state;
+	b.build_id = "2";
+	b.hostname = "h2";
+	assert_int_equal(results_env_diff(&a, &b, &d), 0);
+	assert_null(d); /* build_id and hostname are expected to differ */
+	b.cpu = "B";
+	b.kernel = NULL;
+	b.cores = 4;
+	assert_int_equal(results_env_diff(&a, &b, &d), 0);
+	assert_non_null(d);
+	assert_string_equal(d, "cpu ('A' vs 'B'), kernel ('k' vs 'unknown'), cores ('2' vs '4')");
+	free(d);
+}
+
+/* ---- shards ----------------------------------------------------------------------- */
+
+static void test_shard_hash(void **state)
+{
+	(void)state;
+	/* FNV-1a 64 reference values (the offset basis, and "a", "foobar"). */
+	assert_true(results_fnv1a64("") == UINT64_C(0xcbf29ce484222325));
+	assert_true(results_fnv1a64("a") == UINT64_C(0xaf63dc4c8601ec8c));
+	assert_true(results_fnv1a64("foobar") == UINT64_C(0x85944171f73967e8));
+	/* Pinned: a name's shard never changes between versions. */
+	assert_int_equal(results_shard_of("fib[20]", 3), results_fnv1a64("fib[20]") % 3);
+	assert_int_equal(results_shard_of("anything", 1), 0);
+}
+
+static void test_shard_partition(void **state)
+{
+	char names[64][32];
+	unsigned count[8];
+
+	(void)state;
+	for (size_t i = 0; i < 64; i++)
+		snprintf(names[i], sizeof(names[i]), "bench_%zu[%zu]", i, i * 7);
+	for (unsigned n = 1; n <= 8; n++) {
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < 64; i++) {
+			unsigned k = results_shard_of(names[i], n);
+
+			assert_true(k < n);
+			/* Stable: the same answer every time. */
+			assert_int_equal(results_shard_of(names[i], n), k);
+			count[k]++;
+		}
+		/* Every name is in exactly one part; no part is left empty
+		 * with 64 names (a poor hash would pile them up). */
+		unsigned total = 0;
+
+		for (unsigned k = 0; k < n; k++) {
+			total += count[k];
+			assert_true(count[k] > 0);
+		}
+		assert_int_equal(total, 64);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_good),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_load_missing_file),
+		cmocka_unit_test(test_each_verdict),
+		cmocka_unit_test(test_threshold),
+		cmocka_unit_test(test_noise_is_unchanged),
+		cmocka_unit_test(test_tight_shift_regresses),
+		cmocka_unit_test(test_noisy_shift_needs_significance),
+		cmocka_unit_test(test_fallback_intervals),
+		cmocka_unit_test(test_no_time),
+		cmocka_unit_test(test_geomean),
+		cmocka_unit_test(test_bootstrap_ratio),
+		cmocka_unit_test(test_env_diff),
+		cmocka_unit_test(test_shard_hash),
+		cmocka_unit_test(test_shard_partition),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
