@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: MIT */
+/* benchtrap observe: time every call of chosen functions in a real run. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "observe/observe.h"
+#include "report/report.h"
+#include "trace/trace.h"
+#include "util/match.h"
+#include "cli/cli.h"
+
+static const char usage[] =
+	"usage: benchtrap observe [--symbol GLOB]... [--skip GLOB]... [options]\n"
+	"                         (--pid PID | -- COMMAND [ARGS...])\n"
+	"\n"
+	"Time every call of chosen functions while a program does its own work: a\n"
+	"real binary, unmodified. A breakpoint at each function's entry and one at\n"
+	"each call's return address bound every call, on every thread, recursion\n"
+	"included; functions of shared libraries are armed when the library is\n"
+	"mapped, dlopen included. What the stops cost is measured in the same run\n"
+	"and removed; the figures carry the remaining uncertainty (the ± column).\n"
+	"\n"
+	"selection (raw or demangled names, shell globs; repeatable):\n"
+	"  --symbol GLOB       functions to time: 'parse_*', 'lzma_code'\n"
+	"  --skip GLOB         functions whose calls return 0 at once, without running\n"
+	"                      their body (measure one benchmark of a harness alone)\n"
+	"\n"
+	"target:\n"
+	"  -- COMMAND ARGS     run COMMAND (searched in PATH) and observe it from main\n"
+	"                      to its exit; its stdin, stdout and stderr are its own,\n"
+	"                      signals reach it, and benchtrap exits with its status\n"
+	"  --pid PID           attach to every thread of running process PID; observe\n"
+	"                      for --duration or until Ctrl-C, then put the original\n"
+	"                      code back and detach: the process runs on\n"
+	"  --duration SEC      stop observing after SEC seconds (a command then runs\n"
+	"                      on to its end unobserved)\n"
+	"  --calibration N     calls of the injected empty function that measure the\n"
+	"                      cost of a stop (200)\n"
+	"\n"
+	"output (the table goes to stderr when a command runs, so that the program's\n"
+	"stdout stays its own; to stdout with --pid):\n"
+	"  --format FMT        text (default), json or markdown\n"
+	"  --output FILE       also write the results document to FILE, atomically\n"
+	"                      (instrument \"observe\"; docs/observe.md)\n"
+	"  -h, --help          show this help\n"
+	"\n"
+	"examples:\n"
+	"  benchtrap observe --symbol 'lzma_*' -- xz -k -f data.bin\n"
+	"  benchtrap observe --symbol parse --output obs.json -- ./server --once\n"
+	"  benchtrap observe --symbol 'bench_*' --skip 'setup_*' -- ./harness\n"
+	"  benchtrap observe --symbol handle_request --pid 4242 --duration 10\n"
+	"\n"
+	"exit status: with a command, the command's own status (128 + N when killed\n"
+	"by signal N, reported with a backtrace); with --pid, 0 once detached; 1 when\n"
+	"observing itself failed; 2 bad usage or bad input\n";
+
+enum {
+	OPT_SYMBOL = 0x100,
+	OPT_SKIP,
+	OPT_PID,
+	OPT_DURATION,
+	OPT_CALIBRATION,
+	OPT_FORMAT,
+	OPT_OUTPUT,
+};
+
+enum output_format { FMT_TEXT, FMT_JSON, FMT_MARKDOWN };
+
+struct observe_cli {
+	const char **symbols, **skips;
+	size_t nsymbols, nskips;
+	pid_t pid;
+	double duration_s;
+	long calib;
+	enum output_format format;
+	const char *output;
+	char **command;
+};
+
+/* ---- signals ------------------------------------------------------------------
+ * With a command, a signal sent to benchtrap is passed on to the program (one
+ * typed at the terminal reaches it directly: same process group). With --pid,
+ * SIGINT, SIGTERM and SIGHUP end observing: the process is detached cleanly. */
+static volatile sig_atomic_t got_signal, got_signal_user;
+static bool attached_mode;
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	got_signal = sig;
+	got_signal_user = si && si->si_code != SI_KERNEL;
+}
+
+static void install_signal_handlers(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static bool tick(void *userdata, pid_t pid)
+{
+	int sig = got_signal;
+
+	(void)userdata;
+	if (!sig)
+		return false;
+	got_signal = 0;
+	if (attached_mode)
+		return true;
+	if (got_signal_user)
+		kill(pid, sig);
+	return false;
+}
+
+/* ---- options --------------------------------------------------------------------- */
+
+static int parse_options(int argc, char **argv, struct observe_cli *o)
+{
+	static const struct option longopts[] = {
+		{ "symbol", required_argument, NULL, OPT_SYMBOL },
+		{ "skip", required_argument, NULL, OPT_SKIP },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "calibration", required_argument, NULL, OPT_CALIBRATION },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char *end;
+	long v;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SYMBOL:
+			o->symbols[o->nsymbols++] = optarg;
+			break;
+		case OPT_SKIP:
+			o->skips[o->nskips++] = optarg;
+			break;
+		case OPT_PID:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v <= 0 || v > INT_MAX)
+				return cli_error("observe: --pid wants a process id, not '%s'",
+						 optarg);
+			o->pid = (pid_t)v;
+			break;
+		case OPT_DURATION:
+			errno = 0;
+			o->duration_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(o->duration_s) ||
+			    o->duration_s <= 0 || o->duration_s > 1e6)
+				return cli_error(
+					"observe: --duration wants seconds, e.g. 2.5, not '%s'",
+					optarg);
+			break;
+		case OPT_CALIBRATION:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 10 || v > 1000000)
+				return cli_error(
+					"observe: --calibration wants a whole number from 10 "
+					"to 1000000, not '%s'",
+					optarg);
+			o->calib = v;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				o->format = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->format = FMT_JSON;
+			else if (!strcmp(optarg, "markdown"))
+				o->format = FMT_MARKDOWN;
+			else
+				return cli_error(
+					"observe: --format is text, json or markdown, not '%s'",
+					optarg);
+			break;
+		case OPT_OUTPUT:
+			o->output = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return -1;
+		default:
+			return cli_bad_option("observe", argc, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_error("observe: unexpected argument '%s' (the command goes after '--')",
+				 argv[optind]);
+	if (!o->nsymbols && !o->nskips)
+		return cli_error("observe: which functions? give --symbol GLOB (`benchtrap list "
+				 "BINARY --symbols` shows them)");
+	if (o->pid && o->command)
+		return cli_error("observe: give either --pid PID or '-- COMMAND', not both");
+	if (!o->pid && !o->command)
+		return cli_error("observe: what to observe? give '-- COMMAND [ARGS]' or --pid PID");
+	return 0;
+}
+
+/* The path of COMMAND as exec would find it. */
+static int resolve_command(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		snprintf(buf, size, "%s", name);
+		return 0;
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *s = path;;) {
+		size_t len = strcspn(s, ":");
+
+		snprintf(buf, size, "%.*s%s%s", (int)len, s, len ? "/" : "", name);
+		if (access(buf, X_OK) == 0)
+			return 0;
+		if (!s[len])
+			break;
+		s += len + 1;
+	}
+	return -ENOENT;
+}
+
+/* Patterns that match nothing in the binary and the libraries it needs may
+ * still match in a library loaded later: say so, do not fail. */
+static int check_patterns(const struct observe_cli *o, struct elf_file *ef, const char *what)
+{
+	struct elf_scope scope;
+	const char *const *lists[2] = { o->symbols, o->skips };
+	size_t counts[2] = { o->nsymbols, o->nskips };
+
+	if (elf_scope_open(ef, true, &scope) < 0)
+		return cli_error("out of memory");
+	for (int l = 0; l < 2; l++) {
+		for (size_t k = 0; k < counts[l]; k++) {
+			bool found = false;
+
+			for (size_t j = 0; j < scope.n && !found; j++)
+				for (size_t i = 0; i < elf_symbol_count(scope.objs[j]) && !found;
+				     i++) {
+					const struct elf_symbol *s = elf_symbol(scope.objs[j], i);
+
+					found = match_function(lists[l][k], s->name, s->demangled);
+				}
+			if (!found) {
+				size_t m = 0;
+				char buf[512];
+				const char **names = elf_scope_names(&scope, &m);
+
+				if (names &&
+				    match_suggest(lists[l][k], names, m, 3, buf, sizeof(buf)))
+					cli_note("no function of %s or its libraries matches '%s' "
+						 "(did "
+						 "you mean %s?); it is armed if a library loaded "
+						 "later "
+						 "defines it",
+						 what, lists[l][k], buf);
+				else
+					cli_note("no function of %s or its libraries matches '%s'; "
+						 "it "
+						 "is armed if a library loaded later defines it",
+						 what, lists[l][k]);
+				free(names);
+			}
+		}
+	}
+	elf_scope_close(&scope);
+	return 0;
+}
+
+static void print_failure(const char *cmd, const struct trace_failure *f)
+{
+	char buf[8192];
+
+	trace_failure_format(f, buf, sizeof(buf));
+	fprintf(stderr, "benchtrap: %s failed before main: %s", cmd, buf);
+}
+
+int cli_observe(int argc, char **argv)
+{
+	struct observe_cli o = { 0 };
+	struct observe_opts oo = { 0 };
+	struct observe_result res = { 0 };
+	struct report_observe rep = { 0 };
+	struct trace_proc *p = NULL;
+	struct elf_file *ef = NULL;
+	char exe[PATH_MAX];
+	int nopts = argc, r, exit_code = EXIT_USAGE;
+	FILE *out;
+
+	o.symbols = calloc((size_t)argc + 1, sizeof(*o.symbols));
+	o.skips = calloc((size_t)argc + 1, sizeof(*o.skips));
+	if (!o.symbols || !o.skips) {
+		cli_error("out of memory");
+		goto out;
+	}
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			nopts = i;
+			break;
+		}
+	}
+	if (nopts < argc) {
+		if (nopts + 1 >= argc) {
+			cli_error("observe: '--' must be followed by the command to run");
+			goto out;
+		}
+		o.command = argv + nopts + 1;
+	}
+	r = parse_options(nopts, argv, &o);
+	if (r != 0) {
+		exit_code = r < 0 ? EXIT_OK : r;
+		goto out;
+	}
+
+	if (o.pid) {
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)o.pid);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		if (n < 0) {
+			if (errno == ENOENT)
+				cli_error("observe: no process %d (check the id with ps)",
+					  (int)o.pid);
+			else
+				cli_error("observe: cannot inspect process %d: %s", (int)o.pid,
+					  strerror(errno));
+			goto out;
+		}
+		exe[n] = '\0';
+		if (o.pid == getpid()) {
+			cli_error("observe: %d is benchtrap itself", (int)o.pid);
+			goto out;
+		}
+	} else if (resolve_command(o.command[0], exe, sizeof(exe)) < 0) {
+		cli_error("%s: command not found (give a path, or check PATH)", o.command[0]);
+		goto out;
+	}
+	if (cli_open_binary(exe, &ef) != 0)
+		goto out;
+	if (check_patterns(&o, ef, o.pid ? exe : o.command[0]) != 0)
+		goto out;
+
+	oo.symbols = o.symbols;
+	oo.nsymbols = o.nsymbols;
+	oo.skips = o.skips;
+	oo.nskips = o.nskips;
+	oo.duration_ns = (int64_t)(o.duration_s * 1e9);
+	oo.calib_calls = (unsigned)o.calib;
+	oo.tick = tick;
+	attached_mode = o.pid != 0;
+	install_signal_handlers();
+
+	if (o.pid) {
+		r = trace_attach(o.pid, &p);
+		if (r < 0) {
+			if (r == -EPERM)
+				cli_error(
+					"observe: not allowed to trace process %d (another tracer, "
+					"or run as its user or root; see "
+					"/proc/sys/kernel/yama/ptrace_scope)",
+					(int)o.pid);
+			else if (r == -ESRCH)
+				cli_error("observe: process %d is gone", (int)o.pid);
+			else
+				cli_error("observe: cannot attach to process %d: %s", (int)o.pid,
+					  trace_strerror(r));
+			goto out;
+		}
+		r = observe_session(p, true, &oo, &res);
+		p = NULL; /* detached and freed */
+		if (r < 0) {
+			fprintf(stderr, "benchtrap: observing process %d failed: %s\n", (int)o.pid,
+				trace_strerror(r));
+			exit_code = EXIT_FAILED;
+			goto out;
+		}
+	} else {
+		struct trace_spawn_opts so;
+		struct trace_failure *fail = calloc(1, sizeof(*fail));
+		const struct elf_symbol *main_sym =
+			elf_is_stripped(ef) ? NULL : elf_symbol_by_name(ef, "main");
+		uint64_t main_addr;
+		int err = 0;
+
+		if (!fail) {
+			cli_error("out of memory");
+			goto out;
+		}
+		trace_spawn_opts_init(&so, o.command);
+		so.aslr = true; /* the program runs as it would alone */
+		r = trace_spawn(&so, &p, &err);
+		if (r == -TRACE_E_EXEC) {
+			free(fail);
+			cli_error("cannot execute %s: %s", o.command[0], strerror(err));
+			goto out;
+		}
+		if (r == 0)
+			r = trace_run_to_main(p, main_sym ? main_sym->addr : 0, elf_entry(ef), -1,
+					      &main_addr, fail);
+		if (r == -TRACE_E_FAILED) {
+			/* It ended before main: pass its end on. */
+			if (fail->kind == TRACE_FAIL_EXIT) {
+				exit_code = fail->code;
+			} else {
+				print_failure(o.command[0], fail);
+				exit_code = 128 + (fail->sig ? fail->sig : SIGKILL);
+			}
+			free(fail);
+			goto out;
+		}
+		free(fail);
+		if (r < 0) {
+			cli_error("%s: cannot run it to main: %s", o.command[0], trace_strerror(r));
+			goto out;
+		}
+		r = observe_session(p, false, &oo, &res);
+		if (r < 0) {
+			fprintf(stderr, "benchtrap: observing %s failed: %s\n", o.command[0],
+				trace_strerror(r));
+			exit_code = EXIT_FAILED;
+			goto out;
+		}
+	}
+
+	r = report_env_collect(ef, true, BENCHTRAP_VERSION, &rep.env);
+	if (r < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	rep.argv = argv;
+	rep.argc = argc;
+	rep.target_argv = o.command;
+	rep.duration_s = o.duration_s;
+	rep.res = &res;
+
+	if (o.pid)
+		exit_code = EXIT_OK;
+	else if (res.end == OBSERVE_EXITED)
+		exit_code = res.exit_code;
+	else
+		exit_code = 128 + res.sig;
+	out = o.pid ? stdout : stderr;
+	if (res.end == OBSERVE_KILLED)
+		fprintf(stderr, "benchtrap: %s was killed by SIG%s%s%s", o.command[0],
+			sigabbrev_np(res.sig) ? sigabbrev_np(res.sig) : "?",
+			res.crash ? ": " : "\n", res.crash ? res.crash : "");
+	if (res.end == OBSERVE_GONE)
+		cli_note("process %d ended while observed", (int)o.pid);
+	if (o.format == FMT_JSON) {
+		report_observe_json(&rep, out);
+	} else {
+		bool color = o.format == FMT_TEXT && isatty(fileno(out)) && !getenv("NO_COLOR");
+
+		report_observe_table(
+			&rep, out, o.format == FMT_MARKDOWN ? REPORT_MARKDOWN : REPORT_TEXT, color);
+	}
+	fflush(out);
+	if (o.output) {
+		r = report_observe_json_file(&rep, o.output);
+		if (r < 0) {
+			cli_error("%s: cannot write results: %s", o.output, strerror(-r));
+			exit_code = EXIT_USAGE;
+		}
+	}
+out:
+	trace_proc_free(p);
+	observe_result_clear(&res);
+	report_env_clear(&rep.env);
+	elf_close(ef);
+	free(o.symbols);
+	free(o.skips);
+	return exit_code;
+}

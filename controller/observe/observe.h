@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_OBSERVE_H
+#define BENCHTRAP_OBSERVE_H
+
+/*
+ * Observing calls in a real run (benchtrap observe, docs/observe.md).
+ *
+ * The program runs its own code. A breakpoint at the entry of every selected
+ * function, and one at each call's return address, bound every call, per
+ * thread. The controller reads CLOCK_MONOTONIC when each stop is reported;
+ * what the stops themselves cost is accounted for per call:
+ *
+ *   - the time the process spent stopped between a call's entry and return
+ *     (the controller's own work, step-overs, all-stop) is measured and
+ *     removed exactly;
+ *   - what cannot be seen from outside, the latency of each resume-to-trap
+ *     transition, is measured in the same process on an injected empty
+ *     function (calibration) and removed once per transition.
+ *
+ * The first part of this header is pure logic (tested without a process);
+ * the second runs a session on a trace_proc. Nothing here prints.
+ */
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace/trace.h"
+
+/* ---- frames: matching returns to calls ------------------------------------- */
+
+/* One open call of a thread. */
+struct observe_frame {
+	uint32_t func;		/* index of the observed function */
+	uint64_t ret_addr;	/* where it returns */
+	uint64_t sp_after;	/* the stack pointer once it has returned */
+	uint64_t ret_slot;	/* where the return address is stored */
+	int64_t t_start;	/* controller clock at the entry stop, ns */
+	int64_t stopped_start;	/* the session's stopped-time counter then */
+	uint64_t resumes_start; /* the session's resume counter then */
+};
+
+/* The open calls of one thread, outermost first. */
+struct observe_stack {
+	pid_t tid;
+	struct observe_frame *v;
+	size_t n, cap;
+};
+
+int observe_stack_push(struct observe_stack *s, const struct observe_frame *f);
+void observe_stack_free(struct observe_stack *s);
+
+/* 'entering' for observe_stack_dead() at a return breakpoint. */
+#define OBSERVE_NO_FUNC UINT32_MAX
+
+/*
+ * The thread is at a point where the live call context is (ret_addr,
+ * sp_after): at a return breakpoint, the address it returned to and its
+ * stack pointer ('entering' is OBSERVE_NO_FUNC); at the entry of function
+ * 'entering', the new call's. Returns how many frames on top of the stack
+ * can no longer return normally: the stack was unwound past them (longjmp,
+ * an exception), seen as sp_after above theirs, or a frame with the same
+ * stack pointer but another return address. Frames with the same pair are
+ * live at a return; at an entry they are live when the caller tail-called
+ * (another function jumped to this one), and dead when one of them is the
+ * function entered again: a new call from the same call site after the
+ * old one was left by a longjmp.
+ */
+size_t observe_stack_dead(const struct observe_stack *s, uint64_t ret_addr, uint64_t sp_after,
+			  uint32_t entering);
+
+/* After the dead frames are popped: how many frames on top return at this
+ * return breakpoint (more than one after tail calls; 0 when the hit belongs
+ * to no open call of this thread). */
+size_t observe_stack_returning(const struct observe_stack *s, uint64_t ret_addr, uint64_t sp_after);
+
+/* ---- figures ------------------------------------------------------------------ */
+
+/* One completed call, in the controller's clock. 'stopped' counts the
+ * nanoseconds the process was stopped, 'resumes' how often it was resumed
+ * (cumulative session counters, read at the entry and return stops). */
+struct observe_call {
+	int64_t t_start, t_end;
+	int64_t stopped_start, stopped_end;
+	uint64_t resumes_start, resumes_end;
+	pid_t tid;
+};
+
+/*
+ * The duration of an interval after removing the stops inside it: the time
+ * stopped, and 'latency' ns per resume-to-trap transition (the calibrated
+ * cost that cannot be measured per stop). Never below 0.
+ */
+double observe_corrected(int64_t t_start, int64_t t_end, int64_t stopped, uint64_t resumes,
+			 double latency);
+
+/* Log2 histogram: bucket 0 holds [0, 2) ns, bucket k >= 1 holds
+ * [2^k, 2^(k+1)) ns. */
+#define OBSERVE_HIST_BUCKETS 48
+unsigned observe_hist_bucket(double ns);
+
+/* Order statistics of n values (sorted in place). */
+struct observe_summary {
+	size_t n;
+	double min, q1, median, mean, q3, max;
+	double p10, p90;
+};
+int observe_summarize(double *v, size_t n, struct observe_summary *ret);
+
+/*
+ * Parallel rounds: calls of one function grouped by overlap in time (any
+ * chain of overlapping calls is one round, from its earliest start to its
+ * latest end). A round whose calls ran on at least two threads is parallel.
+ * 'calls' is sorted by start in place. Durations of parallel rounds are
+ * corrected like calls and written to ret_durations (malloc'ed, may be
+ * NULL when there are none); *ret_max_threads is the most threads one
+ * round had.
+ */
+int observe_rounds(struct observe_call *calls, size_t n, double latency, double **ret_durations,
+		   size_t *ret_n, size_t *ret_max_threads);
+
+/* Calibration: 'n' corrected-before-latency durations of the empty
+ * function with their resume counts. */
+struct observe_calibration {
+	size_t calls;	/* observed calls of the empty function */
+	double latency; /* median resume-to-trap latency per transition, ns */
+	double latency_p10, latency_p90;
+	double stop_median; /* median time the process stays stopped per stop, ns */
+};
+
+/* From the calibration calls (each: raw duration minus time stopped, and
+ * the number of resumes inside). -EINVAL when n == 0. */
+int observe_calibrate(const double *active_ns, const uint64_t *resumes, size_t n,
+		      const double *stopped_ns, struct observe_calibration *ret);
+
+/* ---- /proc/PID/maps ---------------------------------------------------------------- */
+
+/* One file mapped into the process: where its offset 0 lies, and the range
+ * of all its mappings. */
+struct observe_object {
+	char *path;
+	uint64_t base; /* address of the mapping at file offset 0 */
+	uint64_t lo, hi;
+	bool exec; /* some mapping is executable */
+};
+
+/* Parse the text of /proc/PID/maps: the files mapped (paths starting with
+ * '/', "(deleted)" ones left out), in order of first appearance. */
+int observe_parse_maps(const char *text, struct observe_object **ret, size_t *ret_n);
+void observe_objects_free(struct observe_object *v, size_t n);
+
+/* ---- sessions ----------------------------------------------------------------------- */
+
+struct observe_opts {
+	const char *const *symbols; /* globs: functions to time */
+	size_t nsymbols;
+	const char *const *skips; /* globs: functions that return at once */
+	size_t nskips;
+	int64_t duration_ns;  /* stop observing after this long; 0: no limit */
+	unsigned calib_calls; /* calls of the empty function; 0: the default */
+	/* Called about ten times a second and after every 4096 events; true
+	 * stops observing (Ctrl-C with --pid). May forward signals. */
+	bool (*tick)(void *userdata, pid_t pid);
+	void *userdata;
+};
+
+#define OBSERVE_CALIB_CALLS_DEFAULT 200
+
+/* The figures of one observed function. */
+struct observe_func_result {
+	char *name;	    /* demangled */
+	char *symbol;	    /* raw */
+	char *object;	    /* file that defines it */
+	uint64_t addr;	    /* run-time entry address */
+	bool skip;	    /* --skip: its calls returned at once */
+	uint64_t calls;	    /* completed calls (for skip: skipped calls) */
+	uint64_t unmatched; /* calls that never returned normally */
+	double *ns;	    /* corrected durations, sorted (n == calls) */
+	struct observe_summary sum;
+	double uncertainty; /* ± ns on each figure: the calibration's spread
+			       times the median number of transitions */
+	uint64_t hist[OBSERVE_HIST_BUCKETS];
+	size_t rounds;	  /* parallel rounds */
+	double *round_ns; /* their corrected durations, sorted */
+	struct observe_summary round_sum;
+	size_t round_max_threads;
+};
+
+enum observe_end {
+	OBSERVE_EXITED,	  /* the program exited: exit_code */
+	OBSERVE_KILLED,	  /* the program died of signal 'sig' */
+	OBSERVE_DETACHED, /* attached: detached, the process runs on */
+	OBSERVE_GONE,	  /* attached: the process ended while observed */
+};
+
+struct observe_result {
+	pid_t pid;
+	bool attached;
+	enum observe_end end;
+	int exit_code;
+	int sig;
+	char *crash; /* a fatal signal's report with its backtrace, or NULL */
+	struct observe_calibration calib;
+	bool calibrated;
+	struct observe_func_result *funcs;
+	size_t nfuncs;
+	char **diagnostics;
+	size_t ndiagnostics;
+	uint64_t events;	  /* stops handled */
+	double observed_s;	  /* how long observing lasted */
+	size_t restored_bytes;	  /* attached: code bytes compared with the files at detach */
+	size_t restored_mismatch; /* ... and found different (0 expected) */
+};
+
+void observe_result_clear(struct observe_result *r);
+
+/*
+ * Observe process 'p', stopped (at main after trace_run_to_main(), or after
+ * trace_attach()). Arms the selected
+ * functions in every mapped object (and in objects mapped later, at the
+ * dynamic loader's notifications), calibrates, and runs the process until
+ * it exits, o->duration_ns passes or o->tick says stop. With 'attached',
+ * then removes every breakpoint, checks the code against the files and
+ * detaches ('p' is freed); otherwise the process is run to its end after
+ * observing stops (the caller frees 'p').
+ * Returns 0 with *ret filled, or a negative error when observing failed.
+ */
+int observe_session(struct trace_proc *p, bool attached, const struct observe_opts *o,
+		    struct observe_result *ret);
+
+#endif

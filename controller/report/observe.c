@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/* The results file and the table of benchtrap observe (report.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "observe/observe.h"
+#include "stats/stats.h"
+#include "report/table.h"
+#include "report/report.h"
+
+#define SCHEMA "benchtrap-results/1"
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static const char *end_name(enum observe_end e)
+{
+	switch (e) {
+	case OBSERVE_EXITED:
+		return "exited";
+	case OBSERVE_KILLED:
+		return "killed";
+	case OBSERVE_DETACHED:
+		return "detached";
+	case OBSERVE_GONE:
+		return "gone";
+	}
+	return "?";
+}
+
+static json_t *env_json(const struct report_env *e)
+{
+	return json_pack("{s:o, s:i, s:o, s:o, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:s}", "cpu",
+			 str_or_null(e->cpu), "cores", e->cores, "kernel", str_or_null(e->kernel),
+			 "libc", str_or_null(e->libc), "binary", e->binary, "build_id",
+			 str_or_null(e->build_id), "compiler", str_or_null(e->compiler), "aslr",
+			 e->aslr, "governor", str_or_null(e->governor), "hostname",
+			 str_or_null(e->hostname), "benchtrap", e->benchtrap, "date", e->date);
+}
+
+static json_t *summary_json(const struct observe_summary *s)
+{
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "median", num(s->median),
+			 "mean", num(s->mean), "min", num(s->min), "max", num(s->max), "q1",
+			 num(s->q1), "q3", num(s->q3), "p10", num(s->p10), "p90", num(s->p90),
+			 "samples", (json_int_t)s->n);
+}
+
+static json_t *func_json(const struct observe_result *res, const struct observe_func_result *f)
+{
+	json_t *hist = json_array(), *stats = json_null(), *rounds;
+	bool timed = !f->skip && f->calls > 0;
+
+	for (unsigned k = 0; k < OBSERVE_HIST_BUCKETS; k++) {
+		if (!f->hist[k])
+			continue;
+		json_array_append_new(hist, json_pack("{s:f, s:f, s:I}", "ge_ns",
+						      k ? ldexp(1.0, (int)k) : 0.0, "lt_ns",
+						      ldexp(1.0, (int)k + 1), "count",
+						      (json_int_t)f->hist[k]));
+	}
+	if (timed) {
+		stats = summary_json(&f->sum);
+		json_object_set_new(stats, "uncertainty", num(f->uncertainty));
+		json_object_set_new(stats, "calibration",
+				    res->calibrated ? num(res->calib.latency) : json_null());
+	}
+	rounds = json_pack("{s:I, s:I}", "count", (json_int_t)f->rounds, "max_threads",
+			   (json_int_t)f->round_max_threads);
+	if (f->rounds) {
+		json_object_set_new(rounds, "median", num(f->round_sum.median));
+		json_object_set_new(rounds, "min", num(f->round_sum.min));
+		json_object_set_new(rounds, "max", num(f->round_sum.max));
+		json_object_set_new(rounds, "mean", num(f->round_sum.mean));
+	}
+	return json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:o, s:[], s:I, s:I, "
+			 "s:b, s:o, s:o}",
+			 "name", f->name, "symbol", str_or_null(f->symbol), "object", f->object,
+			 "args", "instrument", "observe", "unit", "ns", "value",
+			 timed ? num(f->sum.median) : json_null(), "status", "ok", "error", "stats",
+			 stats, "diagnostics", "calls", (json_int_t)f->calls, "unmatched_returns",
+			 (json_int_t)f->unmatched, "skipped", f->skip, "histogram", hist,
+			 "parallel_rounds", rounds);
+}
+
+static json_t *doc_json(const struct report_observe *run)
+{
+	const struct observe_result *res = run->res;
+	json_t *benches = json_array(), *argv = json_array(), *target = json_array();
+	json_t *diags = json_array(), *calib = json_null(), *o;
+
+	json_array_append_new(argv, json_string("benchtrap"));
+	for (int i = 0; i < run->argc; i++)
+		json_array_append_new(argv, json_string(run->argv[i]));
+	for (size_t i = 0; run->target_argv && run->target_argv[i]; i++)
+		json_array_append_new(target, json_string(run->target_argv[i]));
+	for (size_t i = 0; i < res->nfuncs; i++)
+		json_array_append_new(benches, func_json(res, &res->funcs[i]));
+	for (size_t i = 0; i < res->ndiagnostics; i++)
+		json_array_append_new(diags, json_string(res->diagnostics[i]));
+	if (res->calibrated)
+		calib = json_pack(
+			"{s:I, s:o, s:o, s:o, s:o}", "calls", (json_int_t)res->calib.calls,
+			"latency_ns", num(res->calib.latency), "latency_p10_ns",
+			num(res->calib.latency_p10), "latency_p90_ns", num(res->calib.latency_p90),
+			"stop_ns", num(res->calib.stop_median));
+	o = json_pack("{s:s, s:o, s:I, s:b, s:o, s:o, s:s, s:o, s:o, s:o, s:I, s:f, s:o}",
+		      "instrument", "observe", "command", argv, "pid", (json_int_t)res->pid,
+		      "attached", res->attached, "target", run->target_argv ? target : json_null(),
+		      "duration_s", run->duration_s > 0 ? json_real(run->duration_s) : json_null(),
+		      "end", end_name(res->end), "exit_code",
+		      res->end == OBSERVE_EXITED ? json_integer(res->exit_code) : json_null(),
+		      "signal",
+		      res->end == OBSERVE_KILLED && sigabbrev_np(res->sig)
+			      ? json_string(sigabbrev_np(res->sig))
+			      : json_null(),
+		      "crash", str_or_null(res->crash), "events", (json_int_t)res->events,
+		      "observed_s", res->observed_s, "calibration", calib);
+	if (!run->target_argv)
+		json_decref(target);
+	if (o && res->attached)
+		json_object_set_new(o, "restored",
+				    json_pack("{s:I, s:I}", "bytes_checked",
+					      (json_int_t)res->restored_bytes, "mismatches",
+					      (json_int_t)res->restored_mismatch));
+	if (o)
+		json_object_set_new(o, "diagnostics", diags);
+	return json_pack("{s:s, s:o, s:o, s:o}", "schema", SCHEMA, "environment",
+			 env_json(&run->env), "run", o, "benchmarks", benches);
+}
+
+int report_observe_json(const struct report_observe *run, FILE *f)
+{
+	json_t *doc = doc_json(run);
+	int r;
+
+	if (!doc)
+		return -ENOMEM;
+	r = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	json_decref(doc);
+	if (r < 0)
+		return -EIO;
+	fputc('\n', f);
+	return 0;
+}
+
+int report_observe_json_file(const struct report_observe *run, const char *path)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int fd, r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		unlink(tmp);
+		return r;
+	}
+	fchmod(fd, 0644);
+	r = report_observe_json(run, f);
+	if (fflush(f) != 0 || fsync(fd) != 0)
+		r = r ? r : -errno;
+	if (fclose(f) != 0)
+		r = r ? r : -errno;
+	if (r == 0 && rename(tmp, path) != 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+static void dur(double ns, char *buf, size_t size)
+{
+	stats_format_duration(ns, buf, size);
+}
+
+static void print_histograms(const struct observe_result *res, FILE *f, bool md)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < res->nfuncs; i++) {
+		const struct observe_func_result *fn = &res->funcs[i];
+		bool any = false;
+
+		if (fn->skip || !fn->calls)
+			continue;
+		if (first)
+			fprintf(f, "\n%shistograms (calls per duration range):\n", md ? "" : "");
+		first = false;
+		fprintf(f, "%s%s:", md ? "- " : "  ", fn->name);
+		for (unsigned k = 0; k < OBSERVE_HIST_BUCKETS; k++) {
+			char lo[32], hi[32];
+
+			if (!fn->hist[k])
+				continue;
+			if (k)
+				dur(ldexp(1.0, (int)k), lo, sizeof(lo));
+			else
+				snprintf(lo, sizeof(lo), "0");
+			dur(ldexp(1.0, (int)k + 1), hi, sizeof(hi));
+			fprintf(f, "%s %s–%s: %" PRIu64, any ? "," : "", lo, hi, fn->hist[k]);
+			any = true;
+		}
+		fputc('\n', f);
+	}
+}
+
+void report_observe_table(const struct report_observe *run, FILE *f, enum report_format fmt,
+			  bool color)
+{
+	static const char *const headers[] = { "FUNCTION", "CALLS", "MEDIAN",	 "MEAN",    "MIN",
+					       "MAX",	   "±",	    "UNMATCHED", "PARALLEL" };
+	static const enum table_align align[] = { TABLE_LEFT,  TABLE_RIGHT, TABLE_RIGHT,
+						  TABLE_RIGHT, TABLE_RIGHT, TABLE_RIGHT,
+						  TABLE_RIGHT, TABLE_RIGHT, TABLE_LEFT };
+	const struct observe_result *res = run->res;
+	bool md = fmt == REPORT_MARKDOWN;
+	struct table *t = table_new(9, headers, align);
+
+	if (!t)
+		return;
+	for (size_t i = 0; i < res->nfuncs; i++) {
+		const struct observe_func_result *fn = &res->funcs[i];
+		char calls[32], med[32] = "", mean[32] = "", mn[32] = "", mx[32] = "", unc[32] = "";
+		char unm[32], par[96] = "";
+
+		snprintf(calls, sizeof(calls), "%" PRIu64, fn->calls);
+		snprintf(unm, sizeof(unm), "%" PRIu64, fn->unmatched);
+		if (fn->skip) {
+			snprintf(med, sizeof(med), "skipped");
+		} else if (fn->calls) {
+			dur(fn->sum.median, med, sizeof(med));
+			dur(fn->sum.mean, mean, sizeof(mean));
+			dur(fn->sum.min, mn, sizeof(mn));
+			dur(fn->sum.max, mx, sizeof(mx));
+			if (res->calibrated)
+				dur(fn->uncertainty, unc, sizeof(unc));
+			else
+				snprintf(unc, sizeof(unc), "?");
+		}
+		if (fn->rounds) {
+			char rm[32];
+
+			dur(fn->round_sum.median, rm, sizeof(rm));
+			snprintf(par, sizeof(par), "%zu rounds, median %s, up to %zu threads",
+				 fn->rounds, rm, fn->round_max_threads);
+		}
+		table_add(t, (const char *const[]){ fn->name, calls, med, mean, mn, mx, unc, unm,
+						    par });
+	}
+	if (md)
+		table_print_markdown(t, f);
+	else
+		table_print_text(t, f);
+	table_free(t);
+	print_histograms(res, f, md);
+
+	fputc('\n', f);
+	if (res->calibrated) {
+		char lat[32], p10[32], p90[32], stop[32];
+
+		dur(res->calib.latency, lat, sizeof(lat));
+		dur(res->calib.latency_p10, p10, sizeof(p10));
+		dur(res->calib.latency_p90, p90, sizeof(p90));
+		dur(res->calib.stop_median, stop, sizeof(stop));
+		fprintf(f,
+			"%sstops removed from every duration: measured per stop (median %s), plus "
+			"%s per resume (calibrated on %zu calls of an empty function, p10 %s, p90 "
+			"%s); ± is that spread over each call's resumes\n",
+			md ? "- " : "", stop, lat, res->calib.calls, p10, p90);
+	}
+	if (res->attached)
+		fprintf(f,
+			"%sdetached from %d: %zu code bytes at breakpoint addresses compared "
+			"with the files, %zu differ\n",
+			md ? "- " : "", (int)res->pid, res->restored_bytes, res->restored_mismatch);
+	for (size_t i = 0; i < res->ndiagnostics; i++)
+		fprintf(f, "%s%snote:%s %s\n", md ? "- " : "", color ? "\033[33m" : "",
+			color ? "\033[0m" : "", res->diagnostics[i]);
+}

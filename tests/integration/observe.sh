@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# benchtrap observe against fixtures that know their own call counts:
+# recursion, longjmp, --skip, a stripped binary, exit status and crash passed
+# through, a pool made before main with four calls at once, a library loaded
+# with dlopen, attach and detach of a running process (which keeps running
+# with its original code), signals passed on, bad input. Durations are never
+# asserted. With the argument 'xz': the call counts of liblzma functions in a
+# real xz run against callgrind's count of the same calls.
+. "$(dirname "$0")/lib.sh"
+OBS=$FIXTURES/observe
+RECURSE=$OBS/recurse
+
+expect_no_orphans() {
+	checks=$((checks + 1))
+	local left
+	left=$(pgrep -f -- "$1" | grep -v "^$$\$" || true)
+	[[ -z $left ]] || fail "processes of $1 outlived benchtrap: $(ps -o pid,stat,args -p "${left//$'\n'/,}")"
+}
+
+# Checks on the results file, one Python start for a block of them (it is
+# slow on some machines): each line of stdin is an expression over 'd' that
+# must be true.
+expect_file_json() {
+	local n
+	n=$(grep -c . <<<"$1")
+	checks=$((checks + n))
+	python3 - "$TMP/obs.json" "$1" <<'PY' || fail "JSON check failed (above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for line in sys.argv[2].splitlines():
+    if line.strip() and not eval(line):
+        sys.exit("false: " + line)
+PY
+}
+
+if [[ ${1:-} == xz ]]; then
+	command -v xz >/dev/null || { echo "SKIP: xz is not installed"; exit 77; }
+	command -v valgrind >/dev/null || { echo "SKIP: valgrind is not installed"; exit 77; }
+	# A compressible input of a few hundred kB, the same for both runs.
+	python3 -c 'import random; random.seed(6); print("\n".join(" ".join(random.choice(["alpha","beta","gamma","delta"]) for _ in range(12)) for _ in range(8000)))' >"$TMP/input.txt"
+	run observe --symbol lzma_code --symbol 'lzma_crc*' --symbol lzma_stream_encoder \
+		--output "$TMP/obs.json" -- xz -T1 -6 -k -f "$TMP/input.txt"
+	expect_status 0
+	checks=$((checks + 1))
+	xz -dc "$TMP/input.txt.xz" | cmp -s - "$TMP/input.txt" || fail "xz's output under observe does not decompress to its input"
+	expect_no_orphans "xz -T1 -6 -k -f $TMP/input.txt"
+	valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" xz -T1 -6 -c "$TMP/input.txt" \
+		>/dev/null 2>"$TMP/vg.err" || fail "valgrind failed: $(tail -3 "$TMP/vg.err")"
+	# callgrind's count of calls to FUNC: the calls= lines under cfn=FUNC.
+	checks=$((checks + 1))
+	python3 - "$TMP/obs.json" "$TMP/cg.out" <<'PY' || fail "call counts differ from callgrind's"
+import json, re, sys
+obs = {b["name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"]}
+names, cur, calls = {}, None, {}
+for line in open(sys.argv[2]):
+    m = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+    if m:
+        if m.group(3):
+            names[m.group(2)] = m.group(3)
+        if m.group(1) == "cfn":
+            cur = names.get(m.group(2))
+        continue
+    if line.startswith("calls=") and cur is not None:
+        calls[cur] = calls.get(cur, 0) + int(line[6:].split()[0])
+checked = 0
+for name in ("lzma_code", "lzma_crc32", "lzma_crc64", "lzma_stream_encoder"):
+    if name not in obs:
+        continue
+    print(f"{name}: observe {obs[name]['calls']}, callgrind {calls.get(name, 0)}")
+    assert obs[name]["calls"] == calls.get(name, 0), name
+    assert obs[name]["unmatched_returns"] == 0, name
+    checked += 1
+assert checked >= 2 and obs["lzma_code"]["calls"] > 1
+PY
+	done_ok
+	exit 0
+fi
+
+# ---- help and bad input ----------------------------------------------------------
+run observe --help
+expect_status 0
+expect_out '^usage: benchtrap observe'
+expect_out 'exit status'
+run observe -- "$RECURSE"
+expect_usage_error 'which functions\?'
+run observe --symbol fib
+expect_usage_error 'what to observe\?'
+run observe --symbol fib --pid 1 -- "$RECURSE"
+expect_usage_error 'either --pid PID or'
+run observe --symbol fib --duration soon -- "$RECURSE"
+expect_usage_error "--duration wants seconds"
+run observe --symbol fib --frobnicate -- "$RECURSE"
+expect_usage_error "unknown option '--frobnicate'"
+run observe --symbol fib -- "$TMP/no-such-program"
+expect_usage_error 'no such file'
+run observe --symbol fib -- no-such-command-anywhere
+expect_usage_error 'command not found'
+run observe --symbol fib --pid 999999999
+expect_usage_error "--pid wants a process id|no process"
+run observe --symbol fib --pid 4194000
+expect_usage_error 'no process 4194000'
+
+# ---- recursion, longjmp, the program's output and status -----------------------------
+run observe --symbol fib --symbol bail_out --output "$TMP/obs.json" -- "$RECURSE" 10 3
+expect_status 3
+expect_out '^fib\(10\) = 55$'
+expect_out '^jumps 3$'
+expect_err '^fib +177 '
+expect_file_json 'd["schema"] == "benchtrap-results/1" and d["run"]["instrument"] == "observe"
+d["run"]["end"] == "exited" and d["run"]["exit_code"] == 3
+{b["name"]: b["calls"] for b in d["benchmarks"]} == {"fib": 177, "bail_out": 0}
+{b["name"]: b["unmatched_returns"] for b in d["benchmarks"]} == {"fib": 0, "bail_out": 3}
+all(b["instrument"] == "observe" and b["unit"] == "ns" and b["status"] == "ok" for b in d["benchmarks"])
+d["benchmarks"][0]["value"] == d["benchmarks"][0]["stats"]["median"] and d["benchmarks"][0]["stats"]["samples"] == 177
+sum(h["count"] for h in d["benchmarks"][0]["histogram"]) == 177
+all(h["lt_ns"] == 2 * max(h["ge_ns"], 1) for h in d["benchmarks"][0]["histogram"])
+d["benchmarks"][0]["parallel_rounds"]["count"] == 0
+d["run"]["calibration"]["calls"] == 200 and d["run"]["calibration"]["latency_p10_ns"] <= d["run"]["calibration"]["latency_ns"] <= d["run"]["calibration"]["latency_p90_ns"]
+(lambda s: s["min"] <= s["q1"] <= s["median"] <= s["q3"] <= s["max"] and s["uncertainty"] >= 0)(d["benchmarks"][0]["stats"])'
+expect_no_orphans "$RECURSE"
+
+# A thread that exits inside an observed call: unmatched, nothing hangs.
+run observe --symbol thread_quits --symbol fib --output "$TMP/obs.json" -- "$RECURSE" 3
+expect_status 0
+expect_file_json '{b["name"]: (b["calls"], b["unmatched_returns"]) for b in d["benchmarks"]} == {"fib": (5, 0), "thread_quits": (0, 1)}'
+
+# C++: demangled names, an exception thrown through an observed function.
+if [[ -x $OBS/throw ]]; then
+	run observe --symbol 'ns::thrower' --symbol '*ns::value<int>*' --output "$TMP/obs.json" -- "$OBS/throw"
+	expect_status 0
+	expect_out '^caught 5$'
+	expect_file_json '{b["name"]: (b["calls"], b["unmatched_returns"]) for b in d["benchmarks"]} == {"ns::thrower(int)": (0, 5), "int ns::value<int>(int)": (5, 0)}
+	[b["symbol"] for b in d["benchmarks"]] == ["_ZN2ns7throwerEi", "_ZN2ns5valueIiEET_S1_"]'
+fi
+
+# --format json goes where the table goes: stderr, with a command.
+run observe --symbol fib --format json -- "$RECURSE" 4
+expect_status 0
+expect_out '^fib\(4\) = 3$'
+checks=$((checks + 1))
+python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); assert d["benchmarks"][0]["calls"] == 9' <<<"$err" ||
+	fail "JSON on stderr does not count fib(4)'s 9 calls"
+
+# ---- --skip on a stripped binary (functions from .dynsym) -------------------------------
+run observe --symbol fib --skip slow_setup --output "$TMP/obs.json" -- "$OBS/recurse_stripped" 5
+expect_status 0
+expect_out '^setup 0$'
+expect_out '^fib\(5\) = 5$'
+expect_file_json '{b["name"]: (b["calls"], b["skipped"]) for b in d["benchmarks"]} == {"fib": (15, False), "slow_setup": (1, True)}
+[b["value"] for b in d["benchmarks"] if b["skipped"]] == [None]'
+
+# ---- a crash is reported, its signal passed on --------------------------------------------
+run observe --symbol fib -- "$RECURSE" 3 0 crash
+expect_status 139
+expect_err 'killed by SIGSEGV'
+expect_err 'crash_now'
+expect_err '^fib +5 '
+expect_no_orphans "$RECURSE"
+
+# ---- threads: a pool made before main, four calls at once, exact counts -------------------
+run observe --symbol work --output "$TMP/obs.json" -- "$OBS/pool" 25
+expect_status 0
+expect_out '^work calls 100$'
+expect_file_json 'd["benchmarks"][0]["calls"] == 100 and d["benchmarks"][0]["unmatched_returns"] == 0
+d["benchmarks"][0]["parallel_rounds"]["count"] == 25 and d["benchmarks"][0]["parallel_rounds"]["max_threads"] == 4
+(lambda r: r["min"] <= r["median"] <= r["max"])(d["benchmarks"][0]["parallel_rounds"])'
+expect_no_orphans "$OBS/pool"
+
+# ---- a library loaded with dlopen after main --------------------------------------------------
+run observe --symbol 'plugin_*' --output "$TMP/obs.json" -- "$OBS/dlopen" "$OBS/libobserve_plugin.so" 7
+expect_status 0
+expect_out '^plugin_run\(7\) = 70$'
+expect_err "note: no function of .* matches 'plugin_\*'; it is armed if a library loaded later"
+expect_file_json '{b["name"]: b["calls"] for b in d["benchmarks"]} == {"plugin_step": 7, "plugin_run": 1}
+all(b["object"].endswith("libobserve_plugin.so") for b in d["benchmarks"])'
+run observe --symbol 'no_such_function_*' -- "$OBS/dlopen" "$OBS/libobserve_plugin.so" 2
+expect_status 0
+expect_err "no function matched 'no_such_function_\*' in the program or the libraries it loaded"
+
+# ---- a signal sent to benchtrap reaches the program ---------------------------------------------
+"$BENCHTRAP" observe --symbol tick -- "$OBS/forever" >"$TMP/fw.out" 2>"$TMP/fw.err" &
+bt=$!
+for _ in $(seq 100); do
+	pgrep -f -- "$OBS/forever" | grep -qv "^$bt\$" && break
+	sleep 0.05
+done
+sleep 0.3
+kill -TERM "$bt"
+wait "$bt"
+status=$?
+err=$(cat "$TMP/fw.err")
+expect_status 143
+expect_err 'killed by SIGTERM'
+expect_err '^tick +[0-9]+ '
+expect_no_orphans "$OBS/forever"
+
+# --duration with a command: observing stops, the program runs on to its end.
+"$BENCHTRAP" observe --symbol tick --duration 0.3 --output "$TMP/obs.json" -- "$OBS/forever" >"$TMP/fw.out" 2>"$TMP/fw.err" &
+bt=$!
+sleep 1
+kill -TERM "$bt"
+wait "$bt"
+status=$?
+err=$(cat "$TMP/fw.err")
+expect_status 143
+expect_file_json 'd["run"]["end"] == "killed" and d["run"]["signal"] == "TERM" and d["run"]["duration_s"] == 0.3
+d["benchmarks"][0]["calls"] > 0 and d["run"]["observed_s"] > 0'
+expect_no_orphans "$OBS/forever"
+
+# ---- attach to a running process, detach, and it runs on with its own code -----------------------
+"$OBS/forever" "$TMP/progress" &
+target=$!
+trap 'kill -9 $target 2>/dev/null; rm -rf "$TMP"' EXIT
+for _ in $(seq 100); do
+	[[ -s $TMP/progress ]] && break
+	sleep 0.05
+done
+run observe --symbol tick --pid "$target" --duration 0.5 --output "$TMP/obs.json"
+expect_status 0
+expect_out '^tick +[0-9]+ '
+expect_out "detached from $target: [0-9]+ code bytes at breakpoint addresses compared with the files, 0 differ"
+# A call open at the moment of detaching is said, not counted.
+expect_file_json 'd["run"]["attached"] is True and d["run"]["end"] == "detached" and d["run"]["pid"] == '"$target"'
+d["benchmarks"][0]["calls"] > 0 and d["run"]["restored"]["mismatches"] == 0 and d["run"]["restored"]["bytes_checked"] > 0
+all("still running when observing ended" in x for x in d["run"]["diagnostics"])'
+checks=$((checks + 1))
+kill -0 "$target" 2>/dev/null || fail "the attached process died"
+checks=$((checks + 1))
+[[ $(awk '/^TracerPid/ {print $2}' "/proc/$target/status") == 0 ]] || fail "the process is still traced"
+# Still running: its progress file moves on.
+before=$(cat "$TMP/progress")
+for _ in $(seq 100); do
+	[[ $(cat "$TMP/progress") != "$before" ]] && break
+	sleep 0.05
+done
+checks=$((checks + 1))
+[[ $(cat "$TMP/progress") != "$before" ]] || fail "the process stopped making progress after detach"
+# Its code is the files' code: every executable file mapping, byte for byte.
+checks=$((checks + 1))
+python3 - "$target" <<'PY' || fail "code in memory differs from the files after detach"
+import os, sys
+pid = int(sys.argv[1])
+compared = 0
+with open(f"/proc/{pid}/mem", "rb", 0) as mem:
+    for line in open(f"/proc/{pid}/maps"):
+        f = line.split()
+        if len(f) < 6 or "x" not in f[1] or not f[5].startswith("/"):
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        off = int(f[2], 16)
+        with open(f[5], "rb") as fh:
+            fh.seek(off)
+            want = fh.read(hi - lo)
+        mem.seek(lo)
+        got = mem.read(len(want))
+        assert got == want, f"{f[5]} at {lo:#x} differs"
+        compared += len(want)
+assert compared > 0
+print(f"{compared} bytes of code compared")
+PY
+# Ctrl-C ends observing the same way.
+"$BENCHTRAP" observe --symbol tick --pid "$target" --output "$TMP/obs.json" >"$TMP/int.out" 2>"$TMP/int.err" &
+bt=$!
+sleep 0.6
+kill -INT "$bt"
+wait "$bt"
+status=$?
+expect_status 0
+expect_file_json 'd["run"]["end"] == "detached" and d["run"]["restored"]["mismatches"] == 0'
+checks=$((checks + 1))
+kill -0 "$target" 2>/dev/null || fail "the attached process died after Ctrl-C"
+kill -9 "$target"
+wait "$target" 2>/dev/null
+
+done_ok

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests of benchtrap observe's pure logic: matching returns to calls,
+ * corrected durations, histograms, order statistics, parallel rounds, the
+ * calibration and /proc/PID/maps. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "observe/observe.h"
+
+static void push(struct observe_stack *s, uint32_t func, uint64_t ret, uint64_t sp_after)
+{
+	struct observe_frame f = { .func = func, .ret_addr = ret, .sp_after = sp_after };
+
+	assert_int_equal(observe_stack_push(s, &f), 0);
+}
+
+/* Recursion: each level has its own stack pointer; returns pop one level
+ * at a time, innermost first. */
+static void test_recursion(void **state)
+{
+	struct observe_stack s = { .tid = 1 };
+
+	(void)state;
+	push(&s, 0, 0x1000, 0x7ff0); /* f called from main */
+	push(&s, 0, 0x2000, 0x7fc0); /* f calls f at 0x2000 */
+	push(&s, 0, 0x2000, 0x7f90); /* and again */
+	/* Innermost returns to 0x2000 with its caller's stack pointer. */
+	assert_int_equal(observe_stack_dead(&s, 0x2000, 0x7f90, OBSERVE_NO_FUNC), 0);
+	assert_int_equal(observe_stack_returning(&s, 0x2000, 0x7f90), 1);
+	s.n--;
+	/* A hit at 0x2000 with a deeper stack pointer is someone else's. */
+	assert_int_equal(observe_stack_dead(&s, 0x2000, 0x7f00, OBSERVE_NO_FUNC), 0);
+	assert_int_equal(observe_stack_returning(&s, 0x2000, 0x7f00), 0);
+	assert_int_equal(observe_stack_returning(&s, 0x2000, 0x7fc0), 1);
+	s.n--;
+	assert_int_equal(observe_stack_returning(&s, 0x2000, 0x7fc0), 0);
+	assert_int_equal(observe_stack_returning(&s, 0x1000, 0x7ff0), 1);
+	observe_stack_free(&s);
+}
+
+/* longjmp: the thread turns up above open frames, which are dead. */
+static void test_longjmp(void **state)
+{
+	struct observe_stack s = { .tid = 1 };
+
+	(void)state;
+	push(&s, 0, 0x1000, 0x7ff0);
+	push(&s, 1, 0x1100, 0x7f00);
+	push(&s, 2, 0x1200, 0x7e00);
+	/* Back at main's level (a new call from there, at sp 0x7ff0 - 8). */
+	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x7ff0, OBSERVE_NO_FUNC), 2);
+	/* The outermost function called again from the same call site at the
+	 * same depth: it was left by the longjmp too. */
+	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x7ff0, 0), 3);
+	/* Another function entered with its pair: a tail call, f stays. */
+	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x7ff0, 7), 2);
+	/* A new call at the same depth as a dead frame, another return
+	 * address: the old one is dead too. */
+	s.n = 2;
+	assert_int_equal(observe_stack_dead(&s, 0x1300, 0x7f00, 9), 1);
+	/* An entry deeper than everything: nothing is dead. */
+	assert_int_equal(observe_stack_dead(&s, 0x1300, 0x7d00, 9), 0);
+	observe_stack_free(&s);
+}
+
+/* A tail call: the callee reuses the caller's return address and stack
+ * slot; both return at once. */
+static void test_tail_call(void **state)
+{
+	struct observe_stack s = { .tid = 1 };
+
+	(void)state;
+	push(&s, 0, 0x1000, 0x7ff0);
+	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x7ff0, 1), 0);
+	push(&s, 1, 0x1000, 0x7ff0);
+	assert_int_equal(observe_stack_returning(&s, 0x1000, 0x7ff0), 2);
+	/* A return kills none of them. */
+	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x7ff0, OBSERVE_NO_FUNC), 0);
+	/* f entered again with the same pair: both are stale. */
+	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x7ff0, 0), 2);
+	observe_stack_free(&s);
+}
+
+static void test_corrected(void **state)
+{
+	(void)state;
+	/* 1000 ns between the stops, 300 stopped, two resumes of 100. */
+	assert_true(fabs(observe_corrected(0, 1000, 300, 2, 100) - 500) < 1e-9);
+	/* Never negative. */
+	assert_true(observe_corrected(0, 100, 300, 2, 100) == 0);
+	assert_true(observe_corrected(5, 5, 0, 0, 0) == 0);
+}
+
+static void test_hist(void **state)
+{
+	(void)state;
+	assert_int_equal(observe_hist_bucket(0), 0);
+	assert_int_equal(observe_hist_bucket(1.9), 0);
+	assert_int_equal(observe_hist_bucket(2), 1);
+	assert_int_equal(observe_hist_bucket(3.99), 1);
+	assert_int_equal(observe_hist_bucket(4), 2);
+	assert_int_equal(observe_hist_bucket(1024), 10);
+	assert_int_equal(observe_hist_bucket(2047), 10);
+	assert_int_equal(observe_hist_bucket(1e300), OBSERVE_HIST_BUCKETS - 1);
+	assert_int_equal(observe_hist_bucket(NAN), 0);
+}
+
+static void test_summarize(void **state)
+{
+	double v[] = { 5, 1, 4, 2, 3 };
+	struct observe_summary s;
+
+	(void)state;
+	assert_int_equal(observe_summarize(v, 5, &s), 0);
+	assert_int_equal(s.n, 5);
+	assert_true(s.min == 1 && s.max == 5 && s.median == 3 && s.mean == 3);
+	assert_true(s.q1 == 2 && s.q3 == 4);
+	assert_true(fabs(s.p10 - 1.4) < 1e-9 && fabs(s.p90 - 4.6) < 1e-9);
+	assert_int_equal(observe_summarize(NULL, 0, &s), 0);
+	assert_int_equal(s.n, 0);
+}
+
+static struct observe_call call(int64_t a, int64_t b, pid_t tid)
+{
+	return (struct observe_call){ .t_start = a, .t_end = b, .tid = tid };
+}
+
+static void test_rounds(void **state)
+{
+	struct observe_call c[] = {
+		/* round 1: three threads overlapping in a chain */
+		call(100, 200, 1),
+		call(150, 300, 2),
+		call(290, 400, 3),
+		/* alone */
+		call(500, 600, 1),
+		/* recursion on one thread: not parallel */
+		call(700, 900, 2),
+		call(710, 800, 2),
+		/* round 2: two threads, listed out of order */
+		call(1050, 1100, 4),
+		call(1000, 1200, 1),
+	};
+	double *d = NULL;
+	size_t n = 0, max = 0;
+
+	(void)state;
+	assert_int_equal(observe_rounds(c, 8, 0, &d, &n, &max), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(max, 3);
+	assert_true(d[0] == 300); /* 100 .. 400 */
+	assert_true(d[1] == 200); /* 1000 .. 1200 */
+	free(d);
+	/* Stops inside a round are removed like a call's. */
+	c[0] = (struct observe_call){
+		.t_start = 0, .t_end = 100, .resumes_start = 0, .resumes_end = 2, .tid = 1
+	};
+	c[1] = (struct observe_call){ .t_start = 10,
+				      .t_end = 50,
+				      .stopped_start = 5,
+				      .stopped_end = 25,
+				      .resumes_start = 1,
+				      .resumes_end = 2,
+				      .tid = 2 };
+	assert_int_equal(observe_rounds(c, 2, 10, &d, &n, &max), 0);
+	assert_int_equal(n, 1);
+	assert_true(d[0] == 100 - 0 - 2 * 10); /* first start .. last end */
+	free(d);
+	assert_int_equal(observe_rounds(c, 0, 0, &d, &n, &max), 0);
+	assert_int_equal(n, 0);
+	assert_null(d);
+}
+
+static void test_calibrate(void **state)
+{
+	double active[] = { 100, 110, 90, 400, 105 };
+	double stopped[] = { 50, 50, 50, 100, 50 };
+	uint64_t resumes[] = { 1, 1, 1, 4, 0 };
+	struct observe_calibration c;
+
+	(void)state;
+	assert_int_equal(observe_calibrate(active, resumes, 5, stopped, &c), 0);
+	/* Per resume: 100, 110, 90, 100 (a call with no resume is left out). */
+	assert_int_equal(c.calls, 5);
+	assert_true(c.latency == 100);
+	assert_true(c.latency_p10 <= c.latency && c.latency <= c.latency_p90);
+	/* Per resume stopped: 50, 50, 50, 25. */
+	assert_true(c.stop_median == 50);
+	assert_int_equal(observe_calibrate(active, resumes, 0, stopped, &c), -EINVAL);
+}
+
+static void test_maps(void **state)
+{
+	static const char text[] =
+		"555555554000-555555555000 r--p 00000000 08:01 131 /usr/bin/prog\n"
+		"555555555000-555555556000 r-xp 00001000 08:01 131 /usr/bin/prog\n"
+		"555555557000-555555558000 rw-p 00002000 08:01 131 /usr/bin/prog\n"
+		"555555558000-555555579000 rw-p 00000000 00:00 0   [heap]\n"
+		"7ffff7d80000-7ffff7da8000 r--p 00000000 08:01 200 /usr/lib/libc.so.6\n"
+		"7ffff7da8000-7ffff7f3d000 r-xp 00028000 08:01 200 /usr/lib/libc.so.6\n"
+		"7ffff7f00000-7ffff7f01000 r--p 00010000 08:01 300 /usr/share/data.bin\n"
+		"7ffff7f10000-7ffff7f11000 r-xp 00000000 08:01 301 /tmp/gone.so (deleted)\n"
+		"7ffff7fc1000-7ffff7fc5000 r--p 00000000 00:00 0   [vvar]\n"
+		"7ffff7fc5000-7ffff7fc7000 r-xp 00000000 00:00 0   [vdso]\n"
+		"7ffff7fc7000-7ffff7fc8000 r--p 00000000 08:01 400 /lib/ld linux.so\n"
+		"garbage line\n";
+	struct observe_object *v;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(observe_parse_maps(text, &v, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(v[0].path, "/usr/bin/prog");
+	assert_true(v[0].base == 0x555555554000 && v[0].lo == 0x555555554000 &&
+		    v[0].hi == 0x555555558000 && v[0].exec);
+	assert_string_equal(v[1].path, "/usr/lib/libc.so.6");
+	assert_true(v[1].base == 0x7ffff7d80000 && v[1].exec);
+	/* A path with a space; not executable. */
+	assert_string_equal(v[2].path, "/lib/ld linux.so");
+	assert_false(v[2].exec);
+	observe_objects_free(v, n);
+	assert_int_equal(observe_parse_maps("", &v, &n), 0);
+	assert_int_equal(n, 0);
+	observe_objects_free(v, n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_recursion), cmocka_unit_test(test_longjmp),
+		cmocka_unit_test(test_tail_call), cmocka_unit_test(test_corrected),
+		cmocka_unit_test(test_hist),	  cmocka_unit_test(test_summarize),
+		cmocka_unit_test(test_rounds),	  cmocka_unit_test(test_calibrate),
+		cmocka_unit_test(test_maps),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
