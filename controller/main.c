@@ -18,6 +18,10 @@ static const struct command {
 } commands[] = {
 	{ "run", cli_run, "measure benchmarks, each in a fresh traced child" },
 	{ "list", cli_list, "list the benchmarks and functions a binary offers" },
+	{ "observe", cli_observe, "time every call of functions in a real run, or attached" },
+	{ "compare", cli_compare, "compare two results files: verdicts, a CI gate" },
+	{ "merge", cli_merge, "join the results files of shards into one" },
+	{ "export", cli_export, "a results file for Bencher, Google Benchmark, gab" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

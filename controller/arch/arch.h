@@ -103,4 +103,32 @@ int arch_setup_call(struct arch_regs *regs, uint64_t fn, uint64_t ret_addr, cons
 bool arch_step_was_call(const struct arch_regs *before, const struct arch_regs *after,
 			uint64_t stack_word);
 
+/* ---- observing calls (benchtrap observe) ---- */
+
+/*
+ * At a function's first instruction: the address of the word that holds
+ * its return address (x86-64: the stack pointer), and the stack pointer its
+ * caller sees once it has returned (x86-64: sp + 8). The pair (return
+ * address, stack pointer after return) identifies one call of a thread,
+ * recursion included.
+ */
+uint64_t arch_entry_ret_slot(const struct arch_regs *regs);
+uint64_t arch_entry_sp_after_return(const struct arch_regs *regs);
+
+/* Make a thread stopped at a function's first instruction return at once to
+ * 'ret_addr' with the integer return value 'value', without running the
+ * body (x86-64: pop the return address, rax = value). */
+void arch_return_now(struct arch_regs *regs, uint64_t ret_addr, uint64_t value);
+
+/*
+ * Calibration code for observed calls: an empty function at
+ * arch_code_calib_fn_off, and at arch_code_calib_loop_off a function
+ * loop(n) that calls it n times (n >= 1) and returns. Position independent;
+ * arch_code_calib_len bytes.
+ */
+extern const uint8_t arch_code_calib[];
+extern const size_t arch_code_calib_len;
+extern const size_t arch_code_calib_fn_off;
+extern const size_t arch_code_calib_loop_off;
+
 #endif

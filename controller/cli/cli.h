@@ -35,5 +35,9 @@ int cli_open_binary(const char *path, struct elf_file **ret);
 
 int cli_list(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_observe(int argc, char **argv);
+int cli_compare(int argc, char **argv);
+int cli_merge(int argc, char **argv);
+int cli_export(int argc, char **argv);
 
 #endif

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "measure/measure.h"
 #include "report/report.h"
+#include "results/results.h"
 #include "trace/trace.h"
 #include "util/match.h"
 #include "util/strutil.h"
@@ -35,6 +37,9 @@ static const char usage[] =
 	"                      with no arguments: 'parse_*', 'lzma_crc32'\n"
 	"  --symbol 'F(1,2)'   the same with integer arguments (up to 6)\n"
 	"                      `benchtrap list BINARY [--symbols]` shows what there is\n"
+	"  --shard K/N         run only part K of N of the selection, split by a hash\n"
+	"                      of each name, so N CI machines run disjoint parts\n"
+	"                      (join their results with `benchtrap merge`)\n"
 	"\n"
 	"sampling (defaults: docs/run.md explains them):\n"
 	"  --warmup SEC        run each benchmark this long before sampling (0.2)\n"
@@ -54,7 +59,13 @@ static const char usage[] =
 	"  --clean-env         run the child with a minimal environment\n"
 	"  --show-output       let the child write to the terminal (default: its\n"
 	"                      stdout and stderr go to /dev/null)\n"
-	"  --instrument NAME   walltime (default; callgrind, perf and memory come next)\n"
+	"  --instrument NAME   walltime (default): time per call; callgrind: exact\n"
+	"                      instructions per call under valgrind, a fresh valgrind\n"
+	"                      process per benchmark; perf: hardware counters\n"
+	"                      (instructions, cycles) where the machine has a PMU\n"
+	"                      (docs/instruments.md)\n"
+	"  --keep-profiles DIR callgrind: keep each benchmark's raw profile in DIR\n"
+	"  --cache-sim         callgrind: simulate the caches too (misses per call)\n"
 	"\n"
 	"output:\n"
 	"  --format FMT        text (default), json (the results document on stdout)\n"
@@ -77,6 +88,7 @@ static const char usage[] =
 enum {
 	OPT_BENCH = 0x100,
 	OPT_SYMBOL,
+	OPT_SHARD,
 	OPT_WARMUP,
 	OPT_TIME,
 	OPT_SAMPLE_TIME,
@@ -92,6 +104,8 @@ enum {
 	OPT_FORMAT,
 	OPT_OUTPUT,
 	OPT_MARKERS,
+	OPT_KEEP_PROFILES,
+	OPT_CACHE_SIM,
 };
 
 enum output_format { FMT_TEXT, FMT_JSON, FMT_MARKDOWN };
@@ -102,7 +116,11 @@ struct run_opts {
 	size_t nbenches, nsymbols;
 	struct measure_plan plan;
 	bool shared, aslr, clean_env, show_output;
+	const char *instrument;	   /* "walltime", "callgrind", "perf" */
+	const char *keep_profiles; /* --keep-profiles DIR */
+	bool cache_sim;
 	int cpu;
+	unsigned shard_k, shard_n; /* --shard K/N; shard_n 0: all */
 	enum output_format format;
 	const char *output, *markers;
 	char **target_args;
@@ -318,6 +336,25 @@ static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct 
 	return r;
 }
 
+/*
+ * --shard K/N: keep the benchmarks whose name hashes to part K (FNV-1a of
+ * the name, modulo N; docs/run.md). The part of a benchmark depends on its
+ * name alone, so N machines with the same selection run disjoint parts
+ * that together are the whole selection.
+ */
+static void apply_shard(struct specs *s, unsigned k, unsigned n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (results_shard_of(s->v[i].name, n) == k - 1)
+			s->v[kept++] = s->v[i];
+		else
+			bench_spec_clear(&s->v[i]);
+	}
+	s->n = kept;
+}
+
 /* ---- progress and markers ----------------------------------------------- */
 
 struct hooks_state {
@@ -360,6 +397,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 	static const struct option longopts[] = {
 		{ "bench", required_argument, NULL, OPT_BENCH },
 		{ "symbol", required_argument, NULL, OPT_SYMBOL },
+		{ "shard", required_argument, NULL, OPT_SHARD },
 		{ "warmup", required_argument, NULL, OPT_WARMUP },
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "sample-time", required_argument, NULL, OPT_SAMPLE_TIME },
@@ -375,6 +413,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "markers", required_argument, NULL, OPT_MARKERS },
+		{ "keep-profiles", required_argument, NULL, OPT_KEEP_PROFILES },
+		{ "cache-sim", no_argument, NULL, OPT_CACHE_SIM },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -391,6 +431,20 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		case OPT_SYMBOL:
 			o->symbols[o->nsymbols++] = optarg;
 			break;
+		case OPT_SHARD: {
+			unsigned k, n;
+			int used = 0;
+
+			if (sscanf(optarg, "%u/%u%n", &k, &n, &used) != 2 || optarg[used] ||
+			    !strchr("0123456789", optarg[0]) || n < 1 || n > 10000 || k < 1 ||
+			    k > n)
+				return cli_error("run: --shard wants K/N with 1 <= K <= N <= 10000, "
+						 "e.g. 2/4, not '%s'",
+						 optarg);
+			o->shard_k = k;
+			o->shard_n = n;
+			break;
+		}
 		case OPT_WARMUP:
 			if (!parse_seconds("--warmup", optarg, &o->plan.warmup_ns))
 				return EXIT_USAGE;
@@ -447,16 +501,30 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->show_output = true;
 			break;
 		case OPT_INSTRUMENT:
-			if (strcmp(optarg, "walltime") != 0) {
-				if (!strcmp(optarg, "callgrind") || !strcmp(optarg, "perf") ||
-				    !strcmp(optarg, "memory"))
-					return cli_error("run: the %s instrument is not in this "
-							 "version of benchtrap; use walltime",
-							 optarg);
-				return cli_error("run: unknown instrument '%s' (walltime, "
-						 "callgrind, perf or memory)",
-						 optarg);
+			if (!strcmp(optarg, "walltime") || !strcmp(optarg, "callgrind") ||
+			    !strcmp(optarg, "perf")) {
+				o->instrument = optarg;
+				break;
 			}
+			if (!strcmp(optarg, "memory"))
+				return cli_error("run: the memory instrument is not in this version "
+						 "of benchtrap; use walltime, callgrind or perf");
+			return cli_error("run: unknown instrument '%s' (walltime, callgrind, perf "
+					 "or memory)",
+					 optarg);
+		case OPT_KEEP_PROFILES: {
+			struct stat st;
+
+			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode) ||
+			    access(optarg, W_OK) != 0)
+				return cli_error("run: --keep-profiles wants a writable directory, "
+						 "'%s' is not one (create it first)",
+						 optarg);
+			o->keep_profiles = optarg;
+			break;
+		}
+		case OPT_CACHE_SIM:
+			o->cache_sim = true;
 			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "text"))
@@ -492,6 +560,9 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		return cli_error("run: unexpected argument '%s' (arguments for the target go "
 				 "after '--')",
 				 argv[optind]);
+	if ((o->keep_profiles || o->cache_sim) && strcmp(o->instrument, "callgrind") != 0)
+		return cli_error("run: %s applies to --instrument callgrind only",
+				 o->keep_profiles ? "--keep-profiles" : "--cache-sim");
 	if (o->plan.min_samples > o->plan.max_samples)
 		return cli_error("run: --min-samples (%zu) is above --max-samples (%zu)",
 				 o->plan.min_samples, o->plan.max_samples);
@@ -500,7 +571,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 
 int cli_run(int argc, char **argv)
 {
-	struct run_opts o = { .cpu = -1 };
+	struct run_opts o = { .cpu = -1, .instrument = "walltime" };
 	struct elf_file *ef = NULL;
 	struct specs specs = { 0 };
 	struct bench_result *results = NULL;
@@ -547,6 +618,14 @@ int cli_run(int argc, char **argv)
 	}
 	if (select_benches(&o, ef, &specs) != 0 || select_symbols(&o, ef, &specs) != 0)
 		goto out;
+	if (o.shard_n) {
+		size_t selected = specs.n;
+
+		apply_shard(&specs, o.shard_k, o.shard_n);
+		if (!specs.n)
+			cli_note("shard %u/%u holds none of the %zu selected benchmarks", o.shard_k,
+				 o.shard_n, selected);
+	}
 
 	target_argv = calloc((size_t)o.ntarget_args + 2, sizeof(*target_argv));
 	if (!target_argv) {
@@ -579,14 +658,34 @@ int cli_run(int argc, char **argv)
 	}
 	hs.progress = isatty(STDERR_FILENO) && o.format == FMT_TEXT;
 	hs.total = specs.n;
-	results = calloc(specs.n, sizeof(*results));
+	results = calloc(specs.n ? specs.n : 1, sizeof(*results));
 	if (!results) {
 		cli_error("out of memory");
 		goto out;
 	}
 
 	install_signal_handlers();
-	r = measure_walltime(&t, specs.v, specs.n, &o.plan, !o.shared, &hooks, results, &error);
+	if (!strcmp(o.instrument, "callgrind")) {
+		struct measure_callgrind_opts co = { .keep_profiles = o.keep_profiles,
+						     .cache_sim = o.cache_sim,
+						     .static_binary = !elf_is_dynamic(ef) };
+
+		r = measure_callgrind(&t, specs.v, specs.n, &o.plan, !o.shared, &co, &hooks,
+				      results, &error);
+	} else if (!strcmp(o.instrument, "perf")) {
+		r = elf_is_dynamic(ef) ?
+			    measure_perf(&t, specs.v, specs.n, &o.plan, !o.shared, &hooks, results,
+					 &error) :
+			    -EINVAL;
+		if (r == -EINVAL && !error && asprintf(&error, "%s is a static binary: the perf "
+						       "instrument preloads a library into the "
+						       "target; use --instrument callgrind",
+						       o.binary) < 0)
+			error = NULL;
+	} else {
+		r = measure_walltime(&t, specs.v, specs.n, &o.plan, !o.shared, &hooks, results,
+				     &error);
+	}
 	if (hs.progress)
 		fputs("\r\033[K", stderr);
 	if (r < 0) {
@@ -604,7 +703,7 @@ int cli_run(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	rep.instrument = "walltime";
+	rep.instrument = o.instrument;
 	rep.isolation = o.shared ? "shared" : "benchmark";
 	rep.plan = &o.plan;
 	rep.argv = argv;

@@ -81,6 +81,15 @@ struct measure_target {
 
 enum bench_status { BENCH_OK, BENCH_FAILED };
 
+/* One event counted by a counting instrument: name (a static string,
+ * callgrind's "Ir", "D1mr"...) and its value per call. */
+#define MEASURE_MAX_COUNTERS 16
+#define MEASURE_PROFILE_PATH 512
+struct measure_counter {
+	const char *name;
+	double value;
+};
+
 struct bench_result {
 	const struct bench_spec *spec;
 	enum bench_status status;
@@ -101,6 +110,11 @@ struct bench_result {
 	uint64_t t_ready_ns;	  /* harness in place, about to sample */
 	uint64_t t_first_sample_ns; /* end of the first recorded sample */
 	uint64_t t_end_ns;
+	/* Counting instruments (callgrind, perf); value is per call. */
+	uint64_t calls;		  /* calls of the benchmark that were counted */
+	struct measure_counter counters[MEASURE_MAX_COUNTERS]; /* per call, "Ir" first */
+	size_t ncounters;
+	char profile[MEASURE_PROFILE_PATH]; /* raw profile kept (--keep-profiles), or "" */
 };
 
 void bench_result_clear(struct bench_result *r);
@@ -143,5 +157,37 @@ uint64_t measure_now_ns(void);
 int measure_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
 		     const struct measure_plan *plan, bool isolate, const struct measure_hooks *hooks,
 		     struct bench_result *results, char **ret_error);
+
+/*
+ * The callgrind instrument (callgrind.c, docs/instruments.md): exact
+ * instruction counts, each benchmark in a fresh valgrind process (one for
+ * all when !isolate, with a profile dump per benchmark). Only
+ * plan->timeout_ns of the plan applies. Returns 0 (results filled, failed
+ * or not), or a negative error with *ret_error saying why nothing could be
+ * measured: valgrind is not installed (-ENOENT), the driver library is
+ * missing, the binary cannot be run, or a --symbol benchmark of a static
+ * binary was given arguments (-EINVAL).
+ */
+struct measure_callgrind_opts {
+	const char *keep_profiles; /* keep each raw profile in this directory, or NULL */
+	bool cache_sim;		   /* --cache-sim=yes: cache misses per call too */
+	bool static_binary;	   /* no PT_INTERP: the driver cannot be preloaded */
+};
+
+int measure_callgrind(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		      const struct measure_plan *plan, bool isolate,
+		      const struct measure_callgrind_opts *opts, const struct measure_hooks *hooks,
+		      struct bench_result *results, char **ret_error);
+
+/*
+ * The perf instrument (perf.c): user-space instructions and cycles per
+ * call from hardware counters, counted only around the measured batches.
+ * Returns -ENODEV with *ret_error saying so (and suggesting callgrind)
+ * where the machine has no usable PMU, -EACCES where perf_event_paranoid
+ * forbids it; otherwise as measure_walltime().
+ */
+int measure_perf(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		 const struct measure_plan *plan, bool isolate, const struct measure_hooks *hooks,
+		 struct bench_result *results, char **ret_error);
 
 #endif

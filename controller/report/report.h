@@ -13,6 +13,7 @@
 
 #include "elf/elf.h"
 #include "measure/measure.h"
+#include "results/results.h"
 
 /* Where the numbers were taken: enough to tell two runs' machines apart. */
 struct report_env {
@@ -59,5 +60,57 @@ void report_print_table(const struct report_run *run, FILE *f, enum report_forma
 
 /* One JSON line for a marker event. */
 void report_marker_line(FILE *f, const struct measure_event *ev);
+
+/* ---- benchtrap compare (compare.c) ------------------------------------- */
+
+/* "this change degrades performance by 1.6% (geometric mean of 9 benchmarks)" */
+void report_compare_summary(const struct results_comparison *c, char *buf, size_t size);
+
+/* The summary line, the counts of each verdict, every pair (largest changes
+ * first), warnings and notes. */
+void report_compare_text(const struct results_comparison *c, FILE *f, bool color);
+
+/* For a pull-request comment or a job summary: the summary as a heading, the
+ * counts, a table of what changed, warnings, and every pair in a collapsed
+ * <details> block. */
+void report_compare_markdown(const struct results_comparison *c, FILE *f);
+
+/* The comparison as JSON (docs/ci.md, schema "benchtrap-compare/1"). 0 or a
+ * negative errno. */
+int report_compare_json(const struct results_comparison *c, const char *base, const char *head,
+			FILE *f);
+
+/* ---- benchtrap export (export.c) --------------------------------------- */
+
+enum report_export_format {
+	REPORT_EXPORT_BMF,    /* Bencher Metric Format */
+	REPORT_EXPORT_GBENCH, /* Google Benchmark JSON, for its tools/compare.py */
+	REPORT_EXPORT_GAB,    /* github-action-benchmark, tool customSmallerIsBetter */
+};
+
+/* 'rf' in another tool's format (docs/ci.md, "Exports"). 0 or a negative errno. */
+int report_export(const struct results_file *rf, enum report_export_format fmt, FILE *f);
+
+/* ---- benchtrap observe (observe.c) ------------------------------------------ */
+
+struct observe_result;
+
+/* One observing run: the observed process's figures, for the results file
+ * (instrument "observe") and the table. */
+struct report_observe {
+	struct report_env env;
+	char **argv; /* the benchtrap command line */
+	int argc;
+	char *const *target_argv; /* the program's command, or NULL when attached */
+	double duration_s;	  /* --duration, 0 for none */
+	const struct observe_result *res;
+};
+
+int report_observe_json(const struct report_observe *run, FILE *f);
+int report_observe_json_file(const struct report_observe *run, const char *path);
+/* The table of observed functions, their histograms, then the calibration
+ * and the diagnostics. */
+void report_observe_table(const struct report_observe *run, FILE *f, enum report_format fmt,
+			  bool color);
 
 #endif

@@ -153,13 +153,29 @@ static json_t *bench_json(const struct bench_result *r)
 				  num(st->ci_low), "ci_high", num(st->ci_high), "confidence",
 				  num(st->confidence), "calibration", num(r->calibration));
 	}
-	return json_pack("{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I}",
-			 "name", s->name, "symbol", str_or_null(s->symbol), "object",
-			 str_or_null(s->object), "args", args, "instrument", r->instrument, "unit",
-			 r->unit, "value", r->status == BENCH_OK ? num(r->value) : json_null(),
-			 "status", r->status == BENCH_OK ? "ok" : "failed", "error",
-			 str_or_null(r->error), "stats", stats, "diagnostics", diags,
-			 "raw_samples", samples, "pid", (json_int_t)r->pid);
+	json_t *b = json_pack("{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I}",
+			      "name", s->name, "symbol", str_or_null(s->symbol), "object",
+			      str_or_null(s->object), "args", args, "instrument", r->instrument,
+			      "unit", r->unit, "value",
+			      r->status == BENCH_OK ? num(r->value) : json_null(), "status",
+			      r->status == BENCH_OK ? "ok" : "failed", "error",
+			      str_or_null(r->error), "stats", stats, "diagnostics", diags,
+			      "raw_samples", samples, "pid", (json_int_t)r->pid);
+
+	/* Counting instruments: every counted event per call, the calls
+	 * counted, and where the raw profile was kept. */
+	if (b && r->ncounters) {
+		json_t *counters = json_object();
+
+		for (size_t i = 0; i < r->ncounters; i++)
+			json_object_set_new(counters, r->counters[i].name,
+					    num(r->counters[i].value));
+		json_object_set_new(b, "counters", counters);
+		json_object_set_new(b, "calls", json_integer((json_int_t)r->calls));
+	}
+	if (b && r->profile[0])
+		json_object_set_new(b, "profile", json_string(r->profile));
+	return b;
 }
 
 static json_t *run_json(const struct report_run *run)
@@ -246,6 +262,15 @@ static const char *color_on(bool color, const char *code)
 	return color ? code : "";
 }
 
+/* A figure in the result's unit: a duration for "ns", a count otherwise. */
+static void format_value(const struct bench_result *r, double v, char *buf, size_t size)
+{
+	if (!r->unit || !strcmp(r->unit, "ns"))
+		stats_format_duration(v, buf, size);
+	else
+		stats_format_count(v, buf, size);
+}
+
 void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt,
 			bool color)
 {
@@ -265,12 +290,12 @@ void report_print_table(const struct report_run *run, FILE *f, enum report_forma
 		const char *note = "";
 
 		if (r->status == BENCH_OK) {
-			stats_format_duration(r->stats.median, med, sizeof(med));
-			stats_format_duration(r->stats.ci_low, lo, sizeof(lo));
-			stats_format_duration(r->stats.ci_high, hi, sizeof(hi));
+			format_value(r, r->stats.median, med, sizeof(med));
+			format_value(r, r->stats.ci_low, lo, sizeof(lo));
+			format_value(r, r->stats.ci_high, hi, sizeof(hi));
 			snprintf(ci, sizeof(ci), "%s … %s", lo, hi);
-			stats_format_duration(r->stats.min, mn, sizeof(mn));
-			stats_format_duration(r->stats.max, mx, sizeof(mx));
+			format_value(r, r->stats.min, mn, sizeof(mn));
+			format_value(r, r->stats.max, mx, sizeof(mx));
 			/* Relative spread means nothing around zero. */
 			if (!r->no_time)
 				snprintf(cv, sizeof(cv), "%.2f%%", r->stats.cv * 100);

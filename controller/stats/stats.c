@@ -573,3 +573,70 @@ int stats_format_count(double v, char *buf, size_t size)
 	strcpy(out + o, p + len); /* the decimals, if any */
 	return put(out, buf, size);
 }
+
+/* ---- Comparing two sets of samples ------------------------------------- */
+
+int stats_bootstrap_ratio(const double *base_sorted, size_t nbase, const double *head_sorted,
+			  size_t nhead, const struct stats_options *opt, double *ret_low,
+			  double *ret_high)
+{
+	struct stats_options def = STATS_OPTIONS_DEFAULT;
+	struct rng rng;
+	double *reps;
+	int r = 0;
+
+	if (!opt)
+		opt = &def;
+	if (!base_sorted || !head_sorted || nbase == 0 || nhead == 0 || !ret_low || !ret_high)
+		return -EINVAL;
+	r = check_options(opt);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < nbase; i++)
+		if (!isfinite(base_sorted[i]))
+			return -EDOM;
+	for (size_t i = 0; i < nhead; i++)
+		if (!isfinite(head_sorted[i]))
+			return -EDOM;
+
+	reps = malloc(opt->resamples * sizeof(*reps));
+	if (!reps)
+		return -ENOMEM;
+	rng_seed(&rng, opt->seed);
+	for (unsigned i = 0; i < opt->resamples; i++) {
+		double b = replicate_median(&rng, base_sorted, nbase);
+		double h = replicate_median(&rng, head_sorted, nhead);
+
+		/* A ratio means nothing once the base can be zero or negative
+		 * (a benchmark that measured no time). */
+		if (!(b > 0.0) || !(h >= 0.0)) {
+			r = -EDOM;
+			goto out;
+		}
+		reps[i] = h / b;
+	}
+	qsort(reps, opt->resamples, sizeof(*reps), cmp_double);
+
+	double alpha = 1.0 - opt->confidence;
+
+	*ret_low = stats_quantile_sorted(reps, opt->resamples, alpha / 2.0);
+	*ret_high = stats_quantile_sorted(reps, opt->resamples, 1.0 - alpha / 2.0);
+out:
+	free(reps);
+	return r;
+}
+
+int stats_geomean(const double *x, size_t n, double *ret)
+{
+	double sum = 0.0;
+
+	if (!x || n == 0 || !ret)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(x[i]) || !(x[i] > 0.0))
+			return -EDOM;
+		sum += log(x[i]);
+	}
+	*ret = exp(sum / (double)n);
+	return 0;
+}

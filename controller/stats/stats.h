@@ -140,4 +140,29 @@ int stats_format_duration(double ns, char *buf, size_t size);
  */
 int stats_format_count(double v, char *buf, size_t size);
 
+/*
+ * Percentile bootstrap interval of the ratio median(head) / median(base) at
+ * opt->confidence. The two sets are resampled independently (each replicate
+ * draws a median of each, as stats_bootstrap_median does, in O(1)), from one
+ * generator seeded by opt->seed. Both arrays must be ascending and finite.
+ * Returns 0, -EINVAL (empty input, NULL pointers, options out of range),
+ * -EDOM (a value is not finite, or a replicate median of 'base' is not
+ * positive: the ratio has no meaning) or -ENOMEM; outputs are written only
+ * on success.
+ *
+ * The interval excludes 1 when the medians differ beyond what resampling
+ * the samples explains: benchtrap compare calls that significant.
+ */
+int stats_bootstrap_ratio(const double *base_sorted, size_t nbase, const double *head_sorted,
+			  size_t nhead, const struct stats_options *opt, double *ret_low,
+			  double *ret_high);
+
+/*
+ * The geometric mean of x[0..n), exp(mean(log x)): the average of ratios
+ * (a change of +10% and one of -9.1% average to 0). Returns 0, -EINVAL
+ * (n == 0 or NULL) or -EDOM (a value that is not finite and positive);
+ * *ret is written only on success.
+ */
+int stats_geomean(const double *x, size_t n, double *ret);
+
 #endif

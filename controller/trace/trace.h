@@ -289,4 +289,53 @@ int trace_call(struct trace_proc *p, uint64_t fn, const uint64_t *args, unsigned
  * Truncates to 'size'; returns 'buf'. */
 char *trace_failure_format(const struct trace_failure *f, char *buf, size_t size);
 
+/* ---- attaching to a running process (attach.c) ------------------------------ */
+
+/*
+ * Seize every thread of running process 'pid' (PTRACE_SEIZE with the clone,
+ * fork, vfork, exec and exit events, without EXITKILL: the process survives
+ * the controller) and stop them all. The thread list is re-read until no
+ * new thread appears; threads created later are followed through clone
+ * events. On return the whole process is stopped, as after trace_wait().
+ * The process is not one of the controller's children and is never killed:
+ * trace_kill_all() does not see it. -ESRCH: no such process; -EPERM: not
+ * allowed to trace it (or another tracer has it).
+ */
+int trace_attach(pid_t pid, struct trace_proc **ret);
+
+/*
+ * Stop every thread, put back the original bytes of every breakpoint, detach
+ * each thread (delivering a signal it was stopped with) and free 'p': the
+ * process runs on untraced. For a process gone meanwhile, only frees.
+ * Returns 0, or the first error met (the process is detached and 'p' freed
+ * either way).
+ */
+int trace_detach(struct trace_proc *p);
+
+/* true when a thread holds an event not yet reported: the next
+ * trace_resume() then resumes nothing and trace_wait() returns at once. */
+bool trace_has_pending(const struct trace_proc *p);
+
+/* Drop breakpoint 'addr' (every reference) without writing memory: the
+ * code it was in has been unmapped. -ENOENT when there is none. */
+int trace_bp_forget(struct trace_proc *p, uint64_t addr);
+
+/*
+ * A thread stopped by all-stop right after executing a trap, before the
+ * kernel reported it, keeps that SIGTRAP pending and reports it when it runs
+ * again (the interrupt stop comes first); by then its breakpoint may be gone,
+ * and the SIGTRAP would be delivered to the program. This makes every
+ * stopped thread with such a trap report it now, alone: at a breakpoint, its
+ * pc goes back to the breakpoint's address (removed later, the thread runs
+ * the original instruction there); any other signal is kept for delivery.
+ * The process stays stopped. Call before removing breakpoints that other
+ * threads may have hit, and before detaching.
+ */
+int trace_settle(struct trace_proc *p);
+
+/* Stopped thread 'tid' was moved off the breakpoint it stopped at (its
+ * registers were replaced): resuming it must run from its pc, executing a
+ * trap found there, instead of stepping over one. */
+int trace_thread_moved(struct trace_proc *p, pid_t tid);
+
 #endif

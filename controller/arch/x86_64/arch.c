@@ -145,3 +145,39 @@ bool arch_step_was_call(const struct arch_regs *before, const struct arch_regs *
 	return after->r.rsp == before->r.rsp - 8 && stack_word > before->r.rip &&
 	       stack_word <= before->r.rip + 15;
 }
+
+uint64_t arch_entry_ret_slot(const struct arch_regs *regs)
+{
+	return regs->r.rsp;
+}
+
+uint64_t arch_entry_sp_after_return(const struct arch_regs *regs)
+{
+	return regs->r.rsp + 8;
+}
+
+void arch_return_now(struct arch_regs *regs, uint64_t ret_addr, uint64_t value)
+{
+	regs->r.rip = ret_addr;
+	regs->r.rsp += 8;
+	regs->r.rax = value;
+}
+
+/*
+ *  0: nopl 0(%rax); ret                 the empty function
+ *  8: push %rbx; mov %rdi, %rbx
+ * 12: call 0; dec %rbx; jnz 12          n calls
+ * 22: pop %rbx; ret
+ * The push keeps the stack 16-byte aligned at the empty function's entry.
+ */
+const uint8_t arch_code_calib[] = {
+	0x0f, 0x1f, 0x40, 0x00, 0xc3, 0x90, 0x90, 0x90,	      /* fn */
+	0x53, 0x48, 0x89, 0xfb,				      /* push rbx; mov rbx, rdi */
+	0xe8, 0xef, 0xff, 0xff, 0xff,			      /* call fn (rel -17) */
+	0x48, 0xff, 0xcb,				      /* dec rbx */
+	0x75, 0xf6,					      /* jnz -10 */
+	0x5b, 0xc3,					      /* pop rbx; ret */
+};
+const size_t arch_code_calib_len = sizeof(arch_code_calib);
+const size_t arch_code_calib_fn_off = 0;
+const size_t arch_code_calib_loop_off = 8;
