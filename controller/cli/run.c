@@ -115,7 +115,7 @@ struct run_opts {
 	char **benches, **symbols;
 	size_t nbenches, nsymbols;
 	struct measure_plan plan;
-	bool shared, aslr, clean_env, show_output;
+	bool shared, aslr, clean_env, show_output, min_samples_set;
 	const char *instrument;	   /* "walltime", "callgrind", "perf" */
 	const char *keep_profiles; /* --keep-profiles DIR */
 	bool cache_sim;
@@ -196,14 +196,21 @@ static int select_benches(const struct run_opts *o, struct elf_file *ef, struct 
 	size_t n = elf_bench_count(ef);
 
 	for (size_t k = 0; k < o->nbenches; k++) {
-		size_t before = out->n;
+		size_t matched = 0;
 
 		for (size_t i = 0; i < n; i++) {
 			const struct elf_bench *b = elf_bench(ef, i);
 			struct bench_spec *s;
+			bool dup = false;
 
 			if (!match_glob(o->benches[k], b->name) &&
 			    !match_glob(o->benches[k], b->base))
+				continue;
+			/* Selected twice ('fib*' and 'fib[20]'): run once. */
+			matched++;
+			for (size_t j = 0; j < out->n && !dup; j++)
+				dup = out->v[j].in_main && !strcmp(out->v[j].name, b->name);
+			if (dup)
 				continue;
 			s = specs_add(out);
 			if (!s)
@@ -218,7 +225,7 @@ static int select_benches(const struct run_opts *o, struct elf_file *ef, struct 
 				s->nargs = 1;
 			}
 		}
-		if (out->n == before) {
+		if (!matched) {
 			const char **names = calloc(n ? n : 1, sizeof(*names));
 			char buf[512];
 
@@ -265,7 +272,7 @@ static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct 
 		int64_t args[MEASURE_MAX_ARGS] = { 0 };
 		unsigned nargs = 0;
 		char *pattern = NULL;
-		size_t before = out->n;
+		size_t matched = 0;
 
 		if (match_parse_call(o->symbols[k], &pattern, args, MEASURE_MAX_ARGS, &nargs) < 0) {
 			r = cli_error("run: cannot read --symbol '%s': write NAME or NAME(1,2) with "
@@ -275,14 +282,16 @@ static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct 
 		}
 		/* An exact name is looked up as the loader would: the first
 		 * object that defines it wins. A glob selects from all. */
-		for (size_t j = 0; j < scope.n && !(out->n > before && !has_glob(pattern)); j++) {
+		for (size_t j = 0; j < scope.n && !(matched && !has_glob(pattern)); j++) {
 			for (size_t i = 0; i < elf_symbol_count(scope.objs[j]); i++) {
 				const struct elf_symbol *sym = elf_symbol(scope.objs[j], i);
 				struct bench_spec *s;
 				char *bare;
 
-				if (!match_function(pattern, sym->name, sym->demangled) ||
-				    spec_exists(out, elf_path(scope.objs[j]), sym->addr, args, nargs))
+				if (!match_function(pattern, sym->name, sym->demangled))
+					continue;
+				matched++;
+				if (spec_exists(out, elf_path(scope.objs[j]), sym->addr, args, nargs))
 					continue;
 				s = specs_add(out);
 				bare = s ? match_strip_params(sym->demangled) : NULL;
@@ -316,12 +325,19 @@ static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct 
 				}
 			}
 		}
-		if (r == 0 && out->n == before) {
+		if (r == 0 && !matched) {
 			size_t m = 0;
 			char buf[512];
 			const char **names = elf_scope_names(&scope, &m);
 
-			if (names && match_suggest(pattern, names, m, 3, buf, sizeof(buf)))
+			/* A library the loader would find but we could not is
+			 * the likeliest reason; say so first. */
+			if (scope.missing[0])
+				r = cli_error("%s: no function matches '%s', and library %s was not "
+					      "found, so it was not searched (set LD_LIBRARY_PATH as "
+					      "the program needs)",
+					      o->binary, pattern, scope.missing[0]);
+			else if (names && match_suggest(pattern, names, m, 3, buf, sizeof(buf)))
 				r = cli_error("%s: no function matches '%s' (did you mean %s?)",
 					      o->binary, pattern, buf);
 			else
@@ -390,6 +406,13 @@ static void install_signal_handlers(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+}
+
+static bool cpu_allowed(int cpu)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_ISSET(cpu, &set);
 }
 
 static int parse_options(int argc, char **argv, struct run_opts *o)
@@ -464,6 +487,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			if (!parse_count("--min-samples", optarg, 1, 1000000, &v))
 				return EXIT_USAGE;
 			o->plan.min_samples = (size_t)v;
+			o->min_samples_set = true;
 			break;
 		case OPT_MAX_SAMPLES:
 			if (!parse_count("--max-samples", optarg, 1, 1000000, &v))
@@ -493,6 +517,11 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			if (!parse_count("--cpu", optarg, 0, CPU_SETSIZE - 1, &v))
 				return EXIT_USAGE;
 			o->cpu = (int)v;
+			if (!cpu_allowed(o->cpu))
+				return cli_error("run: --cpu %d: this machine (or this process's CPU "
+						 "affinity) has no such CPU; see 'nproc' and "
+						 "'taskset -p $$'",
+						 o->cpu);
 			break;
 		case OPT_CLEAN_ENV:
 			o->clean_env = true;
@@ -563,6 +592,9 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 	if ((o->keep_profiles || o->cache_sim) && strcmp(o->instrument, "callgrind") != 0)
 		return cli_error("run: %s applies to --instrument callgrind only",
 				 o->keep_profiles ? "--keep-profiles" : "--cache-sim");
+	/* --max-samples 5 alone lowers the default minimum with it. */
+	if (!o->min_samples_set && o->plan.min_samples > o->plan.max_samples)
+		o->plan.min_samples = o->plan.max_samples;
 	if (o->plan.min_samples > o->plan.max_samples)
 		return cli_error("run: --min-samples (%zu) is above --max-samples (%zu)",
 				 o->plan.min_samples, o->plan.max_samples);
@@ -579,9 +611,18 @@ int cli_run(int argc, char **argv)
 	struct measure_hooks hooks = { on_event, &hs };
 	struct measure_target t = { 0 };
 	struct report_run rep = { 0 };
-	char **target_argv = NULL, *error = NULL;
+	char **target_argv = NULL, *error = NULL, *exec_path = NULL;
+	char **command = NULL;
 	int r, exit_code = EXIT_USAGE;
 
+	/* The command line as typed, for the results file: getopt permutes
+	 * argv's pointers. */
+	command = calloc((size_t)argc + 1, sizeof(*command));
+	if (!command) {
+		cli_error("out of memory");
+		goto out;
+	}
+	memcpy(command, argv, (size_t)argc * sizeof(*argv));
 	measure_plan_default(&o.plan);
 	o.benches = calloc((size_t)argc, sizeof(*o.benches));
 	o.symbols = calloc((size_t)argc, sizeof(*o.symbols));
@@ -632,7 +673,14 @@ int cli_run(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	target_argv[0] = (char *)o.binary;
+	/* The file read is the file executed: a name without a slash is in
+	 * the current directory, as for `list`, never looked up in PATH. */
+	if (!strchr(o.binary, '/') && asprintf(&exec_path, "./%s", o.binary) < 0) {
+		exec_path = NULL;
+		cli_error("out of memory");
+		goto out;
+	}
+	target_argv[0] = exec_path ? exec_path : (char *)o.binary;
 	memcpy(target_argv + 1, o.target_args, (size_t)o.ntarget_args * sizeof(*target_argv));
 
 	const struct elf_symbol *main_sym = elf_is_stripped(ef) ? NULL :
@@ -706,7 +754,7 @@ int cli_run(int argc, char **argv)
 	rep.instrument = o.instrument;
 	rep.isolation = o.shared ? "shared" : "benchmark";
 	rep.plan = &o.plan;
-	rep.argv = argv;
+	rep.argv = command;
 	rep.argc = argc;
 	rep.results = results;
 	rep.n = specs.n;
@@ -717,7 +765,11 @@ int cli_run(int argc, char **argv)
 			exit_code = EXIT_FAILED;
 
 	if (o.format == FMT_JSON) {
-		report_write_json(&rep, stdout);
+		if (report_write_json(&rep, stdout) < 0) {
+			exit_code = cli_error("cannot write the results document: %s",
+					      strerror(errno ? errno : EIO));
+			goto out;
+		}
 	} else {
 		bool color = o.format == FMT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
 
@@ -742,6 +794,8 @@ out:
 	free(results);
 	free(error);
 	free(target_argv);
+	free(exec_path);
+	free(command);
 	specs_clear(&specs);
 	elf_close(ef);
 	free(o.benches);

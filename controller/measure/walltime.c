@@ -563,7 +563,7 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 	 * every sample. When it varies, so did everything measured with it. */
 	double cal_q1 = cals[ns / 4], cal_q3 = cals[(3 * ns) / 4];
 
-	if (measure_machine_noisy(res->calibration, cal_q1, cal_q3, n))
+	if (ns >= 8 && measure_machine_noisy(res->calibration, cal_q1, cal_q3, n))
 		bench_result_diagnose(res,
 				      "the machine's speed varied while this was measured: the "
 				      "empty loop's cost per call ranged over %.2f-%.2f ns "

@@ -293,11 +293,16 @@ void report_print_table(const struct report_run *run, FILE *f, enum report_forma
 			format_value(r, r->stats.median, med, sizeof(med));
 			format_value(r, r->stats.ci_low, lo, sizeof(lo));
 			format_value(r, r->stats.ci_high, hi, sizeof(hi));
-			snprintf(ci, sizeof(ci), "%s … %s", lo, hi);
+			/* Under five samples an interval or a spread would only
+			 * look confident. */
+			if (r->stats.n >= 5)
+				snprintf(ci, sizeof(ci), "%s … %s", lo, hi);
+			else
+				snprintf(ci, sizeof(ci), "-");
 			format_value(r, r->stats.min, mn, sizeof(mn));
 			format_value(r, r->stats.max, mx, sizeof(mx));
 			/* Relative spread means nothing around zero. */
-			if (!r->no_time)
+			if (!r->no_time && r->stats.n >= 5)
 				snprintf(cv, sizeof(cv), "%.2f%%", r->stats.cv * 100);
 			else
 				snprintf(cv, sizeof(cv), "-");

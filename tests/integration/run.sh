@@ -27,6 +27,29 @@ expect_json 'all(b["status"] == "ok" and b["error"] is None for b in d["benchmar
 expect_json 'd["benchmarks"][0]["value"] < d["benchmarks"][1]["value"] < d["benchmarks"][2]["value"]'
 expect_no_orphans "$EX"
 
+# Overlapping selectors run a benchmark once; each must match something.
+run run "$EX" --bench 'fib*' --bench 'fib[20]' "${FAST[@]}" --format json
+expect_status 0
+expect_json '[b["name"] for b in d["benchmarks"]] == ["fib[10]", "fib[15]", "fib[20]"]'
+run run "$PLAIN" --symbol plain_work --symbol 'plain_w*' "${FAST[@]}" --format json
+expect_status 0
+expect_json '[b["name"] for b in d["benchmarks"]] == ["plain_work"]'
+# The command line is recorded as typed; --max-samples alone lowers the minimum.
+run run "$EX" --bench empty --time 0.05 --warmup 0 --max-samples 3 --format json -- x
+expect_status 0
+expect_json 'd["run"]["command"][1:4] == ["run", "'"$EX"'", "--bench"] and d["run"]["command"][-2:] == ["--", "x"]'
+expect_json 'd["benchmarks"][0]["stats"]["samples"] == 3'
+# A name without a slash is the file in the current directory, not one in PATH.
+cp "$FAILING" "$TMP/xz"
+run_in() { (cd "$1" && shift && "$BENCHTRAP" "$@") >"$TMP/out" 2>"$TMP/err"; status=$?; out=$(cat "$TMP/out"); err=$(cat "$TMP/err"); }
+run_in "$TMP" run xz --bench ok_before "${FAST[@]}"
+expect_status 0
+expect_out '^ok_before '
+run run "$EX" --cpu 4096
+expect_usage_error 'run: --cpu wants a whole number'
+run run "$EX" --cpu "$(nproc)"
+expect_usage_error "has no such CPU"
+
 run run "$EX" --bench 'fib[15]' "${FAST[@]}"
 expect_status 0
 expect_out '^fib\[15\] '
