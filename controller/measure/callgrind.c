@@ -43,6 +43,7 @@
 
 #include "measure/measure-config.h"
 #include "measure/callgrind.h"
+#include "util/strutil.h"
 #include "measure/measure.h"
 
 #define DRIVER_FUNCTION "benchtrap_driver_call"
@@ -52,7 +53,7 @@
 
 /* ---- the child's environment -------------------------------------------- */
 
-static int strv_push(char ***v, size_t *n, char *s)
+static int argv_push(char ***v, size_t *n, char *s)
 {
 	char **nv;
 
@@ -83,20 +84,20 @@ char **callgrind_env(const char *const *extra)
 	size_t n = 0;
 	int r = 0;
 
-	r |= strv_push(&env, &n, strdup("PATH=" CHILD_PATH));
-	r |= strv_push(&env, &n, strdup("LC_ALL=C"));
+	r |= argv_push(&env, &n, strdup("PATH=" CHILD_PATH));
+	r |= argv_push(&env, &n, strdup("LC_ALL=C"));
 	/* Bind every symbol before main: otherwise the first call of each
 	 * library function inside a benchmark runs the lazy binder. */
-	r |= strv_push(&env, &n, strdup("LD_BIND_NOW=1"));
+	r |= argv_push(&env, &n, strdup("LD_BIND_NOW=1"));
 	if (vglib) {
 		char *s;
 
 		if (asprintf(&s, "VALGRIND_LIB=%s", vglib) < 0)
 			s = NULL;
-		r |= strv_push(&env, &n, s);
+		r |= argv_push(&env, &n, s);
 	}
 	for (size_t i = 0; extra && extra[i]; i++)
-		r |= strv_push(&env, &n, strdup(extra[i]));
+		r |= argv_push(&env, &n, strdup(extra[i]));
 	if (r) {
 		callgrind_env_free(env);
 		return NULL;
@@ -119,13 +120,13 @@ char **callgrind_driver_env(const struct bench_spec *const *specs, size_t n)
 		for (unsigned a = 0; a < s->nargs && a < MEASURE_MAX_ARGS; a++)
 			len += snprintf(buf + len, sizeof(buf) - (size_t)len, " %016" PRIx64,
 					(uint64_t)s->args[a]);
-		r = strv_push(&env, &m, strdup(buf));
+		r = argv_push(&env, &m, strdup(buf));
 		if (r == 0 && !s->in_main) {
 			char *o;
 
 			if (asprintf(&o, "BENCHTRAP_DRIVER_%zu_OBJECT=%s", i, s->object) < 0)
 				o = NULL;
-			r = strv_push(&env, &m, o);
+			r = argv_push(&env, &m, o);
 		}
 	}
 	if (r == 0) {
@@ -133,7 +134,7 @@ char **callgrind_driver_env(const struct bench_spec *const *specs, size_t n)
 
 		if (asprintf(&c, "BENCHTRAP_DRIVER=%zu", n) < 0)
 			c = NULL;
-		r = strv_push(&env, &m, c);
+		r = argv_push(&env, &m, c);
 	}
 	if (r) {
 		callgrind_env_free(env);
@@ -160,7 +161,7 @@ char *callgrind_find_program(const char *prog)
 
 		if (asprintf(&p, "%s/%s", *dir ? dir : ".", prog) < 0)
 			break;
-		if (access(p, X_OK) == 0)
+		if (str_is_executable_file(p))
 			found = p;
 		else
 			free(p);
@@ -336,27 +337,27 @@ static int run_valgrind(struct ctx *c, enum batch_mode mode, const struct bench_
 	pid_t pid;
 
 	clean_dir(c->dir);
-	r |= strv_push(&argv, &na, strdup(c->valgrind));
-	r |= strv_push(&argv, &na, strdup("--tool=callgrind"));
+	r |= argv_push(&argv, &na, strdup(c->valgrind));
+	r |= argv_push(&argv, &na, strdup("--tool=callgrind"));
 	if (asprintf(&s, "--log-file=%s/valgrind.log", c->dir) < 0)
 		s = NULL;
-	r |= strv_push(&argv, &na, s);
+	r |= argv_push(&argv, &na, s);
 	if (asprintf(&s, "--callgrind-out-file=%s/callgrind.out", c->dir) < 0)
 		s = NULL;
-	r |= strv_push(&argv, &na, s);
-	r |= strv_push(&argv, &na, strdup("--collect-atstart=no"));
+	r |= argv_push(&argv, &na, s);
+	r |= argv_push(&argv, &na, strdup("--collect-atstart=no"));
 	if (asprintf(&s, "--toggle-collect=%s", sym) < 0)
 		s = NULL;
-	r |= strv_push(&argv, &na, s);
+	r |= argv_push(&argv, &na, s);
 	if (mode != MODE_OWN_RUN) {
 		if (asprintf(&s, "--dump-after=%s", sym) < 0)
 			s = NULL;
-		r |= strv_push(&argv, &na, s);
+		r |= argv_push(&argv, &na, s);
 	}
 	if (c->opts->cache_sim)
-		r |= strv_push(&argv, &na, strdup("--cache-sim=yes"));
+		r |= argv_push(&argv, &na, strdup("--cache-sim=yes"));
 	for (size_t i = 0; c->t->argv[i]; i++)
-		r |= strv_push(&argv, &na, strdup(c->t->argv[i]));
+		r |= argv_push(&argv, &na, strdup(c->t->argv[i]));
 	if (r)
 		goto nomem;
 
@@ -368,16 +369,16 @@ static int run_valgrind(struct ctx *c, enum batch_mode mode, const struct bench_
 			goto nomem;
 		while (extra[ne])
 			ne++;
-		if (asprintf(&s, "LD_PRELOAD=%s", c->driver) < 0 || strv_push(&extra, &ne, s) < 0)
+		if (asprintf(&s, "LD_PRELOAD=%s", c->driver) < 0 || argv_push(&extra, &ne, s) < 0)
 			goto nomem;
 		if (asprintf(&s, "BENCHTRAP_DRIVER_EXE=%s", c->exe) < 0 ||
-		    strv_push(&extra, &ne, s) < 0)
+		    argv_push(&extra, &ne, s) < 0)
 			goto nomem;
 	} else if (mode == MODE_STUB) {
 		size_t ne = 0;
 
 		if (asprintf(&s, "BENCHTRAP_RUN=%s", specs[0]->name) < 0 ||
-		    strv_push(&extra, &ne, s) < 0)
+		    argv_push(&extra, &ne, s) < 0)
 			goto nomem;
 	}
 	env = callgrind_env((const char *const *)extra);

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/strutil.h"
 #include "trace/internal.h"
 
 extern char **environ;
@@ -704,7 +705,7 @@ static int find_in_path(const char *name, char *buf, size_t size)
 		size_t len = strcspn(s, ":");
 
 		snprintf(buf, size, "%.*s%s%s", (int)len, s, len ? "/" : "", name);
-		if (access(buf, X_OK) == 0)
+		if (str_is_executable_file(buf))
 			return 0;
 		if (!strchr(s, ':'))
 			break;

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/strutil.h"
 
@@ -135,6 +137,13 @@ char *str_escape(const char *s)
 	}
 	*o = '\0';
 	return out;
+}
+
+bool str_is_executable_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
 const char *str_basename(const char *path)

@@ -22,6 +22,10 @@ char *str_escape(const char *s);
 /* true when 's' is well-formed UTF-8 without control characters. */
 bool str_is_printable(const char *s);
 
+/* true when 'path' is a regular file this process may execute (a directory
+ * of the same name earlier in PATH is not a program). */
+bool str_is_executable_file(const char *path);
+
 /* The last path component of 'path' (a pointer into it). */
 const char *str_basename(const char *path);
 
