@@ -138,4 +138,10 @@ expect_usage_error 'valgrind is not installed'
 run run "$COUNTED" --instrument cachegrind
 expect_usage_error "unknown instrument 'cachegrind'"
 
+# A directory named valgrind earlier in PATH is not the program.
+mkdir -p "$TMP/pathdir/valgrind"
+PATH="$TMP/pathdir:$PATH" run run "$COUNTED" "${CG[@]}" --symbol 'counted_loop(10)' --format json
+expect_status 0
+expect_json 'd["benchmarks"][0]["value"] == 22'
+
 done_ok
