@@ -16,6 +16,7 @@
 #include "observe/observe.h"
 #include "stats/stats.h"
 #include "report/table.h"
+#include "util/atomic.h"
 #include "report/report.h"
 
 #define SCHEMA "benchtrap-results/1"
@@ -161,35 +162,14 @@ int report_observe_json(const struct report_observe *run, FILE *f)
 	return 0;
 }
 
+static int fill_observe(FILE *f, void *run)
+{
+	return report_observe_json(run, f);
+}
+
 int report_observe_json_file(const struct report_observe *run, const char *path)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-	int fd, r;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		r = -errno;
-		close(fd);
-		unlink(tmp);
-		return r;
-	}
-	fchmod(fd, 0644);
-	r = report_observe_json(run, f);
-	if (fflush(f) != 0 || fsync(fd) != 0)
-		r = r ? r : -errno;
-	if (fclose(f) != 0)
-		r = r ? r : -errno;
-	if (r == 0 && rename(tmp, path) != 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	return atomic_write(path, fill_observe, (void *)run);
 }
 
 static void dur(double ns, char *buf, size_t size)

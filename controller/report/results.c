@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "report/table.h"
+#include "util/atomic.h"
 #include "report/report.h"
 
 #define SCHEMA "benchtrap-results/1"
@@ -213,35 +214,14 @@ int report_write_json(const struct report_run *run, FILE *f)
 	return 0;
 }
 
+static int fill_run(FILE *f, void *run)
+{
+	return report_write_json(run, f);
+}
+
 int report_write_json_file(const struct report_run *run, const char *path)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-	int fd, r;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		r = -errno;
-		close(fd);
-		unlink(tmp);
-		return r;
-	}
-	fchmod(fd, 0644);
-	r = report_write_json(run, f);
-	if (fflush(f) != 0 || fsync(fd) != 0)
-		r = r ? r : -errno;
-	if (fclose(f) != 0)
-		r = r ? r : -errno;
-	if (r == 0 && rename(tmp, path) != 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	return atomic_write(path, fill_run, (void *)run);
 }
 
 /* Length of 's' without trailing newlines (1 for NULL, which prints "?"). */

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "util/atomic.h"
 #include "results/internal.h"
 #include "results/results.h"
 
@@ -116,37 +117,17 @@ static int check_duplicates(struct results_file *const *files, size_t n, char **
 	return 0;
 }
 
+static int fill_doc(FILE *f, void *doc)
+{
+	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+		return -EIO;
+	fputc('\n', f);
+	return 0;
+}
+
 static int write_atomic(json_t *doc, const char *path)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-	int fd, r = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		r = -errno;
-		close(fd);
-		unlink(tmp);
-		return r;
-	}
-	fchmod(fd, 0644);
-	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
-		r = -EIO;
-	fputc('\n', f);
-	if (fflush(f) != 0 || fsync(fd) != 0)
-		r = r ? r : -errno;
-	if (fclose(f) != 0)
-		r = r ? r : -errno;
-	if (r == 0 && rename(tmp, path) != 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	return atomic_write(path, fill_doc, doc);
 }
 
 int results_merge(struct results_file *const *files, size_t n, const char *output, unsigned flags,

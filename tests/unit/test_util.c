@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
 #include "report/table.h"
+#include "util/atomic.h"
 #include "util/match.h"
 #include "util/strutil.h"
 
@@ -139,6 +141,49 @@ static void test_parse_call(void **state)
 	assert_null(name); /* untouched on failure */
 }
 
+static int fill_hello(FILE *f, void *ctx)
+{
+	fputs(ctx, f);
+	return 0;
+}
+
+static int fill_fails(FILE *f, void *ctx)
+{
+	fputs("half", f);
+	return -EIO;
+}
+
+static void test_atomic_write(void **state)
+{
+	char dir[] = "/tmp/benchtrap-atomic-XXXXXX", path[64], buf[32] = "";
+	struct stat st;
+	mode_t old = umask(022);
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	assert_int_equal(atomic_write(path, fill_hello, "one"), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644); /* 0666 less the umask */
+	/* A failed fill leaves the old file as it was, and no temporary. */
+	assert_int_equal(atomic_write(path, fill_fails, NULL), -EIO);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "one");
+	/* A replaced file keeps its mode. */
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(atomic_write(path, fill_hello, "two"), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
+	assert_int_equal(system(cmd), 0);
+	umask(old);
+}
+
 static char *print_to_string(const struct table *t, bool markdown)
 {
 	char *out = NULL;
@@ -203,7 +248,7 @@ int main(void)
 		cmocka_unit_test(test_distance), cmocka_unit_test(test_control),
 		cmocka_unit_test(test_glob),	 cmocka_unit_test(test_suggest),
 		cmocka_unit_test(test_table),	 cmocka_unit_test(test_function_names),
-		cmocka_unit_test(test_parse_call),
+		cmocka_unit_test(test_parse_call),	 cmocka_unit_test(test_atomic_write),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
