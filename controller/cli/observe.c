@@ -100,7 +100,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 
 static void install_signal_handlers(void)
 {
-	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	/* SA_RESTART: the engine's system calls must not fail with EINTR; the
+	 * signal is polled by tick() between events. */
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
 	sigemptyset(&sa.sa_mask);
@@ -108,16 +110,25 @@ static void install_signal_handlers(void)
 		sigaction(sigs[i], &sa, NULL);
 }
 
-static bool tick(void *userdata, pid_t pid)
+/*
+ * With a command, a signal for the program is passed on once observing has
+ * stopped (every breakpoint removed): a process group dying of a signal
+ * while its threads hit breakpoints raced with the engine's all-stop.
+ */
+static bool tick(void *userdata, pid_t pid, bool observing)
 {
 	int sig = got_signal;
 
 	(void)userdata;
 	if (!sig)
 		return false;
-	got_signal = 0;
-	if (attached_mode)
+	if (attached_mode) {
+		got_signal = 0;
 		return true;
+	}
+	if (observing && got_signal_user)
+		return true; /* stop observing first; forwarded at the next tick */
+	got_signal = 0;
 	if (got_signal_user)
 		kill(pid, sig);
 	return false;

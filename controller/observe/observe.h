@@ -161,8 +161,9 @@ struct observe_opts {
 	int64_t duration_ns;  /* stop observing after this long; 0: no limit */
 	unsigned calib_calls; /* calls of the empty function; 0: the default */
 	/* Called about ten times a second and after every 4096 events; true
-	 * stops observing (Ctrl-C with --pid). May forward signals. */
-	bool (*tick)(void *userdata, pid_t pid);
+	 * stops observing (Ctrl-C with --pid, or a signal to pass on to the
+	 * program once observing stopped). May forward signals. */
+	bool (*tick)(void *userdata, pid_t pid, bool observing);
 	void *userdata;
 };
 

@@ -908,7 +908,10 @@ static int run_loop(struct session *s)
 		now = now_ns();
 		if (r == -ETIMEDOUT || now - last_tick >= TICK_MS * 1000000) {
 			last_tick = now;
-			if (s->o->tick && s->o->tick(s->o->userdata, s->pid) && !s->calibrating) {
+			/* A signal for the program waits until the calibration
+			 * (code of ours running in its thread) is over. */
+			if (!s->calibrating && s->o->tick &&
+			    s->o->tick(s->o->userdata, s->pid, s->observing)) {
 				if (s->attached)
 					break;
 				if (s->observing && r == -ETIMEDOUT) {
