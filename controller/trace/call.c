@@ -327,6 +327,7 @@ int trace_call(struct trace_proc *p, uint64_t fn, const uint64_t *args, unsigned
 {
 	struct trace_call_opts defaults = { .timeout_ms = -1 };
 	struct arch_regs saved, regs, after;
+	struct trace_fpregs fpsaved;
 	struct trace_failure local;
 	struct trace_thread *t;
 	uint64_t push_addr, push_val, trap_at;
@@ -351,6 +352,12 @@ int trace_call(struct trace_proc *p, uint64_t fn, const uint64_t *args, unsigned
 	r = trace_pt_getregs(t->tid, &saved);
 	if (r < 0)
 		return r;
+	/* The floating-point control state too: a called function that
+	 * changes the rounding mode (MXCSR, the x87 control word) must not
+	 * leave it changed for the program or for the next call. */
+	r = trace_pt_getfpregs(t->tid, &fpsaved);
+	if (r < 0)
+		return r;
 	regs = saved;
 	trap_at = p->stub + RET_OFF;
 	r = arch_setup_call(&regs, fn, trap_at, args, nargs, &push, &push_addr, &push_val);
@@ -372,6 +379,8 @@ int trace_call(struct trace_proc *p, uint64_t fn, const uint64_t *args, unsigned
 	if (r < 0)
 		return r;
 	r = trace_pt_setregs(t->tid, &saved);
+	if (r == 0)
+		r = trace_pt_setfpregs(t->tid, &fpsaved);
 	if (r < 0)
 		return r;
 	t->at_bp = at_bp;

@@ -26,6 +26,14 @@ int trace_pt_interrupt(pid_t tid);
 int trace_pt_detach(pid_t tid, int sig);
 int trace_pt_getregs(pid_t tid, struct arch_regs *ret);
 int trace_pt_setregs(pid_t tid, const struct arch_regs *regs);
+/* The floating-point and vector control state (NT_PRFPREG: on x86-64 the
+ * FXSAVE area with MXCSR and the x87 control word), opaque. */
+struct trace_fpregs {
+	unsigned char buf[1024];
+	size_t len;
+};
+int trace_pt_getfpregs(pid_t tid, struct trace_fpregs *ret);
+int trace_pt_setfpregs(pid_t tid, const struct trace_fpregs *f);
 int trace_pt_getsiginfo(pid_t tid, siginfo_t *ret);
 int trace_pt_geteventmsg(pid_t tid, unsigned long *ret);
 

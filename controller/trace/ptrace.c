@@ -61,6 +61,24 @@ int trace_pt_setregs(pid_t tid, const struct arch_regs *regs)
 	return call(PTRACE_SETREGSET, tid, (void *)(long)NT_PRSTATUS, &iov);
 }
 
+int trace_pt_getfpregs(pid_t tid, struct trace_fpregs *ret)
+{
+	struct iovec iov = { .iov_base = ret->buf, .iov_len = sizeof(ret->buf) };
+	int r = call(PTRACE_GETREGSET, tid, (void *)(long)NT_PRFPREG, &iov);
+
+	if (r < 0)
+		return r;
+	ret->len = iov.iov_len;
+	return 0;
+}
+
+int trace_pt_setfpregs(pid_t tid, const struct trace_fpregs *f)
+{
+	struct iovec iov = { .iov_base = (void *)f->buf, .iov_len = f->len };
+
+	return call(PTRACE_SETREGSET, tid, (void *)(long)NT_PRFPREG, &iov);
+}
+
 int trace_pt_getsiginfo(pid_t tid, siginfo_t *ret)
 {
 	siginfo_t si;

@@ -6,6 +6,7 @@
  * everything it starts, so support_children() sees any leftover.
  */
 #include <errno.h>
+#include <fenv.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -292,6 +293,12 @@ static void test_call_args_and_restore(void **state)
 	assert_int_equal(v, 1);
 	assert_int_equal(trace_get_regs(p, trace_pid(p), &after), 0);
 	assert_memory_equal(&before, &after, sizeof(before));
+	/* A call that changes the rounding mode leaves it as it was. */
+	assert_int_equal(trace_call(p, sym(p, "rounding"), NULL, 0, &o, &v, NULL), 0);
+	assert_int_equal(v, FE_TONEAREST);
+	assert_int_equal(trace_call(p, sym(p, "round_down"), NULL, 0, &o, NULL, NULL), 0);
+	assert_int_equal(trace_call(p, sym(p, "rounding"), NULL, 0, &o, &v, NULL), 0);
+	assert_int_equal(v, FE_TONEAREST);
 	/* main still returns argc + 40. */
 	expect_exit(p, 41);
 	trace_proc_free(p);

@@ -11,6 +11,7 @@
  *   sleep         sleeps until killed
  * The functions below are also called by injected calls.
  */
+#include <fenv.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -24,6 +25,8 @@
 void hit(void);
 long add6(long a, long b, long c, long d, long e, long f);
 unsigned long hit_count(void);
+void round_down(void);
+long rounding(void);
 void crash_null(void);
 void do_abort(void);
 void do_exit(void);
@@ -40,6 +43,17 @@ NOINLINE void hit(void)
 NOINLINE long add6(long a, long b, long c, long d, long e, long f)
 {
 	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f;
+}
+
+/* Change the rounding mode (MXCSR and the x87 control word), and read it. */
+NOINLINE void round_down(void)
+{
+	fesetround(FE_DOWNWARD);
+}
+
+NOINLINE long rounding(void)
+{
+	return fegetround();
 }
 
 NOINLINE unsigned long hit_count(void)
