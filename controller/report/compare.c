@@ -10,7 +10,7 @@
 
 #include "stats/stats.h"
 #include "report/table.h"
-#include "report/report.h"
+#include "report/report-json.h"
 
 #define COMPARE_SCHEMA "benchtrap-compare/1"
 
@@ -285,7 +285,6 @@ int report_compare_json(const struct results_comparison *c, const char *base, co
 	json_t *doc, *pairs = json_array(), *counts = json_object(), *w = json_array(),
 		     *notes = json_array();
 	char sentence[512];
-	int r;
 
 	report_compare_summary(c, sentence, sizeof(sentence));
 	for (size_t i = 0; i < c->n; i++)
@@ -305,12 +304,5 @@ int report_compare_json(const struct results_comparison *c, const char *base, co
 			num_or_null(c->has_geomean, (c->geomean - 1.0) * 100.0),
 			"benchmarks_in_geomean", (json_int_t)c->ngeomean, "counts", counts,
 			"benchmarks", pairs, "warnings", w, "notes", notes);
-	if (!doc)
-		return -ENOMEM;
-	r = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	json_decref(doc);
-	if (r < 0)
-		return -EIO;
-	fputc('\n', f);
-	return 0;
+	return report_json_dump(doc, f);
 }

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "report/report.h"
+#include "report/report-json.h"
 
 static json_t *finite_or_null(double v)
 {
@@ -233,7 +233,6 @@ nomem:
 int report_export(const struct results_file *rf, enum report_export_format fmt, FILE *f)
 {
 	json_t *doc;
-	int r;
 
 	switch (fmt) {
 	case REPORT_EXPORT_BMF:
@@ -248,12 +247,5 @@ int report_export(const struct results_file *rf, enum report_export_format fmt, 
 	default:
 		return -EINVAL;
 	}
-	if (!doc)
-		return -ENOMEM;
-	r = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	json_decref(doc);
-	if (r < 0)
-		return -EIO;
-	fputc('\n', f);
-	return 0;
+	return report_json_dump(doc, f);
 }

@@ -17,19 +17,7 @@
 #include "stats/stats.h"
 #include "report/table.h"
 #include "util/atomic.h"
-#include "report/report.h"
-
-#define SCHEMA "benchtrap-results/1"
-
-static json_t *str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
+#include "report/report-json.h"
 
 static const char *end_name(enum observe_end e)
 {
@@ -46,22 +34,14 @@ static const char *end_name(enum observe_end e)
 	return "?";
 }
 
-static json_t *env_json(const struct report_env *e)
-{
-	return json_pack("{s:o, s:i, s:o, s:o, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:s}", "cpu",
-			 str_or_null(e->cpu), "cores", e->cores, "kernel", str_or_null(e->kernel),
-			 "libc", str_or_null(e->libc), "binary", e->binary, "build_id",
-			 str_or_null(e->build_id), "compiler", str_or_null(e->compiler), "aslr",
-			 e->aslr, "governor", str_or_null(e->governor), "hostname",
-			 str_or_null(e->hostname), "benchtrap", e->benchtrap, "date", e->date);
-}
-
 static json_t *summary_json(const struct observe_summary *s)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "median", num(s->median),
-			 "mean", num(s->mean), "min", num(s->min), "max", num(s->max), "q1",
-			 num(s->q1), "q3", num(s->q3), "p10", num(s->p10), "p90", num(s->p90),
-			 "samples", (json_int_t)s->n);
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "median",
+			 report_json_num(s->median), "mean", report_json_num(s->mean), "min",
+			 report_json_num(s->min), "max", report_json_num(s->max), "q1",
+			 report_json_num(s->q1), "q3", report_json_num(s->q3), "p10",
+			 report_json_num(s->p10), "p90", report_json_num(s->p90), "samples",
+			 (json_int_t)s->n);
 }
 
 static json_t *func_json(const struct observe_result *res, const struct observe_func_result *f)
@@ -79,26 +59,27 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 	}
 	if (timed) {
 		stats = summary_json(&f->sum);
-		json_object_set_new(stats, "uncertainty", num(f->uncertainty));
+		json_object_set_new(stats, "uncertainty", report_json_num(f->uncertainty));
 		json_object_set_new(stats, "calibration",
-				    res->calibrated ? num(res->calib.latency) : json_null());
+				    res->calibrated ? report_json_num(res->calib.latency)
+						    : json_null());
 	}
 	rounds = json_pack("{s:I, s:I}", "count", (json_int_t)f->rounds, "max_threads",
 			   (json_int_t)f->round_max_threads);
 	if (f->rounds) {
-		json_object_set_new(rounds, "median", num(f->round_sum.median));
-		json_object_set_new(rounds, "min", num(f->round_sum.min));
-		json_object_set_new(rounds, "max", num(f->round_sum.max));
-		json_object_set_new(rounds, "mean", num(f->round_sum.mean));
+		json_object_set_new(rounds, "median", report_json_num(f->round_sum.median));
+		json_object_set_new(rounds, "min", report_json_num(f->round_sum.min));
+		json_object_set_new(rounds, "max", report_json_num(f->round_sum.max));
+		json_object_set_new(rounds, "mean", report_json_num(f->round_sum.mean));
 	}
 	return json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:o, s:[], s:I, s:I, "
 			 "s:b, s:o, s:o}",
-			 "name", f->name, "symbol", str_or_null(f->symbol), "object", f->object,
+			 "name", f->name, "symbol", report_json_str(f->symbol), "object", f->object,
 			 "args", "instrument", "observe", "unit", "ns", "value",
-			 timed ? num(f->sum.median) : json_null(), "status", "ok", "error", "stats",
-			 stats, "diagnostics", "calls", (json_int_t)f->calls, "unmatched_returns",
-			 (json_int_t)f->unmatched, "skipped", f->skip, "histogram", hist,
-			 "parallel_rounds", rounds);
+			 timed ? report_json_num(f->sum.median) : json_null(), "status", "ok",
+			 "error", "stats", stats, "diagnostics", "calls", (json_int_t)f->calls,
+			 "unmatched_returns", (json_int_t)f->unmatched, "skipped", f->skip,
+			 "histogram", hist, "parallel_rounds", rounds);
 }
 
 static json_t *doc_json(const struct report_observe *run)
@@ -117,11 +98,12 @@ static json_t *doc_json(const struct report_observe *run)
 	for (size_t i = 0; i < res->ndiagnostics; i++)
 		json_array_append_new(diags, json_string(res->diagnostics[i]));
 	if (res->calibrated)
-		calib = json_pack(
-			"{s:I, s:o, s:o, s:o, s:o}", "calls", (json_int_t)res->calib.calls,
-			"latency_ns", num(res->calib.latency), "latency_p10_ns",
-			num(res->calib.latency_p10), "latency_p90_ns", num(res->calib.latency_p90),
-			"stop_ns", num(res->calib.stop_median));
+		calib = json_pack("{s:I, s:o, s:o, s:o, s:o}", "calls",
+				  (json_int_t)res->calib.calls, "latency_ns",
+				  report_json_num(res->calib.latency), "latency_p10_ns",
+				  report_json_num(res->calib.latency_p10), "latency_p90_ns",
+				  report_json_num(res->calib.latency_p90), "stop_ns",
+				  report_json_num(res->calib.stop_median));
 	o = json_pack("{s:s, s:o, s:I, s:b, s:o, s:o, s:s, s:o, s:o, s:o, s:I, s:f, s:o}",
 		      "instrument", "observe", "command", argv, "pid", (json_int_t)res->pid,
 		      "attached", res->attached, "target", run->target_argv ? target : json_null(),
@@ -132,7 +114,7 @@ static json_t *doc_json(const struct report_observe *run)
 		      res->end == OBSERVE_KILLED && sigabbrev_np(res->sig)
 			      ? json_string(sigabbrev_np(res->sig))
 			      : json_null(),
-		      "crash", str_or_null(res->crash), "events", (json_int_t)res->events,
+		      "crash", report_json_str(res->crash), "events", (json_int_t)res->events,
 		      "observed_s", res->observed_s, "calibration", calib);
 	if (!run->target_argv)
 		json_decref(target);
@@ -143,23 +125,13 @@ static json_t *doc_json(const struct report_observe *run)
 					      (json_int_t)res->restored_mismatch));
 	if (o)
 		json_object_set_new(o, "diagnostics", diags);
-	return json_pack("{s:s, s:o, s:o, s:o}", "schema", SCHEMA, "environment",
-			 env_json(&run->env), "run", o, "benchmarks", benches);
+	return json_pack("{s:s, s:o, s:o, s:o}", "schema", REPORT_RESULTS_SCHEMA, "environment",
+			 report_json_env(&run->env), "run", o, "benchmarks", benches);
 }
 
 int report_observe_json(const struct report_observe *run, FILE *f)
 {
-	json_t *doc = doc_json(run);
-	int r;
-
-	if (!doc)
-		return -ENOMEM;
-	r = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	json_decref(doc);
-	if (r < 0)
-		return -EIO;
-	fputc('\n', f);
-	return 0;
+	return report_json_dump(doc_json(run), f);
 }
 
 static int fill_observe(FILE *f, void *run)

@@ -18,9 +18,7 @@
 
 #include "report/table.h"
 #include "util/atomic.h"
-#include "report/report.h"
-
-#define SCHEMA "benchtrap-results/1"
+#include "report/report-json.h"
 
 static char *read_first_line(const char *path)
 {
@@ -107,25 +105,39 @@ void report_env_clear(struct report_env *e)
 	*e = (struct report_env){ 0 };
 }
 
-static json_t *str_or_null(const char *s)
+json_t *report_json_str(const char *s)
 {
 	return s ? json_string(s) : json_null();
 }
 
-/* JSON has no NaN or infinity; a figure that is not finite is null. */
-static json_t *num(double v)
+json_t *report_json_num(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *env_json(const struct report_env *e)
+int report_json_dump(json_t *doc, FILE *f)
+{
+	int r;
+
+	if (!doc)
+		return -ENOMEM;
+	r = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	json_decref(doc);
+	if (r < 0)
+		return -EIO;
+	fputc('\n', f);
+	return 0;
+}
+
+json_t *report_json_env(const struct report_env *e)
 {
 	return json_pack("{s:o, s:i, s:o, s:o, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:s}", "cpu",
-			 str_or_null(e->cpu), "cores", e->cores, "kernel", str_or_null(e->kernel),
-			 "libc", str_or_null(e->libc), "binary", e->binary, "build_id",
-			 str_or_null(e->build_id), "compiler", str_or_null(e->compiler), "aslr",
-			 e->aslr, "governor", str_or_null(e->governor), "hostname",
-			 str_or_null(e->hostname), "benchtrap", e->benchtrap, "date", e->date);
+			 report_json_str(e->cpu), "cores", e->cores, "kernel",
+			 report_json_str(e->kernel), "libc", report_json_str(e->libc), "binary",
+			 e->binary, "build_id", report_json_str(e->build_id), "compiler",
+			 report_json_str(e->compiler), "aslr", e->aslr, "governor",
+			 report_json_str(e->governor), "hostname", report_json_str(e->hostname),
+			 "benchtrap", e->benchtrap, "date", e->date);
 }
 
 static json_t *bench_json(const struct bench_result *r)
@@ -142,25 +154,28 @@ static json_t *bench_json(const struct bench_result *r)
 		const struct stats_summary *st = &r->stats;
 
 		for (size_t i = 0; i < r->nsamples; i++)
-			json_array_append_new(samples, num(r->samples[i]));
-		stats = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, "
-				  "s:o, s:o, s:o, s:o, s:o}",
-				  "median", num(st->median), "mean", num(st->mean), "stddev",
-				  num(st->stddev), "min", num(st->min), "max", num(st->max), "q1",
-				  num(st->q1), "q3", num(st->q3), "iqr", num(st->iqr), "mad",
-				  num(st->mad), "samples", (json_int_t)st->n,
-				  "iterations_per_sample", (json_int_t)r->iterations, "outliers",
-				  (json_int_t)st->outliers, "cv", num(st->cv), "ci_low",
-				  num(st->ci_low), "ci_high", num(st->ci_high), "confidence",
-				  num(st->confidence), "calibration", num(r->calibration));
+			json_array_append_new(samples, report_json_num(r->samples[i]));
+		stats = json_pack(
+			"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, "
+			"s:o, s:o, s:o, s:o, s:o}",
+			"median", report_json_num(st->median), "mean", report_json_num(st->mean),
+			"stddev", report_json_num(st->stddev), "min", report_json_num(st->min),
+			"max", report_json_num(st->max), "q1", report_json_num(st->q1), "q3",
+			report_json_num(st->q3), "iqr", report_json_num(st->iqr), "mad",
+			report_json_num(st->mad), "samples", (json_int_t)st->n,
+			"iterations_per_sample", (json_int_t)r->iterations, "outliers",
+			(json_int_t)st->outliers, "cv", report_json_num(st->cv), "ci_low",
+			report_json_num(st->ci_low), "ci_high", report_json_num(st->ci_high),
+			"confidence", report_json_num(st->confidence), "calibration",
+			report_json_num(r->calibration));
 	}
 	json_t *b = json_pack("{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I}",
-			      "name", s->name, "symbol", str_or_null(s->symbol), "object",
-			      str_or_null(s->object), "args", args, "instrument", r->instrument,
+			      "name", s->name, "symbol", report_json_str(s->symbol), "object",
+			      report_json_str(s->object), "args", args, "instrument", r->instrument,
 			      "unit", r->unit, "value",
-			      r->status == BENCH_OK ? num(r->value) : json_null(), "status",
-			      r->status == BENCH_OK ? "ok" : "failed", "error",
-			      str_or_null(r->error), "stats", stats, "diagnostics", diags,
+			      r->status == BENCH_OK ? report_json_num(r->value) : json_null(),
+			      "status", r->status == BENCH_OK ? "ok" : "failed", "error",
+			      report_json_str(r->error), "stats", stats, "diagnostics", diags,
 			      "raw_samples", samples, "pid", (json_int_t)r->pid);
 
 	/* Counting instruments: every counted event per call, the calls
@@ -170,7 +185,7 @@ static json_t *bench_json(const struct bench_result *r)
 
 		for (size_t i = 0; i < r->ncounters; i++)
 			json_object_set_new(counters, r->counters[i].name,
-					    num(r->counters[i].value));
+					    report_json_num(r->counters[i].value));
 		json_object_set_new(b, "counters", counters);
 		json_object_set_new(b, "calls", json_integer((json_int_t)r->calls));
 	}
@@ -190,10 +205,11 @@ static json_t *run_json(const struct report_run *run)
 	for (int i = 0; i < run->argc; i++)
 		json_array_append_new(argv, json_string(run->argv[i]));
 	return json_pack("{s:s, s:o, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:I, s:I, s:f}, s:o}",
-			 "schema", SCHEMA, "environment", env_json(&run->env), "run", "instrument",
-			 run->instrument, "isolation", run->isolation, "command", argv,
-			 "warmup_s", run->plan->warmup_ns / 1e9, "time_s", run->plan->time_ns / 1e9,
-			 "sample_target_s", run->plan->sample_target_ns / 1e9, "min_samples",
+			 "schema", REPORT_RESULTS_SCHEMA, "environment", report_json_env(&run->env),
+			 "run", "instrument", run->instrument, "isolation", run->isolation,
+			 "command", argv, "warmup_s", run->plan->warmup_ns / 1e9, "time_s",
+			 run->plan->time_ns / 1e9, "sample_target_s",
+			 run->plan->sample_target_ns / 1e9, "min_samples",
 			 (json_int_t)run->plan->min_samples, "max_samples",
 			 (json_int_t)run->plan->max_samples, "timeout_s",
 			 run->plan->timeout_ns / 1e9, "benchmarks", benches);
@@ -201,17 +217,7 @@ static json_t *run_json(const struct report_run *run)
 
 int report_write_json(const struct report_run *run, FILE *f)
 {
-	json_t *doc = run_json(run);
-	int r;
-
-	if (!doc)
-		return -ENOMEM;
-	r = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	json_decref(doc);
-	if (r < 0)
-		return -EIO;
-	fputc('\n', f);
-	return 0;
+	return report_json_dump(run_json(run), f);
 }
 
 static int fill_run(FILE *f, void *run)
@@ -251,10 +257,9 @@ static void format_value(const struct bench_result *r, double v, char *buf, size
 		stats_format_count(v, buf, size);
 }
 
-void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt,
-			bool color)
+void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt, bool color)
 {
-	static const char *const headers[] = { "BENCHMARK", "MEDIAN", "95% CI", "MIN",
+	static const char *const headers[] = { "BENCHMARK", "MEDIAN", "95% CI",	 "MIN",
 					       "MAX",	    "CV",     "SAMPLES", "NOTE" };
 	static const enum table_align align[] = { TABLE_LEFT,  TABLE_RIGHT, TABLE_RIGHT,
 						  TABLE_RIGHT, TABLE_RIGHT, TABLE_RIGHT,
@@ -316,7 +321,8 @@ void report_print_table(const struct report_run *run, FILE *f, enum report_forma
 				fprintf(f, "\n\n```\n%.*s\n```\n", (int)strcspn_end(r->error),
 					r->error ? r->error : "?");
 			else
-				fprintf(f, " %.*s\n", (int)strcspn_end(r->error), r->error ? r->error : "?");
+				fprintf(f, " %.*s\n", (int)strcspn_end(r->error),
+					r->error ? r->error : "?");
 			first = false;
 		}
 		for (size_t j = 0; j < r->ndiagnostics; j++) {
