@@ -27,23 +27,10 @@
 
 static struct trace_thread *add_thread(struct trace_proc *p, pid_t tid, enum thread_state state)
 {
-	struct trace_thread *t;
+	struct trace_thread *t = trace_thread_add(p, tid);
 
-	if (p->nthreads == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 8;
-		struct trace_thread **v = realloc(p->threads, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		p->threads = v;
-		p->cap = cap;
-	}
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->tid = tid;
-	t->state = state;
-	p->threads[p->nthreads++] = t;
+	if (t)
+		t->state = state;
 	return t;
 }
 

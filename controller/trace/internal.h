@@ -89,6 +89,9 @@ struct trace_proc {
 };
 
 struct trace_thread *trace_thread_find(struct trace_proc *p, pid_t tid);
+/* A new thread entry (TH_NEW), in a reaped thread's slot when there is one;
+ * NULL when out of memory. */
+struct trace_thread *trace_thread_add(struct trace_proc *p, pid_t tid);
 /* Wait for the next event with an absolute CLOCK_MONOTONIC deadline in ns
  * (-1: none). */
 int trace_wait_until(struct trace_proc *p, int64_t deadline_ns, struct trace_event *ret);

@@ -224,7 +224,7 @@ static int take_status(struct trace_proc *p, int64_t deadline, struct trace_thre
 	}
 }
 
-static struct trace_thread *thread_add(struct trace_proc *p, pid_t tid)
+struct trace_thread *trace_thread_add(struct trace_proc *p, pid_t tid)
 {
 	struct trace_thread *t;
 
@@ -365,7 +365,7 @@ static void on_clone(struct trace_proc *p, struct trace_thread *t)
 
 	if (trace_pt_geteventmsg(t->tid, &msg) < 0)
 		return;
-	nt = thread_add(p, (pid_t)msg);
+	nt = trace_thread_add(p, (pid_t)msg);
 	if (!nt) {
 		/* Out of memory: the thread cannot be followed, let it go. */
 		wait_initial_stop((pid_t)msg, &status);
@@ -881,7 +881,7 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 	}
 	p->mem.pid = pid;
 	trace_bpt_init(&p->bpt, &trace_mem_ops, &p->mem);
-	if (!thread_add(p, pid)) {
+	if (!trace_thread_add(p, pid)) {
 		r = -ENOMEM;
 		kill(pid, SIGKILL);
 		reap(pid);
