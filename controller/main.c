@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* benchtrap: the subcommand table and nothing else. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "util/launch.h"
 #include "util/match.h"
 #include "cli/cli.h"
 
@@ -15,10 +17,14 @@ static const struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
+	/* Starts or attaches to processes: runs in a worker that cleans up
+	 * even when this process is killed (util/launch.h). */
+	bool guarded;
 } commands[] = {
-	{ "run", cli_run, "measure benchmarks, each in a fresh traced child" },
+	{ "run", cli_run, "measure benchmarks, each in a fresh traced child", true },
 	{ "list", cli_list, "list the benchmarks and functions a binary offers" },
-	{ "observe", cli_observe, "time every call of functions in a real run, or attached" },
+	{ "observe", cli_observe, "time every call of functions in a real run, or attached",
+	  true },
 	{ "compare", cli_compare, "compare two results files: verdicts, a CI gate" },
 	{ "merge", cli_merge, "join the results files of shards into one" },
 	{ "export", cli_export, "a results file for Bencher, Google Benchmark, gab" },
@@ -98,7 +104,17 @@ int main(int argc, char **argv)
 		return finish_output(EXIT_OK);
 	}
 	cmd = find_command(name);
-	if (cmd)
-		return finish_output(cmd->fn(argc - 1, argv + 1));
+	if (cmd) {
+		int code;
+
+		/* On failure to fork, go on alone: only SIGKILL protection
+		 * is lost. */
+		if (cmd->guarded)
+			launch_guard();
+		code = finish_output(cmd->fn(argc - 1, argv + 1));
+		if (cmd->guarded)
+			launch_sweep();
+		return code;
+	}
 	return unknown_command(name);
 }

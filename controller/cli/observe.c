@@ -13,6 +13,7 @@
 #include "observe/observe.h"
 #include "report/report.h"
 #include "trace/trace.h"
+#include "util/launch.h"
 #include "util/match.h"
 #include "cli/cli.h"
 
@@ -129,6 +130,10 @@ static bool tick(void *userdata, pid_t pid, bool observing)
 	if (observing && got_signal_user)
 		return true; /* stop observing first; forwarded at the next tick */
 	got_signal = 0;
+	/* benchtrap itself was killed (the worker's parent is gone): the
+	 * program it started must not outlive it. */
+	if (launch_orphaned())
+		sig = SIGKILL;
 	if (got_signal_user)
 		kill(pid, sig);
 	return false;
@@ -357,7 +362,7 @@ int cli_observe(int argc, char **argv)
 			goto out;
 		}
 		exe[n] = '\0';
-		if (o.pid == getpid()) {
+		if (o.pid == getpid() || o.pid == launch_front()) {
 			cli_error("observe: %d is benchtrap itself", (int)o.pid);
 			goto out;
 		}

@@ -17,6 +17,7 @@
 #include "report/report.h"
 #include "results/results.h"
 #include "trace/trace.h"
+#include "util/launch.h"
 #include "util/match.h"
 #include "util/strutil.h"
 #include "cli/cli.h"
@@ -59,6 +60,10 @@ static const char usage[] =
 	"  --clean-env         run the child with a minimal environment\n"
 	"  --show-output       let the child write to the terminal (default: its\n"
 	"                      stdout and stderr go to /dev/null)\n"
+	"  --input FILE        the child's standard input: FILE, read from its start\n"
+	"                      by every child, or '-' for benchtrap's own (default:\n"
+	"                      /dev/null, so a benchmark never waits on a terminal\n"
+	"                      or eats a pipe)\n"
 	"  --instrument NAME   walltime (default): time per call; callgrind: exact\n"
 	"                      instructions per call under valgrind, a fresh valgrind\n"
 	"                      process per benchmark; perf: hardware counters\n"
@@ -100,6 +105,7 @@ enum {
 	OPT_CPU,
 	OPT_CLEAN_ENV,
 	OPT_SHOW_OUTPUT,
+	OPT_INPUT,
 	OPT_INSTRUMENT,
 	OPT_FORMAT,
 	OPT_OUTPUT,
@@ -123,6 +129,7 @@ struct run_opts {
 	unsigned shard_k, shard_n; /* --shard K/N; shard_n 0: all */
 	enum output_format format;
 	const char *output, *markers;
+	const char *input; /* --input: NULL (/dev/null), "-" or a file */
 	char **target_args;
 	int ntarget_args;
 };
@@ -393,7 +400,7 @@ static void on_event(const struct measure_event *ev, void *userdata)
 
 static void on_fatal_signal(int sig)
 {
-	trace_kill_all();
+	launch_terminate();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -432,6 +439,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "clean-env", no_argument, NULL, OPT_CLEAN_ENV },
 		{ "show-output", no_argument, NULL, OPT_SHOW_OUTPUT },
+		{ "input", required_argument, NULL, OPT_INPUT },
 		{ "instrument", required_argument, NULL, OPT_INSTRUMENT },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
@@ -529,6 +537,19 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		case OPT_SHOW_OUTPUT:
 			o->show_output = true;
 			break;
+		case OPT_INPUT: {
+			struct stat st;
+
+			/* Checked now, not when the first child starts. */
+			if (strcmp(optarg, "-") != 0 &&
+			    (stat(optarg, &st) != 0 || S_ISDIR(st.st_mode) ||
+			     access(optarg, R_OK) != 0))
+				return cli_error("run: --input wants a readable file or '-' "
+						 "(benchtrap's own input), '%s' is not one",
+						 optarg);
+			o->input = optarg;
+			break;
+		}
 		case OPT_INSTRUMENT:
 			if (!strcmp(optarg, "walltime") || !strcmp(optarg, "callgrind") ||
 			    !strcmp(optarg, "perf")) {
@@ -695,6 +716,7 @@ int cli_run(int argc, char **argv)
 		.clean_env = o.clean_env,
 		.cpu = o.cpu,
 		.quiet_stdio = !o.show_output,
+		.input = o.input,
 	};
 
 	if (o.markers) {

@@ -43,6 +43,7 @@
 
 #include "measure/measure-config.h"
 #include "measure/callgrind.h"
+#include "util/launch.h"
 #include "util/strutil.h"
 #include "measure/measure.h"
 
@@ -243,43 +244,6 @@ static void clean_dir(const char *dir)
 	closedir(d);
 }
 
-static void child_exec(const struct ctx *c, char **argv, char **envp, int err_fd, int done_fd,
-		       int report_fd)
-{
-	int devnull = open("/dev/null", O_RDWR);
-	int e;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1)
-		_exit(127);
-	/* A group of its own, so that whatever the target forks can be
-	 * killed with it. */
-	setpgid(0, 0);
-	if (!c->t->aslr)
-		personality(ADDR_NO_RANDOMIZE);
-	if (c->t->cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(c->t->cpu, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
-	dup2(devnull, 0);
-	if (c->t->quiet_stdio) {
-		dup2(devnull, 1);
-		dup2(err_fd, 2);
-	}
-	/* The driver writes a byte here after each call returns. dup2 clears
-	 * close-on-exec. */
-	if (done_fd >= 0)
-		dup2(done_fd, DONE_FD);
-	execve(c->valgrind, argv, envp);
-	e = errno;
-	if (write(report_fd, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
 static int wait_timeout(pid_t pid, uint64_t timeout_ns, int *ret_status, bool *ret_timed_out)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -332,7 +296,7 @@ static int run_valgrind(struct ctx *c, enum batch_mode mode, const struct bench_
 	char **argv = NULL, **env = NULL, **extra = NULL;
 	size_t na = 0;
 	char *s;
-	int r = 0, pipefd[2] = { -1, -1 }, donefd[2] = { -1, -1 }, err_fd = -1;
+	int r = 0, donefd[2] = { -1, -1 }, err_fd = -1, devnull = -1, input = -1;
 	const char *sym = mode == MODE_DRIVER ? DRIVER_FUNCTION : specs[0]->symbol;
 	pid_t pid;
 
@@ -389,40 +353,67 @@ static int run_valgrind(struct ctx *c, enum batch_mode mode, const struct bench_
 		goto nomem;
 	err_fd = open(s, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	free(s);
-	if (err_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0 ||
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	input = measure_open_input(c->t);
+	if (input < 0) {
+		r = input;
+		input = -1;
+		if (asprintf(ret_error, "cannot open the input %s: %s", c->t->input, strerror(-r)) <
+		    0)
+			*ret_error = NULL;
+		goto out;
+	}
+	if (err_fd < 0 || devnull < 0 ||
 	    pipe2(donefd, O_CLOEXEC | O_NONBLOCK) < 0) {
 		r = -errno;
 		if (asprintf(ret_error, "cannot set up a valgrind child: %s", strerror(-r)) < 0)
 			*ret_error = NULL;
 		goto out;
 	}
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		if (asprintf(ret_error, "cannot fork: %s", strerror(-r)) < 0)
-			*ret_error = NULL;
-		goto out;
-	}
-	if (pid == 0)
-		child_exec(c, argv, env, err_fd, mode == MODE_DRIVER ? donefd[1] : -1, pipefd[1]);
-	close(pipefd[1]);
-	close(donefd[1]);
-	pipefd[1] = donefd[1] = -1;
-
+	struct launch_opts lo;
+	struct launch l;
 	int exec_errno = 0;
 
-	if (read(pipefd[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno)) {
-		waitpid(pid, NULL, 0);
+	launch_opts_init(&lo, c->valgrind, argv);
+	lo.envp = env;
+	lo.aslr = c->t->aslr;
+	lo.cpu = c->t->cpu;
+	lo.stdio[0] = input;
+	if (c->t->quiet_stdio) {
+		lo.stdio[1] = devnull;
+		lo.stdio[2] = err_fd;
+	}
+	/* The driver writes a byte here after each call returns. */
+	if (mode == MODE_DRIVER) {
+		lo.fds[0].from = donefd[1];
+		lo.fds[0].to = DONE_FD;
+		lo.nfds = 1;
+	}
+	/* A group of its own, so that whatever the target forks can be
+	 * killed with it. */
+	lo.process_group = true;
+	r = launch_start(&lo, &l, &exec_errno);
+	close(donefd[1]);
+	donefd[1] = -1;
+	if (r == -LAUNCH_E_EXEC) {
 		r = -exec_errno;
 		if (asprintf(ret_error, "cannot execute %s: %s", c->valgrind, strerror(exec_errno)) <
 		    0)
 			*ret_error = NULL;
 		goto out;
 	}
+	if (r < 0) {
+		if (asprintf(ret_error, "cannot start valgrind: %s", strerror(-r)) < 0)
+			*ret_error = NULL;
+		goto out;
+	}
+	pid = l.pid;
 	*out = (struct outcome){ .pid = pid };
 	r = wait_timeout(pid, c->plan->timeout_ns, &out->status, &out->timed_out);
 	/* No process the target started may outlive it. */
 	kill(-pid, SIGKILL);
+	launch_forget(pid);
+	launch_sweep();
 	/*
 	 * Which calls returned. Not the dumps: callgrind unwinds the stack of a
 	 * dying process and so "leaves" the counted function even when it
@@ -448,10 +439,10 @@ nomem:
 	r = -ENOMEM;
 	*ret_error = strdup("out of memory");
 out:
-	if (pipefd[0] >= 0)
-		close(pipefd[0]);
-	if (pipefd[1] >= 0)
-		close(pipefd[1]);
+	if (devnull >= 0)
+		close(devnull);
+	if (input >= 0)
+		close(input);
 	if (donefd[0] >= 0)
 		close(donefd[0]);
 	if (donefd[1] >= 0)
@@ -765,8 +756,8 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		goto out;
 	}
 	snprintf(c.dir, sizeof(c.dir), "/tmp/benchtrap-callgrind.XXXXXX");
-	if (!mkdtemp(c.dir)) {
-		r = -errno;
+	r = launch_temp_dir(c.dir);
+	if (r < 0) {
 		if (asprintf(ret_error, "cannot create a temporary directory: %s", strerror(-r)) < 0)
 			*ret_error = NULL;
 		c.dir[0] = '\0';
@@ -868,10 +859,8 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		i += done < k ? done + 1 : k;
 	}
 out:
-	if (c.dir[0]) {
-		clean_dir(c.dir);
-		rmdir(c.dir);
-	}
+	if (c.dir[0])
+		launch_temp_dir_remove(c.dir);
 	free(batch);
 	free(c.valgrind);
 	free(c.driver);

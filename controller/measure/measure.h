@@ -77,7 +77,13 @@ struct measure_target {
 	bool clean_env;
 	int cpu;		/* pin to this CPU, -1: no */
 	bool quiet_stdio;	/* send the child's stdout/stderr to /dev/null */
+	const char *input;	/* the child's standard input: a file read from its start by
+				   every child, "-" for benchtrap's own, NULL for /dev/null */
 };
+
+/* A descriptor (close-on-exec) for a child's standard input, per
+ * t->input; the caller closes it. Returns it or -errno. */
+int measure_open_input(const struct measure_target *t);
 
 enum bench_status { BENCH_OK, BENCH_FAILED };
 

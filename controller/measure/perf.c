@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "measure/callgrind.h"
+#include "util/launch.h"
 #include "measure/measure.h"
 
 /* Calls per counted batch: enough that the loop's and the counters'
@@ -90,7 +91,7 @@ static size_t run_batch(const struct measure_target *t, const char *driver,
 	char **extra = callgrind_driver_env(specs, n), **env = NULL;
 	char calls[64], *pre = NULL, *exe_env = NULL, buf[4096], exe[PATH_MAX];
 	size_t ne = 0, got = 0, used = 0;
-	int pfd[2], st = 0;
+	int pfd[2] = { -1, -1 }, st = 0, devnull = -1, input = -1, r;
 	pid_t pid;
 
 	*ret_status = -1;
@@ -118,37 +119,34 @@ static size_t run_batch(const struct measure_target *t, const char *driver,
 	}
 	if (!env)
 		goto out_pipe;
-	pid = fork();
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDWR);
+	struct launch_opts lo;
+	struct launch l;
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		setpgid(0, 0);
-		if (!t->aslr)
-			personality(ADDR_NO_RANDOMIZE);
-		if (t->cpu >= 0) {
-			cpu_set_t set;
-
-			CPU_ZERO(&set);
-			CPU_SET(t->cpu, &set);
-			sched_setaffinity(0, sizeof(set), &set);
-		}
-		/* dup2 clears close-on-exec. Counts come on PERF_FD; the
-		 * driver's byte per finished call (fd 3) is not needed. */
-		dup2(pfd[1], PERF_FD);
-		dup2(devnull, 3);
-		dup2(devnull, 0);
-		if (t->quiet_stdio) {
-			dup2(devnull, 1);
-			dup2(devnull, 2);
-		}
-		execve(t->binary, t->argv, env);
-		_exit(127);
-	}
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	input = measure_open_input(t);
+	if (devnull < 0 || input < 0)
+		goto out_pipe;
+	launch_opts_init(&lo, t->binary, t->argv);
+	lo.envp = env;
+	lo.aslr = t->aslr;
+	lo.cpu = t->cpu;
+	lo.stdio[0] = input;
+	if (t->quiet_stdio)
+		lo.stdio[1] = lo.stdio[2] = devnull;
+	/* Counts come on PERF_FD; the driver's byte per finished call
+	 * (fd 3) is not needed. */
+	lo.fds[0].from = pfd[1];
+	lo.fds[0].to = PERF_FD;
+	lo.fds[1].from = devnull;
+	lo.fds[1].to = 3;
+	lo.nfds = 2;
+	lo.process_group = true;
+	r = launch_start(&lo, &l, NULL);
 	close(pfd[1]);
 	pfd[1] = -1;
-	if (pid < 0)
+	if (r < 0)
 		goto out_pipe;
+	pid = l.pid;
 	*ret_pid = pid;
 
 	uint64_t deadline = measure_now_ns() + timeout_ns;
@@ -187,8 +185,14 @@ static size_t run_batch(const struct measure_target *t, const char *driver,
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	kill(-pid, SIGKILL); /* whatever the target started */
+	launch_forget(pid);
+	launch_sweep();
 	*ret_status = st;
 out_pipe:
+	if (devnull >= 0)
+		close(devnull);
+	if (input >= 0)
+		close(input);
 	if (pfd[0] >= 0)
 		close(pfd[0]);
 	if (pfd[1] >= 0)

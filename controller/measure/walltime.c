@@ -58,6 +58,17 @@ uint64_t measure_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+int measure_open_input(const struct measure_target *t)
+{
+	int fd;
+
+	if (t->input && !strcmp(t->input, "-"))
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	else
+		fd = open(t->input ? t->input : "/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 void measure_plan_default(struct measure_plan *p)
 {
 	/* docs/run.md explains these choices. */
@@ -272,7 +283,7 @@ static int child_start(const struct measure_target *t, uint64_t deadline, uint64
 	uint64_t main_addr, at_entry, data_args[6] = { 0 };
 	int64_t mmap_ret;
 	bool writable;
-	int exec_errno = 0, devnull = -1, r;
+	int exec_errno = 0, devnull = -1, input, r;
 
 	*c = (struct child){ 0 };
 	trace_spawn_opts_init(&so, t->argv);
@@ -282,6 +293,13 @@ static int child_start(const struct measure_target *t, uint64_t deadline, uint64
 	/* What a benchmark forks runs on untraced; its process group makes
 	 * sure it dies with the child. */
 	so.process_group = true;
+	/* The child never reads benchtrap's own input unless told to: in a
+	 * pipeline it would block, or eat what the next command needs. */
+	input = measure_open_input(t);
+	if (input < 0)
+		return fail_with(ret_error, "cannot open the input %s: %s", t->input,
+				 strerror(-input));
+	so.stdio[0] = input;
 	if (t->quiet_stdio) {
 		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 		so.stdio[1] = so.stdio[2] = devnull;
@@ -289,6 +307,7 @@ static int child_start(const struct measure_target *t, uint64_t deadline, uint64
 	r = trace_spawn(&so, &c->p, &exec_errno);
 	if (devnull >= 0)
 		close(devnull);
+	close(input);
 	if (r == -TRACE_E_EXEC)
 		return fail_with(ret_error, "cannot execute %s: %s", t->binary, strerror(exec_errno));
 	if (r < 0)

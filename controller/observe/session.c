@@ -1147,8 +1147,11 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 	res.pid = s.pid;
 	res.attached = attached;
 	s.pattern_hit = calloc(o->nsymbols + 1, sizeof(*s.pattern_hit));
-	if (!s.pattern_hit)
+	if (!s.pattern_hit) {
+		if (attached)
+			trace_detach(p);
 		return -ENOMEM;
+	}
 	s.thread_count = trace_thread_count(p);
 	/* The current thread may sit on a breakpoint's address that is now
 	 * armed again (main, when it is observed): run it, do not step it. */
@@ -1205,6 +1208,11 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 	*ret = res;
 	return 0;
 fail:
+	/* An attached process runs on whatever went wrong: every breakpoint
+	 * out (trace_detach() writes back the original bytes of all that
+	 * remain), then detached. */
+	if (attached)
+		trace_detach(p);
 	session_free(&s);
 	observe_result_clear(&res);
 	return r;

@@ -155,7 +155,6 @@ int trace_attach(pid_t pid, struct trace_proc **ret)
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
-	p->slot = -1; /* not ours to kill */
 	p->mem.pid = pid;
 	p->mem.fd = -1;
 	trace_bpt_init(&p->bpt, &trace_mem_ops, &p->mem);

@@ -84,7 +84,7 @@ struct trace_proc {
 	size_t stub_size;
 	struct trace_event final; /* EXITED/KILLED, once dead */
 	bool final_reported;
-	int slot;	      /* index in the registry of live tracees */
+	bool spawned;	      /* started by us (registered with the launcher), not attached */
 	bool group;	      /* leads its own process group, killed with it */
 };
 

@@ -31,60 +31,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/launch.h"
 #include "util/strutil.h"
 #include "trace/internal.h"
 
 extern char **environ;
 
-/* ---- registry of live tracees ---------------------------------------------
- * live_pids is read by trace_kill_all() from a signal handler: plain
- * sig_atomic-sized stores, no locks. */
-#define MAX_LIVE 256
-static volatile pid_t live_pids[MAX_LIVE];
-static struct trace_proc *procs[MAX_LIVE];
-
-static int registry_add(pid_t pid, struct trace_proc *p)
-{
-	for (int i = 0; i < MAX_LIVE; i++) {
-		if (live_pids[i] == 0 && !procs[i]) {
-			procs[i] = p;
-			live_pids[i] = pid;
-			return i;
-		}
-	}
-	return -EAGAIN;
-}
-
-static void registry_clear(int slot)
-{
-	if (slot < 0)
-		return;
-	live_pids[slot] = 0;
-	procs[slot] = NULL;
-}
+/* ---- live tracees ------------------------------------------------------------
+ * Children are started and registered for killing by the launcher
+ * (util/launch.h), as every process benchtrap starts. */
 
 void trace_kill_all(void)
 {
-	for (int i = 0; i < MAX_LIVE; i++) {
-		pid_t pid = live_pids[i];
-
-		/* Its process group too: what it forked (untraced) dies
-		 * with it. For a child without a group of its own, -pid
-		 * names no group and this fails harmlessly. */
-		if (pid > 0) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-		}
-	}
+	launch_kill_all();
 }
 
 size_t trace_live_count(void)
 {
-	size_t n = 0;
-
-	for (int i = 0; i < MAX_LIVE; i++)
-		n += live_pids[i] > 0;
-	return n;
+	return launch_live_count();
 }
 
 /* ---- statuses waiting for their owner ---------------------------------------
@@ -270,8 +234,8 @@ static void process_gone(struct trace_proc *p, const struct trace_status *st)
 		p->final.sig = st->code;
 	}
 	trace_mem_close(&p->mem);
-	registry_clear(p->slot);
-	p->slot = -1;
+	if (p->spawned)
+		launch_forget(p->pid);
 }
 
 static void set_event(struct trace_thread *t, const struct trace_event *ev)
@@ -713,56 +677,10 @@ static int find_in_path(const char *name, char *buf, size_t size)
 	return -ENOENT;
 }
 
-/* In the child, between fork and exec: async-signal-safe calls only. */
-static void child(const struct trace_spawn_opts *o, const char *path, char *const *envp,
-		  int errfd, int gofd, pid_t parent)
+/* Kill a child that was seized but not set up, and reap it. */
+static void discard(pid_t pid)
 {
-	char c;
-	int e;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	/* Wait until the parent has seized us. */
-	if (read(gofd, &c, 1) != 1)
-		_exit(127);
-	if (o->process_group && setpgid(0, 0) < 0)
-		goto fail;
-	if (!o->aslr) {
-		int pers = personality(0xffffffff);
-
-		if (pers != -1)
-			personality((unsigned long)pers | ADDR_NO_RANDOMIZE);
-	}
-	if (o->cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(o->cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set) < 0)
-			goto fail;
-	}
-	for (int i = 0; i < 3; i++) {
-		if (o->stdio[i] < 0)
-			continue;
-		if (o->stdio[i] == i) {
-			if (fcntl(i, F_SETFD, 0) < 0)
-				goto fail;
-		} else if (dup2(o->stdio[i], i) < 0) {
-			goto fail;
-		}
-	}
-	execve(path, o->argv, envp);
-fail:
-	e = errno;
-	if (write(errfd, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-/* Reap a child that failed before or at exec. */
-static void reap(pid_t pid)
-{
+	kill(pid, SIGKILL);
 	for (;;) {
 		struct trace_status st;
 		int status;
@@ -770,13 +688,14 @@ static void reap(pid_t pid)
 		if (waitpid(pid, &status, __WALL) < 0) {
 			if (errno == EINTR)
 				continue;
-			return;
+			break;
 		}
 		trace_status_classify(status, &st);
 		if (st.kind == TRACE_ST_EXITED || st.kind == TRACE_ST_KILLED)
-			return;
+			break;
 		trace_pt_cont(pid, 0);
 	}
+	launch_forget(pid);
 }
 
 int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *ret_errno)
@@ -786,12 +705,11 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 	const unsigned long options = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE |
 				      PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 				      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
-	char *const *envp = o->envp ? o->envp : o->clean_env ? clean_env : environ;
+	struct launch_opts lo;
+	struct launch l;
 	struct trace_proc *p;
-	int errpipe[2], gopipe[2], e, r, status;
 	char path[PATH_MAX];
-	pid_t pid, parent = getpid();
-	ssize_t n;
+	int r, status;
 
 	if (!o->argv || !o->argv[0])
 		return -EINVAL;
@@ -804,106 +722,68 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->slot = -1;
 	p->mem.fd = -1;
-	if (pipe2(errpipe, O_CLOEXEC) < 0) {
-		r = -errno;
+	launch_opts_init(&lo, path, o->argv);
+	lo.envp = o->envp ? o->envp : o->clean_env ? clean_env : NULL;
+	lo.aslr = o->aslr;
+	lo.cpu = o->cpu;
+	memcpy(lo.stdio, o->stdio, sizeof(lo.stdio));
+	lo.process_group = o->process_group;
+	/* Seized before it executes anything of the program. */
+	lo.hold = true;
+	r = launch_start(&lo, &l, NULL);
+	if (r < 0)
+		goto out_free;
+	p->pid = l.pid;
+	p->spawned = true;
+	p->group = o->process_group;
+
+	r = trace_pt_seize(l.pid, options);
+	if (r < 0) {
+		launch_abort(&l);
 		goto out_free;
 	}
-	if (pipe2(gopipe, O_CLOEXEC) < 0) {
-		r = -errno;
-		goto out_errpipe;
-	}
-	p->slot = registry_add(0, p);
-	if (p->slot < 0) {
-		r = p->slot;
-		goto out_gopipe;
-	}
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		goto out_gopipe;
-	}
-	if (pid == 0)
-		child(o, path, envp, errpipe[1], gopipe[0], parent);
-	live_pids[p->slot] = pid;
-	p->pid = pid;
-	/* Also here, so that the group exists before anything can be sent
-	 * to it, whichever of parent and child runs first. */
-	if (o->process_group)
-		setpgid(pid, pid);
-	p->group = o->process_group;
-	close(errpipe[1]);
-	errpipe[1] = -1;
-	close(gopipe[0]);
-	gopipe[0] = -1;
-
-	r = trace_pt_seize(pid, options);
-	if (r < 0) {
-		kill(pid, SIGKILL);
-		reap(pid);
-		goto out_gopipe;
-	}
-	if (write(gopipe[1], "g", 1) != 1) {
-		r = -errno;
-		kill(pid, SIGKILL);
-		reap(pid);
-		goto out_gopipe;
-	}
-	do
-		n = read(errpipe[0], &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(e)) {
-		reap(pid);
-		if (ret_errno)
-			*ret_errno = e;
+	r = launch_release(&l, ret_errno);
+	if (r == -LAUNCH_E_EXEC) {
 		r = -TRACE_E_EXEC;
-		goto out_gopipe;
+		goto out_free;
 	}
+	if (r < 0)
+		goto out_free;
 	/* exec succeeded (the pipe closed on exec): collect its event stop. */
 	for (;;) {
 		struct trace_status st;
 
-		if (waitpid(pid, &status, __WALL) < 0) {
+		if (waitpid(p->pid, &status, __WALL) < 0) {
 			if (errno == EINTR)
 				continue;
 			r = -errno;
-			goto out_gopipe;
+			discard(p->pid);
+			goto out_free;
 		}
 		trace_status_classify(status, &st);
 		if (st.kind == TRACE_ST_EXEC)
 			break;
 		if (st.kind == TRACE_ST_EXITED || st.kind == TRACE_ST_KILLED) {
+			launch_forget(p->pid);
 			r = -ECHILD;
-			goto out_gopipe;
+			goto out_free;
 		}
-		trace_pt_cont(pid, st.kind == TRACE_ST_SIGNAL ? st.code : 0);
+		trace_pt_cont(p->pid, st.kind == TRACE_ST_SIGNAL ? st.code : 0);
 	}
-	p->mem.pid = pid;
+	p->mem.pid = p->pid;
 	trace_bpt_init(&p->bpt, &trace_mem_ops, &p->mem);
-	if (!trace_thread_add(p, pid)) {
+	if (!trace_thread_add(p, p->pid)) {
 		r = -ENOMEM;
-		kill(pid, SIGKILL);
-		reap(pid);
-		goto out_gopipe;
+		discard(p->pid);
+		goto out_free;
 	}
 	p->threads[0]->state = TH_STOPPED;
-	p->cur = pid;
-	close(gopipe[1]);
-	close(errpipe[0]);
+	p->cur = p->pid;
 	*ret = p;
 	return 0;
 
-out_gopipe:
-	if (gopipe[0] >= 0)
-		close(gopipe[0]);
-	close(gopipe[1]);
-out_errpipe:
-	close(errpipe[0]);
-	if (errpipe[1] >= 0)
-		close(errpipe[1]);
 out_free:
-	registry_clear(p->slot);
 	for (size_t i = 0; i < p->nthreads; i++)
 		free(p->threads[i]);
 	free(p->threads);
@@ -945,7 +825,14 @@ void trace_proc_free(struct trace_proc *p)
 	if (!p)
 		return;
 	trace_kill(p);
-	registry_clear(p->slot);
+	if (p->spawned) {
+		/* What it forked may have outlived it (a group member
+		 * re-parented to us, or one that left with setsid()). */
+		if (p->group)
+			kill(-p->pid, SIGKILL);
+		launch_forget(p->pid);
+		launch_sweep();
+	}
 	trace_bpt_fini(&p->bpt);
 	trace_mem_close(&p->mem);
 	for (size_t i = 0; i < p->nthreads; i++)

@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: MIT */
+/* Starting processes and making sure none outlives benchtrap (launch.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/launch.h"
+
+extern char **environ;
+
+/* ---- the kill registry ---------------------------------------------------------
+ * Read by launch_kill_all() and launch_terminate() from signal handlers: plain stores of pid_t,
+ * no locks, no allocation. A slot is reserved before fork and filled with
+ * the pid after it. */
+#define MAX_LIVE 256
+static volatile pid_t live_pids[MAX_LIVE];
+static volatile sig_atomic_t live_group[MAX_LIVE];
+static volatile sig_atomic_t live_reserved[MAX_LIVE];
+
+#define MAX_TEMP_DIRS 8
+#define TEMP_DIR_LEN 256
+static char temp_dirs[MAX_TEMP_DIRS][TEMP_DIR_LEN];
+static volatile sig_atomic_t temp_used[MAX_TEMP_DIRS];
+
+static pid_t front_pid; /* the process the user started (launch_guard) */
+
+static int slot_reserve(void)
+{
+	for (int i = 0; i < MAX_LIVE; i++) {
+		if (!live_reserved[i]) {
+			live_reserved[i] = 1;
+			live_pids[i] = 0;
+			return i;
+		}
+	}
+	return -EAGAIN;
+}
+
+static void slot_release(int i)
+{
+	live_pids[i] = 0;
+	live_group[i] = 0;
+	live_reserved[i] = 0;
+}
+
+static bool registered(pid_t pid)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live_pids[i] == pid)
+			return true;
+	return false;
+}
+
+void launch_forget(pid_t pid)
+{
+	for (int i = 0; pid > 0 && i < MAX_LIVE; i++)
+		if (live_pids[i] == pid)
+			slot_release(i);
+}
+
+size_t launch_live_count(void)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < MAX_LIVE; i++)
+		n += live_pids[i] > 0;
+	return n;
+}
+
+/* ---- starting a child ------------------------------------------------------------ */
+
+void launch_opts_init(struct launch_opts *o, const char *path, char *const *argv)
+{
+	memset(o, 0, sizeof(*o));
+	o->path = path;
+	o->argv = argv;
+	o->cpu = -1;
+	o->stdio[0] = o->stdio[1] = o->stdio[2] = -1;
+}
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static void child(const struct launch_opts *o, int errfd, int gofd, pid_t parent)
+{
+	int moved[3 + LAUNCH_MAX_FDS], e;
+	char c;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+	if (o->hold && read(gofd, &c, 1) != 1)
+		_exit(127);
+	if (o->process_group && setpgid(0, 0) < 0)
+		goto fail;
+	if (!o->aslr) {
+		int pers = personality(0xffffffff);
+
+		if (pers != -1)
+			personality((unsigned long)pers | ADDR_NO_RANDOMIZE);
+	}
+	if (o->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(o->cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0)
+			goto fail;
+	}
+	/* Every source out of the way of every target first: a source may
+	 * have the number of another's target. */
+	for (unsigned i = 0; i < 3 + o->nfds; i++) {
+		int from = i < 3 ? o->stdio[i] : o->fds[i - 3].from;
+
+		moved[i] = from < 0 ? -1 : fcntl(from, F_DUPFD_CLOEXEC, 64);
+		if (from >= 0 && moved[i] < 0)
+			goto fail;
+	}
+	for (unsigned i = 0; i < 3 + o->nfds; i++) {
+		int to = i < 3 ? (int)i : o->fds[i - 3].to;
+
+		/* dup2 clears close-on-exec on the target. */
+		if (moved[i] >= 0 && dup2(moved[i], to) < 0)
+			goto fail;
+	}
+	execve(o->path, o->argv, o->envp ? o->envp : environ);
+fail:
+	e = errno;
+	if (write(errfd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* Reap a child that failed before or at exec (it may be traced already). */
+static void reap(pid_t pid)
+{
+	for (;;) {
+		int status;
+
+		if (waitpid(pid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			break;
+		ptrace(PTRACE_CONT, pid, 0, 0);
+	}
+	launch_forget(pid);
+}
+
+/* What the exec-error pipe says: 0 once it closed on exec. */
+static int exec_result(pid_t pid, int errfd, int *ret_errno)
+{
+	ssize_t n;
+	int e;
+
+	do
+		n = read(errfd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(e))
+		return 0;
+	reap(pid);
+	if (ret_errno)
+		*ret_errno = e;
+	return -LAUNCH_E_EXEC;
+}
+
+int launch_start(const struct launch_opts *o, struct launch *ret, int *ret_errno)
+{
+	int errpipe[2], gopipe[2] = { -1, -1 }, slot, r;
+	pid_t pid, parent = getpid();
+
+	if (!o->path || !o->argv || !o->argv[0] || o->nfds > LAUNCH_MAX_FDS)
+		return -EINVAL;
+	if (pipe2(errpipe, O_CLOEXEC) < 0)
+		return -errno;
+	if (o->hold && pipe2(gopipe, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto out_err;
+	}
+	slot = slot_reserve();
+	if (slot < 0) {
+		r = slot;
+		goto out_go;
+	}
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		slot_release(slot);
+		goto out_go;
+	}
+	if (pid == 0)
+		child(o, errpipe[1], gopipe[0], parent);
+	live_group[slot] = o->process_group;
+	live_pids[slot] = pid;
+	/* Also here, so that the group exists before anything can be sent
+	 * to it, whichever of parent and child runs first. */
+	if (o->process_group)
+		setpgid(pid, pid);
+	close(errpipe[1]);
+	if (o->hold) {
+		close(gopipe[0]);
+		*ret = (struct launch){ .pid = pid, .errfd = errpipe[0], .gofd = gopipe[1] };
+		return 0;
+	}
+	r = exec_result(pid, errpipe[0], ret_errno);
+	close(errpipe[0]);
+	if (r == 0)
+		*ret = (struct launch){ .pid = pid, .errfd = -1, .gofd = -1 };
+	return r;
+
+out_go:
+	if (gopipe[0] >= 0) {
+		close(gopipe[0]);
+		close(gopipe[1]);
+	}
+out_err:
+	close(errpipe[0]);
+	close(errpipe[1]);
+	return r;
+}
+
+int launch_release(struct launch *l, int *ret_errno)
+{
+	int r = 0;
+
+	if (write(l->gofd, "g", 1) != 1) {
+		r = -errno;
+		close(l->gofd);
+		l->gofd = -1;
+		launch_abort(l);
+		return r;
+	}
+	close(l->gofd);
+	l->gofd = -1;
+	r = exec_result(l->pid, l->errfd, ret_errno);
+	close(l->errfd);
+	l->errfd = -1;
+	return r;
+}
+
+void launch_abort(struct launch *l)
+{
+	if (l->gofd >= 0)
+		close(l->gofd);
+	if (l->errfd >= 0)
+		close(l->errfd);
+	l->gofd = l->errfd = -1;
+	kill(l->pid, SIGKILL);
+	reap(l->pid);
+}
+
+/* ---- strays ------------------------------------------------------------------------
+ * Everything here is async-signal-safe: launch_terminate() runs it from a
+ * signal handler. */
+
+/* Our children, from /proc/self/task/TID/children (the controller has one
+ * thread). Returns how many pids were stored. */
+static size_t children(pid_t *v, size_t max)
+{
+	char path[64], buf[4096];
+	size_t n = 0, used = 0;
+	pid_t self = getpid();
+	int fd, len = 0;
+	ssize_t k;
+
+	/* "/proc/<pid>/task/<pid>/children", without snprintf. */
+	char num[16];
+	int nl = 0;
+
+	for (pid_t x = self; x > 0 && nl < 15; x /= 10)
+		num[nl++] = (char)('0' + x % 10);
+	memcpy(path, "/proc/", 6);
+	len = 6;
+	for (int i = nl - 1; i >= 0; i--)
+		path[len++] = num[i];
+	memcpy(path + len, "/task/", 6);
+	len += 6;
+	for (int i = nl - 1; i >= 0; i--)
+		path[len++] = num[i];
+	memcpy(path + len, "/children", 10);
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (used < sizeof(buf) - 1 && (k = read(fd, buf + used, sizeof(buf) - 1 - used)) > 0)
+		used += (size_t)k;
+	close(fd);
+	for (size_t i = 0; i < used && n < max;) {
+		pid_t pid = 0;
+
+		while (i < used && (buf[i] < '0' || buf[i] > '9'))
+			i++;
+		if (i == used)
+			break;
+		while (i < used && buf[i] >= '0' && buf[i] <= '9')
+			pid = pid * 10 + (buf[i++] - '0');
+		v[n++] = pid;
+	}
+	return n;
+}
+
+static void kill_and_reap(pid_t pid)
+{
+	int status;
+
+	kill(-pid, SIGKILL); /* the group it leads, if it leads one */
+	kill(pid, SIGKILL);
+	for (int i = 0; i < 100; i++) {
+		if (waitpid(pid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return; /* reaped by someone else */
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return;
+		/* A traced stray in a stop: let it die. */
+		ptrace(PTRACE_CONT, pid, 0, 0);
+	}
+}
+
+/* Kill our children ('all', or those no owner holds) until none is left. */
+static void sweep(bool all)
+{
+	for (int round = 0; round < 100; round++) {
+		pid_t v[256];
+		size_t n = children(v, 256), killed = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (!all && registered(v[i]))
+				continue;
+			kill_and_reap(v[i]);
+			killed++;
+		}
+		if (!killed)
+			return;
+	}
+}
+
+void launch_sweep(void)
+{
+	sweep(false);
+}
+
+static void remove_dir(const char *path)
+{
+	char buf[4096];
+	long n;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			/* struct linux_dirent64: ino, off, reclen, type, name */
+			unsigned short reclen;
+			const char *name = buf + off + 19;
+
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
+				unlinkat(fd, name, 0);
+			off += reclen;
+		}
+	}
+	close(fd);
+	rmdir(path);
+}
+
+void launch_kill_all(void)
+{
+	for (int i = 0; i < MAX_LIVE; i++) {
+		pid_t pid = live_pids[i];
+
+		if (pid > 0) {
+			if (live_group[i])
+				kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+		}
+	}
+}
+
+void launch_terminate(void)
+{
+	launch_kill_all();
+	/* Whatever was re-parented to us, and the registered ones, reaped:
+	 * a stray is re-parented only once its parent has exited. */
+	sweep(true);
+	for (int i = 0; i < MAX_TEMP_DIRS; i++)
+		if (temp_used[i])
+			remove_dir(temp_dirs[i]);
+}
+
+/* ---- temporary directories ------------------------------------------------------ */
+
+int launch_temp_dir(char *tmpl)
+{
+	int slot = -1;
+
+	if (strlen(tmpl) >= TEMP_DIR_LEN)
+		return -ENAMETOOLONG;
+	for (int i = 0; i < MAX_TEMP_DIRS && slot < 0; i++)
+		if (!temp_used[i])
+			slot = i;
+	if (slot < 0)
+		return -EAGAIN;
+	if (!mkdtemp(tmpl))
+		return -errno;
+	strcpy(temp_dirs[slot], tmpl);
+	temp_used[slot] = 1;
+	return 0;
+}
+
+void launch_temp_dir_remove(const char *path)
+{
+	for (int i = 0; i < MAX_TEMP_DIRS; i++) {
+		if (temp_used[i] && !strcmp(temp_dirs[i], path)) {
+			temp_used[i] = 0;
+			remove_dir(temp_dirs[i]);
+			return;
+		}
+	}
+	remove_dir(path);
+}
+
+/* ---- the guard ------------------------------------------------------------------ */
+
+static volatile pid_t worker_pid;
+
+/* The first process passes on what is sent to it; a signal typed at the
+ * terminal (si_code SI_KERNEL) reached the worker already: same group. */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (worker_pid > 0 && (!si || si->si_code != SI_KERNEL))
+		kill(worker_pid, sig);
+}
+
+bool launch_orphaned(void)
+{
+	return front_pid > 0 && getppid() != front_pid;
+}
+
+pid_t launch_front(void)
+{
+	return front_pid;
+}
+
+int launch_guard(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
+	pid_t front = getpid(), pid;
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		front_pid = front;
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+		if (getppid() != front)
+			raise(SIGTERM);
+		return 0;
+	}
+	worker_pid = pid;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			_exit(2);
+	if (WIFEXITED(status))
+		_exit(WEXITSTATUS(status));
+	/* Die as the worker died, for the shell's sake; it dumped any core. */
+	int sig = WTERMSIG(status);
+	struct rlimit no_core = { 0, 0 };
+	sigset_t set;
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_UTIL_LAUNCH_H
+#define BENCHTRAP_UTIL_LAUNCH_H
+
+/*
+ * Every process benchtrap starts, and the promise that none outlives it.
+ *
+ * One launcher (fork, set up, exec, an exec failure reported through a
+ * close-on-exec pipe) serves the trace engine, the callgrind and the perf
+ * instruments alike, and registers each process it starts in one kill
+ * registry. Containment has three layers:
+ *
+ *   benchtrap (the process you started: waits, passes signals on)
+ *     └─ worker (does the work; a child subreaper)          launch_guard()
+ *          ├─ benchmark child (its own process group)      launch_start()
+ *          │    └─ what it forks: same group, killed with it
+ *          └─ what escaped the group (setsid) and lost its parent:
+ *             re-parented to the worker, killed by launch_sweep()
+ *
+ * - A registered process and its process group are killed when their
+ *   owner is done with them, and by launch_terminate() from the fatal
+ *   signal handlers.
+ * - The worker is a child subreaper (PR_SET_CHILD_SUBREAPER): a process
+ *   that called setsid() and whose parent died is re-parented to it
+ *   rather than to init, so launch_sweep() finds it among the worker's
+ *   own children and kills it.
+ * - The worker gets SIGTERM the moment the process the user started dies
+ *   (PR_SET_PDEATHSIG), even of SIGKILL, and cleans up as for a Ctrl-C:
+ *   kills everything it started, removes its temporary directories, and
+ *   (observe --pid) takes its breakpoints out of an attached process and
+ *   detaches, so that process runs on.
+ *
+ * Only SIGKILL of the worker itself defeats this (it is not the pid the
+ * user sees); its traced children still die with it (PTRACE_O_EXITKILL)
+ * and each child has PR_SET_PDEATHSIG(SIGKILL).
+ */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Up to this many extra descriptors passed to a child. */
+#define LAUNCH_MAX_FDS 4
+
+enum {
+	LAUNCH_E_EXEC = 0x30000, /* the child could not be executed (errno in *ret_errno) */
+};
+
+struct launch_opts {
+	const char *path;   /* the file to execute (no PATH search here) */
+	char *const *argv;  /* argv[0] is what the program sees as its name */
+	char *const *envp;  /* NULL: the controller's environment */
+	bool aslr;	    /* keep address-space randomisation */
+	int cpu;	    /* pin to this CPU; -1: no pinning */
+	int stdio[3];	    /* descriptors for 0, 1, 2; -1: inherited */
+	struct {
+		int from, to; /* dup'ed onto 'to' in the child */
+	} fds[LAUNCH_MAX_FDS];
+	unsigned nfds;
+	/* Lead a process group of its own, killed with the child: what it
+	 * forks dies with it. Off for a program that must stay in the
+	 * terminal's foreground group (one that reads the terminal would
+	 * stop with SIGTTIN). */
+	bool process_group;
+	/* Stop before exec until launch_release(), so that the caller can,
+	 * for instance, PTRACE_SEIZE the child first. */
+	bool hold;
+};
+
+/* Defaults: no ASLR, no pinning, inherited environment and stdio. */
+void launch_opts_init(struct launch_opts *o, const char *path, char *const *argv);
+
+struct launch {
+	pid_t pid;
+	int errfd; /* read end of the exec-error pipe (hold only), or -1 */
+	int gofd;  /* write end of the go pipe (hold only), or -1 */
+};
+
+/*
+ * Start a child and register it for killing. Without 'hold', returns once
+ * the child has executed the program, or -LAUNCH_E_EXEC (the child reaped,
+ * its errno in *ret_errno) when it could not. With 'hold', returns once the
+ * child exists; launch_release() lets it go on to exec.
+ */
+int launch_start(const struct launch_opts *o, struct launch *ret, int *ret_errno);
+int launch_release(struct launch *l, int *ret_errno);
+/* A held child that will not be released: kill and reap it. */
+void launch_abort(struct launch *l);
+
+/* 'pid' (started by launch_start) has been reaped: forget it. */
+void launch_forget(pid_t pid);
+/* Registered processes still alive (not forgotten). */
+size_t launch_live_count(void);
+
+/*
+ * Kill and reap the processes re-parented to this process (it is a child
+ * subreaper) that no owner holds, and what they started: daemons a
+ * benchmark left behind. Call when a benchmark's processes are gone.
+ */
+void launch_sweep(void);
+
+/* SIGKILL every registered process and its group (async-signal-safe);
+ * their owners reap them. */
+void launch_kill_all(void);
+
+/*
+ * From a fatal-signal handler, before dying (async-signal-safe): kill every
+ * registered process and its group, reap them, kill and reap whatever was
+ * re-parented to us, and remove the registered temporary directories.
+ */
+void launch_terminate(void);
+
+/* mkdtemp() and register the directory for removal by launch_terminate().
+ * 'tmpl' ends in XXXXXX and is filled in. Returns 0 or -errno. */
+int launch_temp_dir(char *tmpl);
+/* Remove the directory's files and the directory, and unregister it. */
+void launch_temp_dir_remove(const char *path);
+
+/*
+ * Split into the process the user started and the worker (see above).
+ * Returns 0 in the worker, which goes on with the command; the first
+ * process waits for the worker, passes on the signals sent to it, and
+ * exits as the worker did: it never returns. Returns -errno (no split:
+ * the caller goes on alone) when fork fails.
+ */
+int launch_guard(void);
+/* In the worker: true once the process the user started is gone. */
+bool launch_orphaned(void);
+/* In the worker: the pid of the process the user started; 0 elsewhere. */
+pid_t launch_front(void);
+
+#endif
