@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Nothing benchtrap starts outlives it, and a process it attached to
+# outlives it: after a normal end, after SIGINT, and after SIGKILL of the
+# benchtrap process itself, under walltime and callgrind; the child's
+# standard input is /dev/null unless --input says otherwise. Waiting loops
+# bound how long cleanup may take on a loaded machine; no duration is
+# asserted.
+. "$(dirname "$0")/lib.sh"
+ESC=$FIXTURES/run/escape
+OBS=$FIXTURES/observe
+FAST=(--time 0.05 --warmup 0 --sample-time 0.002 --min-samples 5)
+bt="" target=""
+trap 'kill -9 $bt $target 2>/dev/null; rm -rf "$TMP"' EXIT
+
+# Processes of a fixture other than benchtrap itself (whose command line
+# names the fixture too).
+BT_EXE=$(readlink -f "$BENCHTRAP")
+fixture_procs() {
+	local pid
+	for pid in $(pgrep -f -- "$1"); do
+		[[ $pid == "$$" ]] && continue
+		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$BT_EXE" ]] && continue
+		echo "$pid"
+	done
+}
+
+# Cleanup after benchtrap died runs in its worker: give it time to finish.
+expect_no_orphans() {
+	checks=$((checks + 1))
+	local left
+	for _ in $(seq 200); do
+		left=$(fixture_procs "$1")
+		[[ -z $left ]] && return
+		sleep 0.05
+	done
+	fail "processes of $1 outlived benchtrap: $(ps -o pid,ppid,stat,args -p "${left//$'\n'/,}")"
+}
+
+wait_for_fixture() {
+	for _ in $(seq 200); do
+		[[ -n $(fixture_procs "$1") ]] && return
+		sleep 0.05
+	done
+	fail "the fixture $1 never started"
+}
+
+temp_dirs() {
+	ls -d /tmp/benchtrap-callgrind.* 2>/dev/null | sort
+}
+
+# ---- daemons a benchmark leaves behind (setsid, double fork) ----------------------------
+run run "$ESC" --bench leaves_daemon "${FAST[@]}"
+expect_status 0
+expect_no_orphans "$ESC"
+run run "$ESC" --bench leaves_daemon --isolation shared "${FAST[@]}"
+expect_status 0
+expect_no_orphans "$ESC"
+
+# ---- benchtrap killed: SIGINT, SIGTERM, SIGKILL, each instrument ------------------------
+instruments=(walltime)
+command -v valgrind >/dev/null && instruments+=(callgrind)
+for instrument in "${instruments[@]}"; do
+	for sig in INT TERM KILL; do
+		before=$(temp_dirs)
+		"$BENCHTRAP" run "$ESC" --bench daemon_then_hangs --instrument "$instrument" \
+			--timeout 120 >/dev/null 2>&1 &
+		bt=$!
+		wait_for_fixture "$ESC"
+		# Let the daemon start (valgrind takes a while): it is what the
+		# test is about. Whether or not it did, nothing may be left.
+		sleep 1
+		kill -s "$sig" "$bt"
+		wait "$bt" 2>/dev/null
+		expect_no_orphans "$ESC"
+		checks=$((checks + 1))
+		for _ in $(seq 100); do
+			[[ $(temp_dirs) == "$before" ]] && break
+			sleep 0.05
+		done
+		[[ $(temp_dirs) == "$before" ]] ||
+			fail "$instrument, SIG$sig: temporary directory left: $(comm -13 <(echo "$before") <(temp_dirs))"
+	done
+done
+
+# ---- standard input ------------------------------------------------------------------------
+# By default the child reads /dev/null: it neither sees nor eats a pipe.
+got=$(printf 'abort\nrest\n' | { "$BENCHTRAP" run "$ESC" --bench reads_stdin "${FAST[@]}" \
+	>"$TMP/out" 2>"$TMP/err"; echo "status $?"; cat; })
+checks=$((checks + 1))
+[[ $got == $'status 0\nabort\nrest' ]] || fail "stdin was read by the benchmark: $got"
+# --input -: benchtrap's own input.
+printf 'abort\n' | "$BENCHTRAP" run "$ESC" --bench reads_stdin --input - "${FAST[@]}" \
+	>"$TMP/out" 2>"$TMP/err"
+status=$? out=$(cat "$TMP/out") err=$(cat "$TMP/err")
+expect_status 1
+expect_out 'reads_stdin failed'
+# --input FILE: every child reads it from its start.
+printf 'abort\n' >"$TMP/input"
+run run "$ESC" --bench reads_stdin --input "$TMP/input" "${FAST[@]}"
+expect_status 1
+expect_out 'SIGABRT'
+if command -v valgrind >/dev/null; then
+	run run "$ESC" --bench reads_stdin --input "$TMP/input" --instrument callgrind
+	expect_status 1
+	run run "$ESC" --bench reads_stdin --instrument callgrind
+	expect_status 0
+fi
+run run "$ESC" --bench reads_stdin --input "$TMP/missing"
+expect_usage_error "--input wants a readable file"
+run run "$ESC" --bench reads_stdin --input "$TMP"
+expect_usage_error "--input wants a readable file"
+
+# ---- observe: the program it started dies with it ------------------------------------------
+"$BENCHTRAP" observe --symbol tick -- "$OBS/forever" >/dev/null 2>&1 &
+bt=$!
+wait_for_fixture "$OBS/forever"
+sleep 0.3
+kill -9 "$bt"
+wait "$bt" 2>/dev/null
+expect_no_orphans "$OBS/forever"
+
+# ---- observe --pid: the attached process outlives benchtrap, even its SIGKILL --------------
+code_is_files() {
+	python3 - "$1" <<'PY'
+import sys
+pid = int(sys.argv[1])
+with open(f"/proc/{pid}/mem", "rb", 0) as mem:
+    for line in open(f"/proc/{pid}/maps"):
+        f = line.split()
+        if len(f) < 6 or "x" not in f[1] or not f[5].startswith("/"):
+            continue
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        with open(f[5], "rb") as fh:
+            fh.seek(int(f[2], 16))
+            want = fh.read(hi - lo)
+        mem.seek(lo)
+        assert mem.read(len(want)) == want, f"{f[5]} at {lo:#x} differs"
+PY
+}
+
+tracer_of() {
+	awk '/^TracerPid/ {print $2}' "/proc/$1/status" 2>/dev/null
+}
+
+"$OBS/forever" "$TMP/progress" &
+target=$!
+for trial in 1 2 3 4 5 6; do
+	sig=KILL
+	((trial % 3 == 0)) && sig=TERM
+	"$BENCHTRAP" observe --symbol tick --pid "$target" >/dev/null 2>&1 &
+	bt=$!
+	for _ in $(seq 200); do
+		[[ $(tracer_of "$target") != 0 ]] && break
+		sleep 0.02
+	done
+	# A different moment each trial: right after attaching, or later.
+	sleep "0.$((trial * 15))"
+	kill -s "$sig" "$bt"
+	wait "$bt" 2>/dev/null
+	for _ in $(seq 200); do
+		[[ $(tracer_of "$target") == 0 ]] && break
+		sleep 0.02
+	done
+	checks=$((checks + 1))
+	[[ $(tracer_of "$target") == 0 ]] || fail "trial $trial (SIG$sig): the process is still traced"
+	before=$(cat "$TMP/progress" 2>/dev/null)
+	for _ in $(seq 100); do
+		[[ $(cat "$TMP/progress" 2>/dev/null) != "$before" ]] && break
+		sleep 0.05
+	done
+	checks=$((checks + 1))
+	kill -0 "$target" 2>/dev/null && [[ $(awk '/^State/ {print $2}' "/proc/$target/status") != Z ]] ||
+		fail "trial $trial (SIG$sig): the attached process died with benchtrap"
+	[[ $(cat "$TMP/progress") != "$before" ]] || fail "trial $trial: the process stopped making progress"
+	checks=$((checks + 1))
+	code_is_files "$target" || fail "trial $trial (SIG$sig): code differs from the files"
+done
+kill -9 "$target"
+wait "$target" 2>/dev/null
+
+done_ok
