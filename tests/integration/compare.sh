@@ -221,6 +221,12 @@ run run "$EX" --shard 4/3
 expect_usage_error -- '--shard wants K/N'
 run run "$EX" --shard 1/x
 expect_usage_error -- '--shard wants K/N'
+# Numbers beyond 32 bits must not wrap round to a valid shard (2^32 + 1 is
+# not 1), nor may a sign or blanks slip through.
+for bad in 4294967297/4294967298 1/-4294967294 18446744073709551617/3 ' 1/2' '1/ 2' 1/3x; do
+	run run "$EX" --shard "$bad"
+	expect_usage_error -- '--shard wants K/N'
+done
 # A shard may hold nothing: an empty, valid results file.
 run run "$EX" "${FAST[@]}" --bench empty --shard "$(
 	for k in 1 2 3 4 5; do
