@@ -73,10 +73,15 @@ struct results_file {
 	struct results_doc *doc;
 };
 
+/* The largest results file read: 1 GiB (docs/results.md). */
+#define RESULTS_MAX_SIZE (1024L * 1024 * 1024)
+
 /*
  * Read and validate the results file at 'path' ("-" is stdin). Returns 0,
  * -errno when it cannot be read, -EINVAL when it is not a valid results
- * document, -ENOMEM. On failure *ret_error (when not NULL) is a one-line
+ * document, -ENOMEM. Never waits on a FIFO without a writer nor reads a
+ * device other than stdin: -EPIPE, -ENODEV, -ESOCKTNOSUPPORT; -EFBIG past
+ * RESULTS_MAX_SIZE. On failure *ret_error (when not NULL) is a one-line
  * message starting with the path, to free.
  */
 int results_load(const char *path, struct results_file **ret, char **ret_error);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# compare, merge and export on inputs that are not ordinary results files:
+# devices, FIFOs without a writer, files past the size limit (refused at once,
+# one line, exit 2), and stdin, pipes and process substitution (still read).
+. "$(dirname "$0")/lib.sh"
+MK="python3 $SOURCE_ROOT/tests/fixtures/ci/make_results.py"
+# Nothing here may wait: a hang is a failure (status 124), not a stuck run.
+run() {
+	timeout 20 "$BENCHTRAP" "$@" >"$TMP/out" 2>"$TMP/err"
+	status=$?
+	out=$(cat "$TMP/out")
+	err=$(cat "$TMP/err")
+}
+
+$MK "$TMP/a.json" a=1000~5 b=100~5
+$MK "$TMP/b.json" a=1000~5 b=100~5
+
+# ---- inputs that must be refused without reading or waiting --------------
+mkfifo "$TMP/fifo"
+truncate -s 1025M "$TMP/big.json" # sparse: no disk used
+for cmd in compare merge export; do
+	case $cmd in
+	compare) args=("$TMP/a.json") ;;
+	merge) args=(--output "$TMP/m.json") ;;
+	export) args=(--format bmf) ;;
+	esac
+	run $cmd /dev/zero "${args[@]}"
+	expect_usage_error '/dev/zero: a device, not a results file'
+	run $cmd "$TMP/fifo" "${args[@]}"
+	expect_usage_error 'fifo: a FIFO that nothing writes to'
+	run $cmd "$TMP/big.json" "${args[@]}"
+	expect_usage_error 'big.json: larger than 1 GiB'
+done
+
+# ---- stdin and pipes are still read ----------------------------------------
+run compare - "$TMP/b.json" <"$TMP/a.json"
+expect_status 0
+expect_out 'unchanged'
+run compare /dev/stdin "$TMP/b.json" < <(cat "$TMP/a.json")
+expect_status 0
+expect_out 'unchanged'
+run compare "$TMP/a.json" <(cat "$TMP/b.json")
+expect_status 0
+expect_out 'unchanged'
+run export <(cat "$TMP/a.json") --format gab
+expect_status 0
+expect_out '"name": "a"'
+
+done_ok
