@@ -10,6 +10,7 @@
 
 #include "report/report.h"
 #include "results/results.h"
+#include "util/strutil.h"
 #include "cli/cli.h"
 
 static const char usage[] =
@@ -93,7 +94,7 @@ int cli_compare(int argc, char **argv)
 	struct results_comparison cmp = { 0 };
 	enum compare_format fmt = FMT_TEXT;
 	const char *paths[2];
-	int npaths = 0, c, code = EXIT_USAGE;
+	int npaths = 0, c, r, code = EXIT_USAGE;
 
 	results_compare_opts_default(&opts);
 	optind = 1;
@@ -158,8 +159,12 @@ int cli_compare(int argc, char **argv)
 		report_compare_markdown(&cmp, stdout);
 		break;
 	case FMT_JSON:
-		if (report_compare_json(&cmp, paths[0], paths[1], stdout) < 0) {
-			cli_error("out of memory");
+		r = report_compare_json(&cmp, paths[0], paths[1], stdout);
+		if (r < 0) {
+			if (r == -ENOMEM)
+				cli_error("out of memory");
+			else
+				cli_error("cannot write the output: %s", str_errno(-r));
 			goto out;
 		}
 		break;

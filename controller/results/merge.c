@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "util/atomic.h"
+#include "util/strutil.h"
 #include "results/internal.h"
 #include "results/results.h"
 
@@ -111,11 +112,12 @@ static int check_duplicates(struct results_file *const *files, size_t n, char **
 	return r;
 }
 
+/* A failed write's errno is what the user needs (ENOSPC: a full disk). */
 static int fill_doc(FILE *f, void *doc)
 {
-	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
-		return -EIO;
-	fputc('\n', f);
+	errno = 0;
+	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', f) == EOF)
+		return errno > 0 ? -errno : -EIO;
 	return 0;
 }
 
@@ -175,7 +177,7 @@ int results_merge(struct results_file *const *files, size_t n, const char *outpu
 	json_decref(doc);
 	if (r < 0)
 		return set_error(ret_error, r, "%s: cannot write the merged results: %s", output,
-				 strerror(-r));
+				 str_errno(-r));
 	return 0;
 nomem:
 	json_decref(doc);
