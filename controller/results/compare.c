@@ -332,13 +332,10 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 	if (base->isolation && head->isolation && strcmp(base->isolation, head->isolation))
 		strv_addf(w, "base ran with --isolation %s and head with --isolation %s",
 			  base->isolation, head->isolation);
-	if (base->env.build_id && head->env.build_id) {
-		if (!strcmp(base->env.build_id, head->env.build_id))
-			strv_addf(notes, "base and head have the same build-id: the same binary "
-					 "was measured twice, so every change is noise");
-		else
-			strv_addf(notes, "the build-ids differ, as expected when the code changed");
-	}
+	/* The same build-id is said by the report on a line of its own. */
+	if (base->env.build_id && head->env.build_id && !c->same_build &&
+	    strcmp(base->env.build_id, head->env.build_id) != 0)
+		strv_addf(notes, "the build-ids differ, as expected when the code changed");
 	return w->nomem || notes->nomem ? -ENOMEM : 0;
 }
 
@@ -414,6 +411,9 @@ int results_compare(const struct results_file *base, const struct results_file *
 		c.has_geomean = true;
 	c.threshold = o->threshold;
 	c.confidence = o->confidence;
+	c.same_build = base->env.build_id && *base->env.build_id && head->env.build_id &&
+		       !strcmp(base->env.build_id, head->env.build_id);
+	c.gate_failed = c.counts[RESULTS_FAILED] || (c.counts[RESULTS_REGRESSED] && !c.same_build);
 
 	r = add_warnings(base, head, &bix, &hix, &c, &w, &notes);
 	if (r < 0)

@@ -179,6 +179,12 @@ struct results_comparison {
 	char **notes; /* sentences for information */
 	size_t nnotes;
 	double threshold, confidence;
+	/* Both files carry the same non-empty build_id: one binary measured
+	 * twice, so a regression is noise and does not fail the gate. */
+	bool same_build;
+	/* What `compare` exits with: a benchmark failed in HEAD, or (unless
+	 * same_build) one regressed beyond the threshold. */
+	bool gate_failed;
 };
 
 /*
