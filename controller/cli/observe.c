@@ -348,12 +348,20 @@ int cli_observe(int argc, char **argv)
 		snprintf(link, sizeof(link), "/proc/%d/exe", (int)o.pid);
 		n = readlink(link, exe, sizeof(exe) - 1);
 		if (n < 0) {
-			if (errno == ENOENT)
+			int err = errno;
+
+			snprintf(link, sizeof(link), "/proc/%d", (int)o.pid);
+			/* /proc/PID there but no exe: a kernel thread or a zombie. */
+			if (err == ENOENT && access(link, F_OK) == 0)
+				cli_error("observe: process %d runs no program to observe (a kernel "
+					  "thread, or a process that has exited)",
+					  (int)o.pid);
+			else if (err == ENOENT)
 				cli_error("observe: no process %d (check the id with ps)",
 					  (int)o.pid);
 			else
 				cli_error("observe: cannot inspect process %d: %s", (int)o.pid,
-					  strerror(errno));
+					  strerror(err));
 			goto out;
 		}
 		exe[n] = '\0';
@@ -367,8 +375,8 @@ int cli_observe(int argc, char **argv)
 	}
 	if (cli_open_binary(exe, &ef) != 0)
 		goto out;
-	if (check_patterns(&o, ef, o.pid ? exe : o.command[0]) != 0)
-		goto out;
+	/* Patterns are checked (and their notes printed) only once the target
+	 * is held: bad input must stay one line, not a note and an error. */
 
 	oo.symbols = o.symbols;
 	oo.nsymbols = o.nsymbols;
@@ -394,6 +402,11 @@ int cli_observe(int argc, char **argv)
 			else
 				cli_error("observe: cannot attach to process %d: %s", (int)o.pid,
 					  trace_strerror(r));
+			goto out;
+		}
+		if (check_patterns(&o, ef, exe) != 0) {
+			trace_detach(p); /* the process runs on */
+			p = NULL;
 			goto out;
 		}
 		r = observe_session(p, true, &oo, &res);
@@ -443,6 +456,8 @@ int cli_observe(int argc, char **argv)
 			cli_error("%s: cannot run it to main: %s", o.command[0], trace_strerror(r));
 			goto out;
 		}
+		if (check_patterns(&o, ef, o.command[0]) != 0)
+			goto out;
 		r = observe_session(p, false, &oo, &res);
 		if (r < 0) {
 			fprintf(stderr, "benchtrap: observing %s failed: %s\n", o.command[0],
