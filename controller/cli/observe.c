@@ -373,7 +373,7 @@ int cli_observe(int argc, char **argv)
 		cli_error("%s: command not found (give a path, or check PATH)", o.command[0]);
 		goto out;
 	}
-	if (cli_open_binary(exe, &ef) != 0)
+	if (cli_open_binary_symbols(exe, &ef) != 0)
 		goto out;
 	/* Patterns are checked (and their notes printed) only once the target
 	 * is held: bad input must stay one line, not a note and an error. */
