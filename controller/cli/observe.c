@@ -353,9 +353,10 @@ int cli_observe(int argc, char **argv)
 			snprintf(link, sizeof(link), "/proc/%d", (int)o.pid);
 			/* /proc/PID there but no exe: a kernel thread or a zombie. */
 			if (err == ENOENT && access(link, F_OK) == 0)
-				cli_error("observe: process %d runs no program to observe (a kernel "
-					  "thread, or a process that has exited)",
-					  (int)o.pid);
+				cli_error(
+					"observe: process %d runs no program to observe (a kernel "
+					"thread, or a process that has exited)",
+					(int)o.pid);
 			else if (err == ENOENT)
 				cli_error("observe: no process %d (check the id with ps)",
 					  (int)o.pid);
