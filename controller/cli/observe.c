@@ -14,6 +14,7 @@
 #include "report/report.h"
 #include "trace/trace.h"
 #include "util/match.h"
+#include "util/strutil.h"
 #include "cli/cli.h"
 
 static const char usage[] =
@@ -504,7 +505,7 @@ int cli_observe(int argc, char **argv)
 	if (o.output) {
 		r = report_observe_json_file(&rep, o.output);
 		if (r < 0) {
-			cli_error("%s: cannot write results: %s", o.output, strerror(-r));
+			cli_error("%s: cannot write results: %s", o.output, str_errno(-r));
 			exit_code = EXIT_USAGE;
 		}
 	}
