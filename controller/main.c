@@ -7,6 +7,7 @@
 
 #include "util/launch.h"
 #include "util/match.h"
+#include "util/strutil.h"
 #include "cli/cli.h"
 
 #ifndef BENCHTRAP_VERSION
@@ -72,11 +73,12 @@ static int unknown_command(const char *name)
 }
 
 /* Whatever a command printed must have reached its destination: a full
- * disk or a closed pipe is an error, not a silent success. */
+ * disk or a closed pipe is an error, not a silent success. A command that
+ * failed on bad input has said so in its one line already. */
 static int finish_output(int code)
 {
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		cli_error("cannot write the output: %s", strerror(errno));
+	if ((fflush(stdout) != 0 || ferror(stdout)) && code != EXIT_USAGE) {
+		cli_error("cannot write the output: %s", str_errno(errno));
 		return EXIT_USAGE;
 	}
 	return code;

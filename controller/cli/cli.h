@@ -30,8 +30,12 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * unknown option, or the option missing its value. Returns EXIT_USAGE. */
 int cli_bad_option(const char *cmd, int argc, char **argv);
 
-/* Open BINARY for a subcommand, printing the one-line error on failure. */
+/* Open BINARY for a subcommand, printing the one-line error on failure;
+ * a binary whose benchmark registry is corrupt is such a failure. */
 int cli_open_binary(const char *path, struct elf_file **ret);
+/* The same for a subcommand that needs only the symbols (list --symbols,
+ * observe): a corrupt registry is left to elf_registry_error(). */
+int cli_open_binary_symbols(const char *path, struct elf_file **ret);
 
 int cli_list(int argc, char **argv);
 int cli_run(int argc, char **argv);

@@ -67,6 +67,24 @@ int cli_bad_option(const char *cmd, int argc, char **argv)
 
 int cli_open_binary(const char *path, struct elf_file **ret)
 {
+	struct elf_file *ef;
+	int r = cli_open_binary_symbols(path, &ef);
+
+	if (r != 0)
+		return r;
+	if (elf_registry_error(ef) < 0) {
+		elf_close(ef);
+		return cli_error("%s: its benchtrap_registry section is corrupt, so its benchmarks "
+				 "cannot be read (rebuild it with this benchtrap's target-stub; "
+				 "`benchtrap list %s --symbols` still lists its functions)",
+				 path, path);
+	}
+	*ret = ef;
+	return 0;
+}
+
+int cli_open_binary_symbols(const char *path, struct elf_file **ret)
+{
 	const char *what = NULL;
 	int r = elf_open(path, ret, &what);
 

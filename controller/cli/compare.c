@@ -10,6 +10,7 @@
 
 #include "report/report.h"
 #include "results/results.h"
+#include "util/strutil.h"
 #include "cli/cli.h"
 
 static const char usage[] =
@@ -42,7 +43,8 @@ static const char usage[] =
 	"\n"
 	"exit status: 0 no regression beyond the threshold, 1 a regression or a\n"
 	"benchmark that failed in HEAD, 2 bad usage or bad input (an unreadable or\n"
-	"malformed file, an unknown schema version)\n";
+	"malformed file, an unknown schema version). Files with the same build_id\n"
+	"measured one binary twice: their regressions are noise and exit 0.\n";
 
 enum { OPT_THRESHOLD = 0x100, OPT_FORMAT };
 
@@ -93,7 +95,7 @@ int cli_compare(int argc, char **argv)
 	struct results_comparison cmp = { 0 };
 	enum compare_format fmt = FMT_TEXT;
 	const char *paths[2];
-	int npaths = 0, c, code = EXIT_USAGE;
+	int npaths = 0, c, r, code = EXIT_USAGE;
 
 	results_compare_opts_default(&opts);
 	optind = 1;
@@ -158,14 +160,18 @@ int cli_compare(int argc, char **argv)
 		report_compare_markdown(&cmp, stdout);
 		break;
 	case FMT_JSON:
-		if (report_compare_json(&cmp, paths[0], paths[1], stdout) < 0) {
-			cli_error("out of memory");
+		r = report_compare_json(&cmp, paths[0], paths[1], stdout);
+		if (r < 0) {
+			if (r == -ENOMEM)
+				cli_error("out of memory");
+			else
+				cli_error("cannot write the output: %s", str_errno(-r));
 			goto out;
 		}
 		break;
 	}
 	append_step_summary(&cmp);
-	code = cmp.counts[RESULTS_REGRESSED] || cmp.counts[RESULTS_FAILED] ? EXIT_FAILED : EXIT_OK;
+	code = cmp.gate_failed ? EXIT_FAILED : EXIT_OK;
 out:
 	results_comparison_clear(&cmp);
 	results_free(base);

@@ -8,6 +8,7 @@
 
 #include "report/report.h"
 #include "results/results.h"
+#include "util/strutil.h"
 #include "cli/cli.h"
 
 static const char usage[] =
@@ -98,6 +99,6 @@ int cli_export(int argc, char **argv)
 	r = report_export(rf, fmt, stdout);
 	results_free(rf);
 	if (r < 0)
-		return cli_error("export: cannot write the export: %s", strerror(-r));
+		return cli_error("export: cannot write the export: %s", str_errno(-r));
 	return EXIT_OK;
 }

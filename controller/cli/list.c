@@ -251,6 +251,11 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 		cli_note("library %s not found (is LD_LIBRARY_PATH set as the program needs?); "
 			 "its functions are not listed",
 			 *m);
+	if (elf_registry_error(ef) < 0)
+		cli_note("%s: its benchtrap_registry section is corrupt: its functions are "
+			 "listed, its registered benchmarks cannot be (rebuild it with this "
+			 "benchtrap's target-stub)",
+			 o->binary);
 
 	if (o->json) {
 		json_t *libarr = json_array();
@@ -265,9 +270,14 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 		}
 		for (char **m = scope.missing; *m; m++)
 			json_array_append_new(miss, json_string(*m));
-		json_t *root = json_pack("{s:s, s:o, s:o, s:o, s:o}", "schema", "benchtrap-list/1",
-					 "binary", json_binary(ef), "libraries", libarr,
-					 "missing_libraries", miss, "symbols", json_incref(arr));
+		json_t *root = json_pack("{s:s, s:o, s:o, s:o, s:s, s:o}", "schema",
+					 "benchtrap-list/1", "binary", json_binary(ef), "libraries",
+					 libarr, "missing_libraries", miss, "registry",
+					 elf_registry_error(ef) < 0 ? "corrupt" :
+					 elf_bench_count(ef)	     ? "ok" :
+									"none",
+					 "symbols",
+					 json_incref(arr));
 
 		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		fputc('\n', stdout);
@@ -336,7 +346,7 @@ int cli_list(int argc, char **argv)
 		cli_error("list: unexpected argument '%s' (one BINARY at a time)", argv[optind]);
 		goto out;
 	}
-	r = cli_open_binary(o.binary, &ef);
+	r = o.symbols ? cli_open_binary_symbols(o.binary, &ef) : cli_open_binary(o.binary, &ef);
 	if (r == 0)
 		r = o.symbols ? list_symbols(&o, ef) : list_benches(&o, ef);
 out:

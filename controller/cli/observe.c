@@ -15,6 +15,7 @@
 #include "trace/trace.h"
 #include "util/launch.h"
 #include "util/match.h"
+#include "util/strutil.h"
 #include "cli/cli.h"
 
 static const char usage[] =
@@ -353,12 +354,21 @@ int cli_observe(int argc, char **argv)
 		snprintf(link, sizeof(link), "/proc/%d/exe", (int)o.pid);
 		n = readlink(link, exe, sizeof(exe) - 1);
 		if (n < 0) {
-			if (errno == ENOENT)
+			int err = errno;
+
+			snprintf(link, sizeof(link), "/proc/%d", (int)o.pid);
+			/* /proc/PID there but no exe: a kernel thread or a zombie. */
+			if (err == ENOENT && access(link, F_OK) == 0)
+				cli_error(
+					"observe: process %d runs no program to observe (a kernel "
+					"thread, or a process that has exited)",
+					(int)o.pid);
+			else if (err == ENOENT)
 				cli_error("observe: no process %d (check the id with ps)",
 					  (int)o.pid);
 			else
 				cli_error("observe: cannot inspect process %d: %s", (int)o.pid,
-					  strerror(errno));
+					  strerror(err));
 			goto out;
 		}
 		exe[n] = '\0';
@@ -370,10 +380,10 @@ int cli_observe(int argc, char **argv)
 		cli_error("%s: command not found (give a path, or check PATH)", o.command[0]);
 		goto out;
 	}
-	if (cli_open_binary(exe, &ef) != 0)
+	if (cli_open_binary_symbols(exe, &ef) != 0)
 		goto out;
-	if (check_patterns(&o, ef, o.pid ? exe : o.command[0]) != 0)
-		goto out;
+	/* Patterns are checked (and their notes printed) only once the target
+	 * is held: bad input must stay one line, not a note and an error. */
 
 	oo.symbols = o.symbols;
 	oo.nsymbols = o.nsymbols;
@@ -399,6 +409,11 @@ int cli_observe(int argc, char **argv)
 			else
 				cli_error("observe: cannot attach to process %d: %s", (int)o.pid,
 					  trace_strerror(r));
+			goto out;
+		}
+		if (check_patterns(&o, ef, exe) != 0) {
+			trace_detach(p); /* the process runs on */
+			p = NULL;
 			goto out;
 		}
 		r = observe_session(p, true, &oo, &res);
@@ -448,6 +463,8 @@ int cli_observe(int argc, char **argv)
 			cli_error("%s: cannot run it to main: %s", o.command[0], trace_strerror(r));
 			goto out;
 		}
+		if (check_patterns(&o, ef, o.command[0]) != 0)
+			goto out;
 		r = observe_session(p, false, &oo, &res);
 		if (r < 0) {
 			fprintf(stderr, "benchtrap: observing %s failed: %s\n", o.command[0],
@@ -493,7 +510,7 @@ int cli_observe(int argc, char **argv)
 	if (o.output) {
 		r = report_observe_json_file(&rep, o.output);
 		if (r < 0) {
-			cli_error("%s: cannot write results: %s", o.output, strerror(-r));
+			cli_error("%s: cannot write results: %s", o.output, str_errno(-r));
 			exit_code = EXIT_USAGE;
 		}
 	}

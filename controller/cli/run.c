@@ -463,17 +463,25 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->symbols[o->nsymbols++] = optarg;
 			break;
 		case OPT_SHARD: {
-			unsigned k, n;
-			int used = 0;
+			/* Digits on both sides of the slash: strtoul alone would take
+			 * a sign or blanks, and sets ERANGE beyond ULONG_MAX. */
+			unsigned long k = 0, n = 0;
+			char *end = optarg;
+			bool ok = false;
 
-			if (sscanf(optarg, "%u/%u%n", &k, &n, &used) != 2 || optarg[used] ||
-			    !strchr("0123456789", optarg[0]) || n < 1 || n > 10000 || k < 1 ||
-			    k > n)
+			errno = 0;
+			if (*optarg >= '0' && *optarg <= '9')
+				k = strtoul(optarg, &end, 10);
+			if (*end == '/' && end[1] >= '0' && end[1] <= '9') {
+				n = strtoul(end + 1, &end, 10);
+				ok = !*end && errno != ERANGE;
+			}
+			if (!ok || n < 1 || n > 10000 || k < 1 || k > n)
 				return cli_error("run: --shard wants K/N with 1 <= K <= N <= 10000, "
 						 "e.g. 2/4, not '%s'",
 						 optarg);
-			o->shard_k = k;
-			o->shard_n = n;
+			o->shard_k = (unsigned)k;
+			o->shard_n = (unsigned)n;
 			break;
 		}
 		case OPT_WARMUP:

@@ -28,6 +28,7 @@ struct elf_file {
 
 	struct elf_bench *benches;
 	size_t nbenches;
+	int registry_error; /* 0, or -ELF_E_REGISTRY: benches is then empty */
 
 	char *build_id;
 	const char *interp;   /* points into image */

@@ -543,7 +543,26 @@ static int load(struct elf_file *ef)
 	r = read_symbols(ef);
 	if (r < 0)
 		return r;
-	return elf_read_registry(ef);
+	/* A corrupt registry costs the benchmarks, not the symbols: the file
+	 * opens, and elf_registry_error() says so to whoever needs them. */
+	r = elf_read_registry(ef);
+	if (r == -ELF_E_REGISTRY) {
+		for (size_t i = 0; i < ef->nbenches; i++) {
+			free(ef->benches[i].name);
+			free(ef->benches[i].base);
+		}
+		free(ef->benches);
+		ef->benches = NULL;
+		ef->nbenches = 0;
+		ef->registry_error = r;
+		r = 0;
+	}
+	return r;
+}
+
+int elf_registry_error(const struct elf_file *ef)
+{
+	return ef->registry_error;
 }
 
 int elf_open(const char *path, struct elf_file **ret, const char **ret_what)

@@ -66,7 +66,8 @@ struct elf_bench {
 
 struct elf_file;
 
-/* Open 'path' and read its symbols, registry and dynamic section.
+/* Open 'path' and read its symbols, registry and dynamic section (a
+ * malformed registry is not an error here: see elf_registry_error()).
  * Returns -ENOENT, -EISDIR, -EACCES, ELF_E_* and so on. On ELF_E_CLASS or
  * ELF_E_MACHINE, 'ret_what' (if not NULL) receives a static description of
  * what the file is instead ("32-bit ELF", "ELF for AArch64"). */
@@ -100,6 +101,11 @@ const struct elf_symbol *elf_symbol(const struct elf_file *ef, size_t i);
 const struct elf_symbol *elf_symbol_at(const struct elf_file *ef, uint64_t addr);
 /* The function symbol named 'name' (raw or demangled), or NULL. */
 const struct elf_symbol *elf_symbol_by_name(const struct elf_file *ef, const char *name);
+
+/* 0, or -ELF_E_REGISTRY when the file's benchtrap_registry section is
+ * malformed: the file still opens with its symbols, but no benchmark
+ * (elf_bench_count() is 0). */
+int elf_registry_error(const struct elf_file *ef);
 
 /* The benchmarks registered with target-stub, in registration order. */
 size_t elf_bench_count(const struct elf_file *ef);

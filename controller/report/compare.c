@@ -175,6 +175,11 @@ static struct table *pairs_table(const struct results_comparison *c, bool only_c
 	return t;
 }
 
+/* Said once, under the counts, whatever the format. */
+static const char same_build_line[] =
+	"base and head have the same build-id: the same binary was measured twice, so every "
+	"change is noise and no regression fails the gate (exit 0)";
+
 void report_compare_text(const struct results_comparison *c, FILE *f, bool color)
 {
 	char line[512];
@@ -184,6 +189,8 @@ void report_compare_text(const struct results_comparison *c, FILE *f, bool color
 	fprintf(f, "%s%s%s\n", color ? "\033[1m" : "", line, color ? "\033[0m" : "");
 	counts_line(c, line, sizeof(line), false);
 	fprintf(f, "%s\n", line);
+	if (c->same_build)
+		fprintf(f, "%s\n", same_build_line);
 	if (c->n) {
 		fputc('\n', f);
 		t = pairs_table(c, false, false);
@@ -225,6 +232,8 @@ void report_compare_markdown(const struct results_comparison *c, FILE *f)
 	fprintf(f, "### benchtrap: %s\n\n", line);
 	counts_line(c, line, sizeof(line), true);
 	fprintf(f, "%s\n\n", line);
+	if (c->same_build)
+		fprintf(f, "%s\n\n", same_build_line);
 	if (changed) {
 		t = pairs_table(c, true, true);
 		if (t) {
@@ -296,13 +305,15 @@ int report_compare_json(const struct results_comparison *c, const char *base, co
 		json_array_append_new(w, json_string(c->warnings[i]));
 	for (size_t i = 0; i < c->nnotes; i++)
 		json_array_append_new(notes, json_string(c->notes[i]));
-	doc = json_pack("{s:s, s:s, s:s, s:f, s:f, s:{s:s, s:o, s:o, s:I, s:o}, s:o, s:o, s:o}",
+	doc = json_pack("{s:s, s:s, s:s, s:f, s:f, s:{s:s, s:o, s:o, s:I, s:o}, s:b, s:s, s:o, "
+			"s:o, s:o}",
 			"schema", COMPARE_SCHEMA, "base", base, "head", head, "threshold_pct",
 			c->threshold * 100.0, "confidence", c->confidence, "summary", "sentence",
 			sentence, "geomean_ratio", num_or_null(c->has_geomean, c->geomean),
 			"geomean_change_pct",
 			num_or_null(c->has_geomean, (c->geomean - 1.0) * 100.0),
 			"benchmarks_in_geomean", (json_int_t)c->ngeomean, "counts", counts,
+			"same_build", c->same_build, "gate", c->gate_failed ? "fail" : "pass",
 			"benchmarks", pairs, "warnings", w, "notes", notes);
 	return report_json_dump(doc, f);
 }

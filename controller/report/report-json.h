@@ -23,7 +23,8 @@ json_t *report_json_num(double v);
 /* The "environment" object of a results document. */
 json_t *report_json_env(const struct report_env *e);
 /* Write 'doc' indented, with a final newline, and release it. 'doc' may be
- * NULL (a failed json_pack): -ENOMEM. 0, or -EIO when writing failed. */
+ * NULL (a failed json_pack): -ENOMEM. 0, or the write's -errno (-ENOSPC on a
+ * full disk; -EIO when the stream gave none) when writing failed. */
 int report_json_dump(json_t *doc, FILE *f);
 
 #endif

@@ -121,12 +121,15 @@ int report_json_dump(json_t *doc, FILE *f)
 
 	if (!doc)
 		return -ENOMEM;
+	errno = 0;
 	r = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	if (r == 0 && fputc('\n', f) == EOF)
+		r = -1;
+	/* The write's own errno (ENOSPC on a full disk), before anything else
+	 * can change it; EIO only when the stream did not say. */
+	r = r < 0 ? (errno > 0 ? -errno : -EIO) : 0;
 	json_decref(doc);
-	if (r < 0)
-		return -EIO;
-	fputc('\n', f);
-	return 0;
+	return r;
 }
 
 json_t *report_json_env(const struct report_env *e)

@@ -132,18 +132,14 @@ int results_env_diff(const struct results_env *a, const struct results_env *b, c
 
 /* ---- pairing ------------------------------------------------------------ */
 
-static bool same_key(const struct results_bench *a, const struct results_bench *b)
+/* The first benchmark of an indexed file with b's name and instrument, or
+ * NULL: O(log n), so that pairing n against n is O(n log n). */
+static const struct results_bench *find(const struct results_index *ix,
+					const struct results_bench *b)
 {
-	return !strcmp(a->name, b->name) && !strcmp(a->instrument, b->instrument);
-}
+	const struct results_ref *r = results_index_find(ix, b->name, b->instrument);
 
-/* The first benchmark of 'f' with b's name and instrument, or NULL. */
-static const struct results_bench *find(const struct results_file *f, const struct results_bench *b)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (same_key(&f->benches[i], b))
-			return &f->benches[i];
-	return NULL;
+	return r ? r->bench : NULL;
 }
 
 static int cmp_double(const void *pa, const void *pb)
@@ -290,6 +286,7 @@ static void first_line(const char *s, char *buf, size_t size)
 }
 
 static int add_warnings(const struct results_file *base, const struct results_file *head,
+			const struct results_index *bix, const struct results_index *hix,
 			const struct results_comparison *c, struct strv *w, struct strv *notes)
 {
 	char *diff = NULL;
@@ -315,11 +312,11 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 				  p->name);
 	}
 	for (size_t i = 0; i < head->n; i++)
-		if (find(head, &head->benches[i]) != &head->benches[i])
+		if (find(hix, &head->benches[i]) != &head->benches[i])
 			strv_addf(w, "%s (%s) appears more than once in %s: the first is compared",
 				  head->benches[i].name, head->benches[i].instrument, head->path);
 	for (size_t i = 0; i < base->n; i++)
-		if (find(base, &base->benches[i]) != &base->benches[i])
+		if (find(bix, &base->benches[i]) != &base->benches[i])
 			strv_addf(w, "%s (%s) appears more than once in %s: the first is compared",
 				  base->benches[i].name, base->benches[i].instrument, base->path);
 
@@ -335,13 +332,10 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 	if (base->isolation && head->isolation && strcmp(base->isolation, head->isolation))
 		strv_addf(w, "base ran with --isolation %s and head with --isolation %s",
 			  base->isolation, head->isolation);
-	if (base->env.build_id && head->env.build_id) {
-		if (!strcmp(base->env.build_id, head->env.build_id))
-			strv_addf(notes, "base and head have the same build-id: the same binary "
-					 "was measured twice, so every change is noise");
-		else
-			strv_addf(notes, "the build-ids differ, as expected when the code changed");
-	}
+	/* The same build-id is said by the report on a line of its own. */
+	if (base->env.build_id && head->env.build_id && !c->same_build &&
+	    strcmp(base->env.build_id, head->env.build_id) != 0)
+		strv_addf(notes, "the build-ids differ, as expected when the code changed");
 	return w->nomem || notes->nomem ? -ENOMEM : 0;
 }
 
@@ -352,6 +346,7 @@ int results_compare(const struct results_file *base, const struct results_file *
 	struct results_compare_opts def;
 	struct sortable *s = NULL;
 	struct strv w = { 0 }, notes = { 0 };
+	struct results_index bix = { 0 }, hix = { 0 };
 	double *ratios = NULL;
 	size_t n = 0;
 	int r = 0;
@@ -365,24 +360,25 @@ int results_compare(const struct results_file *base, const struct results_file *
 		return -EINVAL;
 	s = calloc(base->n + head->n + 1, sizeof(*s));
 	ratios = calloc(base->n + head->n + 1, sizeof(*ratios));
-	if (!s || !ratios) {
+	if (!s || !ratios || results_index_build(&base, 1, &bix) < 0 ||
+	    results_index_build(&head, 1, &hix) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < head->n; i++) {
 		const struct results_bench *h = &head->benches[i];
 
-		if (find(head, h) != h)
+		if (find(&hix, h) != h)
 			continue;
 		s[n].p.head = h;
-		s[n].p.base = find(base, h);
+		s[n].p.base = find(&bix, h);
 		s[n].idx = n;
 		n++;
 	}
 	for (size_t i = 0; i < base->n; i++) {
 		const struct results_bench *b = &base->benches[i];
 
-		if (find(base, b) != b || find(head, b))
+		if (find(&bix, b) != b || find(&hix, b))
 			continue;
 		s[n].p.base = b;
 		s[n].idx = n;
@@ -415,8 +411,11 @@ int results_compare(const struct results_file *base, const struct results_file *
 		c.has_geomean = true;
 	c.threshold = o->threshold;
 	c.confidence = o->confidence;
+	c.same_build = base->env.build_id && *base->env.build_id && head->env.build_id &&
+		       !strcmp(base->env.build_id, head->env.build_id);
+	c.gate_failed = c.counts[RESULTS_FAILED] || (c.counts[RESULTS_REGRESSED] && !c.same_build);
 
-	r = add_warnings(base, head, &c, &w, &notes);
+	r = add_warnings(base, head, &bix, &hix, &c, &w, &notes);
 	if (r < 0)
 		goto out;
 	c.warnings = w.v;
@@ -428,6 +427,8 @@ int results_compare(const struct results_file *base, const struct results_file *
 	*ret = c;
 	c = (struct results_comparison){ 0 };
 out:
+	results_index_clear(&bix);
+	results_index_clear(&hix);
 	free(c.pairs);
 	strv_free(w.v, w.n);
 	strv_free(notes.v, notes.n);

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "util/atomic.h"
+#include "util/strutil.h"
 #include "results/internal.h"
 #include "results/results.h"
 
@@ -87,41 +88,36 @@ static int check_mismatch(const struct results_file *a, const struct results_fil
 	return 0;
 }
 
+/* A benchmark found twice, reported at its first repeat in file order. */
 static int check_duplicates(struct results_file *const *files, size_t n, char **ret_error)
 {
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < files[i]->n; j++) {
-			const struct results_bench *b = &files[i]->benches[j];
+	const struct results_ref *dup, *first = NULL;
+	struct results_index ix;
+	int r = 0;
 
-			for (size_t k = 0; k <= i; k++)
-				for (size_t m = 0; m < (k == i ? j : files[k]->n); m++) {
-					const struct results_bench *o = &files[k]->benches[m];
-
-					if (strcmp(o->name, b->name) ||
-					    strcmp(o->instrument, b->instrument))
-						continue;
-					if (k == i)
-						return set_error(ret_error, -EEXIST,
-								 "%s: %s (%s) appears twice; pass "
-								 "--allow-duplicates to keep both",
-								 files[i]->path, b->name,
-								 b->instrument);
-					return set_error(ret_error, -EEXIST,
-							 "%s (%s) is in both %s and %s: were "
-							 "the shards given the same --shard? "
-							 "pass --allow-duplicates to keep both",
-							 b->name, b->instrument, files[k]->path,
-							 files[i]->path);
-				}
-		}
-	return 0;
+	if (results_index_build((const struct results_file *const *)files, n, &ix) < 0)
+		return -ENOMEM;
+	dup = results_index_first_duplicate(&ix, &first);
+	if (dup && first->file == dup->file)
+		r = set_error(ret_error, -EEXIST,
+			      "%s: %s (%s) appears twice; pass --allow-duplicates to keep both",
+			      files[dup->file]->path, dup->bench->name, dup->bench->instrument);
+	else if (dup)
+		r = set_error(ret_error, -EEXIST,
+			      "%s (%s) is in both %s and %s: were the shards given the same "
+			      "--shard? pass --allow-duplicates to keep both",
+			      dup->bench->name, dup->bench->instrument, files[first->file]->path,
+			      files[dup->file]->path);
+	results_index_clear(&ix);
+	return r;
 }
 
+/* A failed write's errno is what the user needs (ENOSPC: a full disk). */
 static int fill_doc(FILE *f, void *doc)
 {
-	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
-		return -EIO;
-	fputc('\n', f);
+	errno = 0;
+	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', f) == EOF)
+		return errno > 0 ? -errno : -EIO;
 	return 0;
 }
 
@@ -181,7 +177,7 @@ int results_merge(struct results_file *const *files, size_t n, const char *outpu
 	json_decref(doc);
 	if (r < 0)
 		return set_error(ret_error, r, "%s: cannot write the merged results: %s", output,
-				 strerror(-r));
+				 str_errno(-r));
 	return 0;
 nomem:
 	json_decref(doc);

@@ -73,10 +73,15 @@ struct results_file {
 	struct results_doc *doc;
 };
 
+/* The largest results file read: 1 GiB (docs/results.md). */
+#define RESULTS_MAX_SIZE (1024L * 1024 * 1024)
+
 /*
  * Read and validate the results file at 'path' ("-" is stdin). Returns 0,
  * -errno when it cannot be read, -EINVAL when it is not a valid results
- * document, -ENOMEM. On failure *ret_error (when not NULL) is a one-line
+ * document, -ENOMEM. Never waits on a FIFO without a writer nor reads a
+ * device other than stdin: -EPIPE, -ENODEV, -ESOCKTNOSUPPORT; -EFBIG past
+ * RESULTS_MAX_SIZE. On failure *ret_error (when not NULL) is a one-line
  * message starting with the path, to free.
  */
 int results_load(const char *path, struct results_file **ret, char **ret_error);
@@ -90,6 +95,39 @@ void results_free(struct results_file *f);
 /* Whether an instrument counts exactly (callgrind, perf, memory), so that a
  * comparison needs no significance test: every instrument but walltime. */
 bool results_instrument_exact(const char *instrument);
+
+/* ---- finding benchmarks by name and instrument (index.c) --------------- */
+
+/* A benchmark and where it is: the file's position in the list given to
+ * results_index_build(), and its own in that file. */
+struct results_ref {
+	const struct results_bench *bench;
+	size_t file, pos;
+};
+
+/* Every benchmark of some files, sorted by name and instrument, then by
+ * (file, pos): lookups are O(log n) and the first of a kind comes first. */
+struct results_index {
+	struct results_ref *refs;
+	size_t n;
+};
+
+/* Index the benchmarks of files[0..nfiles). Returns 0 or -ENOMEM; *ret is
+ * written only on success and released with results_index_clear(). */
+int results_index_build(const struct results_file *const *files, size_t nfiles,
+			struct results_index *ret);
+void results_index_clear(struct results_index *ix);
+
+/* The first benchmark (in file order) named 'name' with 'instrument', or
+ * NULL. */
+const struct results_ref *results_index_find(const struct results_index *ix, const char *name,
+					     const char *instrument);
+
+/* The first benchmark, in file order, that repeats an earlier one's name
+ * and instrument, and that earlier one (the first of its kind) in
+ * *ret_first; NULL when every benchmark is unique. */
+const struct results_ref *results_index_first_duplicate(const struct results_index *ix,
+							const struct results_ref **ret_first);
 
 /* ---- comparing two files (compare.c) ---------------------------------- */
 
@@ -141,6 +179,12 @@ struct results_comparison {
 	char **notes; /* sentences for information */
 	size_t nnotes;
 	double threshold, confidence;
+	/* Both files carry the same non-empty build_id: one binary measured
+	 * twice, so a regression is noise and does not fail the gate. */
+	bool same_build;
+	/* What `compare` exits with: a benchmark failed in HEAD, or (unless
+	 * same_build) one regressed beyond the threshold. */
+	bool gate_failed;
 };
 
 /*

@@ -184,3 +184,15 @@ void strv_clear(struct strv *sv)
 	free(sv->v);
 	*sv = (struct strv){ 0 };
 }
+
+const char *str_errno(int errnum)
+{
+	switch (errnum) {
+	case ENOSPC:
+		return "no space left on the device (free some space, or write elsewhere)";
+	case EDQUOT:
+		return "disk quota exceeded (free some space, or write elsewhere)";
+	default:
+		return strerror(errnum);
+	}
+}

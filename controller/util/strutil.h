@@ -26,6 +26,13 @@ bool str_is_printable(const char *s);
  * of the same name earlier in PATH is not a program). */
 bool str_is_executable_file(const char *path);
 
+/*
+ * strerror(errnum) in the words of benchtrap's messages where they differ:
+ * ENOSPC is "no space left on the device (free some space, or write
+ * elsewhere)", EDQUOT likewise. A static string.
+ */
+const char *str_errno(int errnum);
+
 /* The last path component of 'path' (a pointer into it). */
 const char *str_basename(const char *path);
 

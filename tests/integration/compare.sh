@@ -15,7 +15,7 @@ FAST=(--time 0.02 --warmup 0 --sample-time 0.002 --min-samples 5)
 # in base, 'added' only in head, 'empty' measured no time.
 $MK "$TMP/base.json" --seed 1 steady=1000~5 slower=1000~5 faster=1000~5 noisy=1000~400x8 \
 	crash=500~5 gone=10~1 empty=notime exact=1000@callgrind
-$MK "$TMP/head.json" --seed 2 steady=1000~5 slower=1200~5 faster=800~5 noisy=1100~400x8 \
+$MK "$TMP/head.json" --seed 2 --build-id bb steady=1000~5 slower=1200~5 faster=800~5 noisy=1100~400x8 \
 	crash=failed added=10~1 empty=notime exact=1040@callgrind
 
 run compare "$TMP/base.json" "$TMP/head.json" --format json
@@ -31,7 +31,8 @@ expect_json 'not [b for b in d["benchmarks"] if b["name"] == "noisy"][0]["signif
 expect_json 'any("crash failed in head: killed by SIGSEGV" in w for w in d["warnings"])'
 expect_json 'any("empty measured no execution time in head" in w for w in d["warnings"])'
 expect_json 'd["summary"]["benchmarks_in_geomean"] == 5'
-expect_json 'any("same build-id" in n for n in d["notes"])'
+expect_json 'any("build-ids differ" in n for n in d["notes"])'
+expect_json 'd["same_build"] is False and d["gate"] == "fail"'
 
 # Text: the summary sentence, counts, the table, warnings.
 run compare "$TMP/base.json" "$TMP/head.json"
@@ -64,7 +65,7 @@ awk '/^\| benchmark/ { n++ } n == 1 && /^$/ { exit } n == 1' <<<"$out" | grep -q
 
 # No regression, no failure: exit 0. The threshold decides.
 $MK "$TMP/b2.json" --seed 3 a=1000~5 b=2000~5
-$MK "$TMP/h2.json" --seed 4 a=1080~5 b=2000~5
+$MK "$TMP/h2.json" --seed 4 --build-id bb a=1080~5 b=2000~5
 run compare "$TMP/b2.json" "$TMP/h2.json" --threshold 10
 expect_status 0
 expect_out '0 regressed, 0 improved, 2 unchanged'
@@ -73,9 +74,34 @@ expect_status 1
 expect_out '1 regressed'
 run compare "$TMP/b2.json" "$TMP/h2.json" --threshold 5% --format json
 expect_status 1
+# The same build-id in both: one binary measured twice, so a regression is
+# noise and passes the gate, said in one line; a failure in HEAD still fails.
+$MK "$TMP/h2same.json" --seed 4 a=1080~5 b=2000~5
+run compare "$TMP/b2.json" "$TMP/h2same.json" --threshold 5
+expect_status 0
+expect_out '1 regressed'
+expect_out '^base and head have the same build-id: .* no regression fails the gate \(exit 0\)$'
+checks=$((checks + 1))
+[[ $(grep -c 'same build-id' <<<"$out") -eq 1 ]] || fail "the same build-id is said more than once"
+run compare "$TMP/b2.json" "$TMP/h2same.json" --threshold 5 --format markdown
+expect_status 0
+expect_out '^base and head have the same build-id: '
+run compare "$TMP/b2.json" "$TMP/h2same.json" --threshold 5 --format json
+expect_status 0
+expect_json 'd["same_build"] is True and d["gate"] == "pass" and d["summary"]["counts"]["regressed"] == 1'
+$MK "$TMP/h2fail.json" --seed 4 a=1080~5 b=failed
+run compare "$TMP/b2.json" "$TMP/h2fail.json" --format json
+expect_status 1
+expect_json 'd["same_build"] is True and d["gate"] == "fail"'
+# An empty build-id is no build-id.
+$MK "$TMP/b2empty.json" --seed 3 --build-id '' a=1000~5 b=2000~5
+$MK "$TMP/h2empty.json" --seed 4 --build-id '' a=1080~5 b=2000~5
+run compare "$TMP/b2empty.json" "$TMP/h2empty.json" --threshold 5 --format json
+expect_status 1
+expect_json 'd["same_build"] is False'
 # Without raw samples the intervals of the medians decide.
 $MK "$TMP/b3.json" --seed 3 --no-raw a=1000~5
-$MK "$TMP/h3.json" --seed 4 --no-raw a=1300~5
+$MK "$TMP/h3.json" --seed 4 --build-id bb --no-raw a=1300~5
 run compare "$TMP/b3.json" "$TMP/h3.json" --format json
 expect_status 1
 expect_json 'd["benchmarks"][0]["verdict"] == "regressed" and "intervals of the medians" in d["benchmarks"][0]["note"]'
@@ -221,6 +247,12 @@ run run "$EX" --shard 4/3
 expect_usage_error -- '--shard wants K/N'
 run run "$EX" --shard 1/x
 expect_usage_error -- '--shard wants K/N'
+# Numbers beyond 32 bits must not wrap round to a valid shard (2^32 + 1 is
+# not 1), nor may a sign or blanks slip through.
+for bad in 4294967297/4294967298 1/-4294967294 18446744073709551617/3 ' 1/2' '1/ 2' 1/3x; do
+	run run "$EX" --shard "$bad"
+	expect_usage_error -- '--shard wants K/N'
+done
 # A shard may hold nothing: an empty, valid results file.
 run run "$EX" "${FAST[@]}" --bench empty --shard "$(
 	for k in 1 2 3 4 5; do

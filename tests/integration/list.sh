@@ -91,6 +91,30 @@ expect_usage_error 'is a directory'
 printf '#!/bin/sh\necho hi\n' >"$TMP/script"
 run list "$TMP/script"
 expect_usage_error 'not an ELF binary'
+# A corrupt registry: the benchtrap_registry section (found with readelf)
+# overwritten with garbage. Its functions are still listed, with one note;
+# its benchmarks cannot be, and list and run say why.
+cp "$FX/stub_static_O2" "$TMP/bad-registry"
+read -r off size < <(readelf -SW "$TMP/bad-registry" |
+	awk '$2 == "benchtrap_registry" { print $5, $6 } $3 == "benchtrap_registry" { print $6, $7 }')
+[[ -n ${off:-} && -n ${size:-} ]] || fail "no benchtrap_registry section in stub_static_O2"
+yes garbage | head -c $((16#$size)) |
+	dd of="$TMP/bad-registry" bs=1 seek=$((16#$off)) conv=notrunc status=none
+run list "$TMP/bad-registry" --symbols --filter fixture_known_function
+expect_status 0
+expect_out ' bad-registry +fixture_known_function$'
+checks=$((checks + 1))
+[[ $(printf '%s\n' "$err" | wc -l) -eq 1 ]] || fail "expected one note line on stderr"
+expect_err '^benchtrap: note: .*bad-registry: its benchtrap_registry section is corrupt'
+run list "$TMP/bad-registry" --symbols --filter fixture_known_function --json
+expect_status 0
+expect_json 'd["registry"] == "corrupt" and [s["name"] for s in d["symbols"]] == ["fixture_known_function"]'
+run list "$FX/stub_static_O2" --symbols --filter fixture_known_function --json
+expect_json 'd["registry"] == "ok"'
+run list "$TMP/bad-registry"
+expect_usage_error 'bad-registry: its benchtrap_registry section is corrupt, so its benchmarks cannot be read'
+run run "$TMP/bad-registry"
+expect_usage_error 'bad-registry: its benchtrap_registry section is corrupt, so its benchmarks cannot be read'
 head -c 2000 "$FX/stub_pie_O2" >"$TMP/truncated"
 run list "$TMP/truncated"
 expect_usage_error 'truncated ELF'

@@ -99,6 +99,64 @@ run observe --symbol fib --pid 999999999
 expect_usage_error "--pid wants a process id|no process"
 run observe --symbol fib --pid 4194000
 expect_usage_error 'no process 4194000'
+# Every bad input is one line, even with a pattern that matches nothing
+# (whose note must not come before the error).
+NOMATCH=(--symbol fib --symbol no_such_function_anywhere)
+cp "$RECURSE" "$TMP/not-executable"
+chmod a-x "$TMP/not-executable"
+printf 'just text\n' >"$TMP/not-elf"
+chmod +x "$TMP/not-elf"
+run observe "${NOMATCH[@]}" -- "$TMP/no-such-program"
+expect_usage_error 'no such file'
+run observe "${NOMATCH[@]}" -- "$TMP"
+expect_usage_error 'is a directory'
+run observe "${NOMATCH[@]}" -- "$TMP/not-elf"
+expect_usage_error 'not an ELF binary'
+run observe "${NOMATCH[@]}" -- "$TMP/not-executable"
+expect_usage_error 'cannot execute .*not-executable: Permission denied'
+run observe "${NOMATCH[@]}" -- no-such-command-anywhere
+expect_usage_error 'command not found'
+for pid in 0 -1 abc '' 1x 99999999999999999999; do
+	run observe "${NOMATCH[@]}" --pid "$pid"
+	expect_usage_error "--pid wants a process id, not '$pid'"
+done
+run observe "${NOMATCH[@]}" --pid 4194000
+expect_usage_error 'no process 4194000'
+run observe "${NOMATCH[@]}" --duration bad --pid 1
+expect_usage_error "--duration wants seconds"
+run observe "${NOMATCH[@]}" --no-such-option -- "$RECURSE"
+expect_usage_error "unknown option '--no-such-option'"
+run observe "${NOMATCH[@]}"
+expect_usage_error 'what to observe\?'
+run observe "${NOMATCH[@]}" --
+expect_usage_error "'--' must be followed by the command"
+# A process that exited and was not reaped: no program left to observe.
+(sleep 0.1 & exec sleep 30) &
+zparent=$!
+for _ in $(seq 100); do
+	zombie=$(pgrep -P "$zparent" || true)
+	[[ -n $zombie && $(awk '{print $3}' "/proc/$zombie/stat" 2>/dev/null) == Z ]] && break
+	sleep 0.1
+done
+run observe "${NOMATCH[@]}" --pid "$zombie"
+expect_usage_error "process $zombie runs no program to observe"
+kill "$zparent"
+wait "$zparent" 2>/dev/null
+# A process another tracer holds cannot be traced.
+"$OBS/forever" >/dev/null &
+victim=$!
+"$BENCHTRAP" observe --symbol tick --pid "$victim" --duration 30 >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 100); do
+	[[ $(awk '/^TracerPid:/ {print $2}' "/proc/$victim/status") != 0 ]] && break
+	sleep 0.1
+done
+run observe "${NOMATCH[@]}" --pid "$victim" --duration 1
+expect_usage_error "not allowed to trace process $victim"
+kill -INT "$holder"
+wait "$holder" 2>/dev/null
+kill "$victim"
+wait "$victim" 2>/dev/null
 
 # ---- recursion, longjmp, the program's output and status -----------------------------
 run observe --symbol fib --symbol bail_out --output "$TMP/obs.json" -- "$RECURSE" 10 3

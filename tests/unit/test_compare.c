@@ -115,6 +115,142 @@ static struct results_compare_opts opts_with(double threshold)
 	return o;
 }
 
+/* ---- pairing by name and instrument ------------------------------------- */
+
+static bool has_warning(const struct results_comparison *c, const char *w)
+{
+	for (size_t i = 0; i < c->nwarnings; i++)
+		if (!strcmp(c->warnings[i], w))
+			return true;
+	return false;
+}
+
+/* The index finds the first of a name and instrument, and the first repeat
+ * in file order across several files. */
+static void test_index(void **state)
+{
+	struct results_file *f[2] = { file_new(), file_new() };
+	const struct results_ref *r, *first = NULL;
+	struct results_index ix;
+
+	(void)state;
+	add_bench(f[0], "m", "walltime", 1);
+	add_bench(f[0], "a", "walltime", 1);
+	add_bench(f[0], "a", "callgrind", 1);
+	add_bench(f[0], "z", "walltime", 1);
+	add_bench(f[1], "q", "walltime", 1);
+	add_bench(f[1], "z", "walltime", 1); /* the first repeat in order */
+	add_bench(f[1], "a", "walltime", 1);
+	add_bench(f[1], "m", "walltime", 1);
+	assert_int_equal(results_index_build((const struct results_file *const *)f, 2, &ix), 0);
+	assert_int_equal(ix.n, 8);
+	r = results_index_find(&ix, "a", "walltime");
+	assert_non_null(r);
+	assert_ptr_equal(r->bench, &f[0]->benches[1]);
+	r = results_index_find(&ix, "a", "callgrind");
+	assert_non_null(r);
+	assert_int_equal(r->pos, 2);
+	r = results_index_find(&ix, "q", "walltime");
+	assert_non_null(r);
+	assert_int_equal(r->file, 1);
+	assert_null(results_index_find(&ix, "a", "perf"));
+	assert_null(results_index_find(&ix, "b", "walltime"));
+	assert_null(results_index_find(&ix, "", "walltime"));
+	assert_null(results_index_find(&ix, "zz", "walltime"));
+	r = results_index_first_duplicate(&ix, &first);
+	assert_non_null(r);
+	assert_string_equal(r->bench->name, "z");
+	assert_int_equal(r->file, 1);
+	assert_int_equal(r->pos, 1);
+	assert_int_equal(first->file, 0);
+	assert_int_equal(first->pos, 3);
+	results_index_clear(&ix);
+
+	/* One file, no repeats. */
+	assert_int_equal(results_index_build((const struct results_file *const *)f, 1, &ix), 0);
+	assert_null(results_index_first_duplicate(&ix, &first));
+	results_index_clear(&ix);
+	results_free(f[0]);
+	results_free(f[1]);
+}
+
+/* Pairs keep the order of the files (head's, then base's own), repeated
+ * benchmarks are paired by their first copy and warned about, whatever the
+ * order of the names. */
+static void test_pairing_order_and_duplicates(void **state)
+{
+	static const char *const head_names[] = { "k", "c", "x", "a", "c", "q", "b" };
+	static const char *const base_names[] = { "q", "zz", "b", "a", "b", "k", "c", "m" };
+	/* Measured in both by head's order, then missing by base's, then new. */
+	static const char *const order[] = { "k", "c", "a", "q", "b", "zz", "m", "x" };
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_comparison c;
+
+	(void)state;
+	free(base->path);
+	free(head->path);
+	base->path = strdup("base.json");
+	head->path = strdup("head.json");
+	/* Every value equal: every ratio 1, so the files' order decides. */
+	for (size_t i = 0; i < ARRAY_SIZE(head_names); i++)
+		add_bench(head, head_names[i], "callgrind", 100)->stats.samples = i;
+	for (size_t i = 0; i < ARRAY_SIZE(base_names); i++)
+		add_bench(base, base_names[i], "callgrind", 100)->stats.samples = i;
+	assert_int_equal(results_compare(base, head, NULL, &c), 0);
+	assert_int_equal(c.n, ARRAY_SIZE(order));
+	for (size_t i = 0; i < c.n; i++)
+		assert_string_equal(c.pairs[i].name, order[i]);
+	/* The first copy of each: head's c at 1, base's b at 2. */
+	assert_int_equal(pair(&c, "c")->head->stats.samples, 1);
+	assert_int_equal(pair(&c, "c")->base->stats.samples, 6);
+	assert_int_equal(pair(&c, "b")->base->stats.samples, 2);
+	assert_int_equal(pair(&c, "x")->verdict, RESULTS_NEW);
+	assert_int_equal(pair(&c, "zz")->verdict, RESULTS_MISSING);
+	assert_int_equal(pair(&c, "m")->verdict, RESULTS_MISSING);
+	assert_true(has_warning(&c, "c (callgrind) appears more than once in head.json: the first "
+				    "is compared"));
+	assert_true(has_warning(&c, "b (callgrind) appears more than once in base.json: the first "
+				    "is compared"));
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
+/* merge names the first repeat in file order, and the earliest copy of it. */
+static void test_merge_duplicates(void **state)
+{
+	struct results_file *f[3] = { file_new(), file_new(), file_new() };
+	char *msg = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		free(f[i]->path);
+		assert_int_not_equal(asprintf(&f[i]->path, "shard%zu.json", i + 1), -1);
+	}
+	add_bench(f[0], "x", "walltime", 1);
+	add_bench(f[0], "y", "walltime", 1);
+	add_bench(f[1], "w", "walltime", 1);
+	add_bench(f[1], "y", "callgrind", 1); /* another instrument: no repeat */
+	add_bench(f[2], "v", "walltime", 1);
+	add_bench(f[2], "y", "walltime", 1);
+	add_bench(f[2], "x", "walltime", 1);
+	assert_int_equal(results_merge(f, 3, "/nonexistent/out.json", 0, &msg), -EEXIST);
+	assert_string_equal(msg, "y (walltime) is in both shard1.json and shard3.json: were the "
+				 "shards given the same --shard? pass --allow-duplicates to keep "
+				 "both");
+	free(msg);
+	msg = NULL;
+
+	/* Within one file, before the later files' repeats. */
+	add_bench(f[1], "w", "walltime", 1);
+	assert_int_equal(results_merge(f, 3, "/nonexistent/out.json", 0, &msg), -EEXIST);
+	assert_string_equal(msg, "shard2.json: w (walltime) appears twice; pass "
+				 "--allow-duplicates to keep both");
+	free(msg);
+	for (size_t i = 0; i < 3; i++)
+		results_free(f[i]);
+}
+
 /* ---- parsing -------------------------------------------------------------- */
 
 static const char good_doc[] =
@@ -599,6 +735,9 @@ int main(void)
 		cmocka_unit_test(test_env_diff),
 		cmocka_unit_test(test_shard_hash),
 		cmocka_unit_test(test_shard_partition),
+		cmocka_unit_test(test_index),
+		cmocka_unit_test(test_pairing_order_and_duplicates),
+		cmocka_unit_test(test_merge_duplicates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
