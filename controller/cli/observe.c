@@ -13,6 +13,7 @@
 #include "observe/observe.h"
 #include "report/report.h"
 #include "trace/trace.h"
+#include "util/atomic.h"
 #include "util/match.h"
 #include "cli/cli.h"
 
@@ -340,6 +341,11 @@ int cli_observe(int argc, char **argv)
 		exit_code = r < 0 ? EXIT_OK : r;
 		goto out;
 	}
+	/* Checked before the program runs, not after. */
+	if (o.output && (r = atomic_check(o.output)) < 0) {
+		cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
+		goto out;
+	}
 
 	if (o.pid) {
 		char link[64];
@@ -488,7 +494,7 @@ int cli_observe(int argc, char **argv)
 	if (o.output) {
 		r = report_observe_json_file(&rep, o.output);
 		if (r < 0) {
-			cli_error("%s: cannot write results: %s", o.output, strerror(-r));
+			cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
 			exit_code = EXIT_USAGE;
 		}
 	}

@@ -17,6 +17,7 @@
 #include "report/report.h"
 #include "results/results.h"
 #include "trace/trace.h"
+#include "util/atomic.h"
 #include "util/match.h"
 #include "util/strutil.h"
 #include "cli/cli.h"
@@ -394,6 +395,7 @@ static void on_event(const struct measure_event *ev, void *userdata)
 static void on_fatal_signal(int sig)
 {
 	trace_kill_all();
+	atomic_cleanup();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -645,6 +647,15 @@ int cli_run(int argc, char **argv)
 		exit_code = r < 0 ? EXIT_OK : r;
 		goto out;
 	}
+	/* Output paths are checked before anything is measured. */
+	if (o.output && (r = atomic_check(o.output)) < 0) {
+		cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
+		goto out;
+	}
+	if (o.markers && (r = atomic_open_stream(o.markers, &hs.markers)) < 0) {
+		cli_error("%s: cannot write markers: %s", o.markers, atomic_strerror(r));
+		goto out;
+	}
 	if (cli_open_binary(o.binary, &ef) != 0)
 		goto out;
 
@@ -697,13 +708,6 @@ int cli_run(int argc, char **argv)
 		.quiet_stdio = !o.show_output,
 	};
 
-	if (o.markers) {
-		hs.markers = fopen(o.markers, "we");
-		if (!hs.markers) {
-			cli_error("%s: cannot write markers: %s", o.markers, strerror(errno));
-			goto out;
-		}
-	}
 	hs.progress = isatty(STDERR_FILENO) && o.format == FMT_TEXT;
 	hs.total = specs.n;
 	results = calloc(specs.n ? specs.n : 1, sizeof(*results));
@@ -781,13 +785,14 @@ int cli_run(int argc, char **argv)
 	if (o.output) {
 		r = report_write_json_file(&rep, o.output);
 		if (r < 0) {
-			cli_error("%s: cannot write results: %s", o.output, strerror(-r));
+			cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
 			exit_code = EXIT_USAGE;
 		}
 	}
 out:
 	if (hs.markers && fclose(hs.markers) != 0 && exit_code != EXIT_USAGE)
-		exit_code = cli_error("%s: cannot write markers: %s", o.markers, strerror(errno));
+		exit_code = cli_error("%s: cannot write markers: %s", o.markers,
+				      atomic_strerror(errno));
 	report_env_clear(&rep.env);
 	for (size_t i = 0; results && i < specs.n; i++)
 		bench_result_clear(&results[i]);
