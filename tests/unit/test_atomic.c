@@ -254,9 +254,9 @@ static void test_strerror(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_check),	cmocka_unit_test(test_regular),
+		cmocka_unit_test(test_check),	 cmocka_unit_test(test_regular),
 		cmocka_unit_test(test_symlinks), cmocka_unit_test(test_devices),
-		cmocka_unit_test(test_fifo),	cmocka_unit_test(test_strerror),
+		cmocka_unit_test(test_fifo),	 cmocka_unit_test(test_strerror),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
