@@ -27,7 +27,7 @@ static const struct command {
 	{ "observe", cli_observe, "time every call of functions in a real run, or attached",
 	  true },
 	{ "compare", cli_compare, "compare two results files: verdicts, a CI gate" },
-	{ "merge", cli_merge, "join the results files of shards into one" },
+	{ "merge", cli_merge, "join the results files of shards into one", true },
 	{ "export", cli_export, "a results file for Bencher, Google Benchmark, gab" },
 };
 

@@ -2,11 +2,13 @@
 /* benchtrap merge: join the results files of shards into one. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "results/results.h"
+#include "util/atomic.h"
 #include "cli/cli.h"
 
 static const char usage[] =
@@ -16,7 +18,8 @@ static const char usage[] =
 	"Join results files into one, typically the shards of one suite that N CI\n"
 	"machines ran with `benchtrap run --shard K/N`. The output keeps the first\n"
 	"file's environment and run settings, every file's benchmarks in the order\n"
-	"given, and lists the inputs in run.merged_from. It is written atomically.\n"
+	"given, and lists the inputs in run.merged_from. It is written atomically\n"
+	"(a device, FIFO or /dev/stdout is written through), and checked first.\n"
 	"\n"
 	"Refused unless told otherwise:\n"
 	"  - a benchmark (name and instrument) found twice: two shards overlap\n"
@@ -37,6 +40,24 @@ static const char usage[] =
 	"\n"
 	"exit status: 0 merged, 2 bad usage or bad input (an unreadable or\n"
 	"malformed file, a duplicate, a mismatch, an unwritable output)\n";
+
+/* Interrupted while the output is written: no temporary file is left. */
+static void on_fatal_signal(int sig)
+{
+	atomic_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_signal_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
 
 enum { OPT_OUTPUT = 0x100, OPT_ALLOW_DUPLICATES, OPT_ALLOW_MISMATCH, OPT_FORCE };
 
@@ -96,6 +117,13 @@ int cli_merge(int argc, char **argv)
 		cli_error("merge: where to? add --output FILE");
 		goto out;
 	}
+	r = atomic_check(output);
+	if (r < 0) {
+		cli_error("merge: %s: cannot write the merged results: %s", output,
+			  atomic_strerror(r));
+		goto out;
+	}
+	install_signal_handlers();
 	files = calloc(npaths, sizeof(*files));
 	if (!files) {
 		cli_error("out of memory");

@@ -13,6 +13,7 @@
 #include "observe/observe.h"
 #include "report/report.h"
 #include "trace/trace.h"
+#include "util/atomic.h"
 #include "util/launch.h"
 #include "util/match.h"
 #include "util/strutil.h"
@@ -49,7 +50,9 @@ static const char usage[] =
 	"output (the table goes to stderr when a command runs, so that the program's\n"
 	"stdout stays its own; to stdout with --pid):\n"
 	"  --format FMT        text (default), json or markdown\n"
-	"  --output FILE       also write the results document to FILE, atomically\n"
+	"  --output FILE       also write the results document to FILE, checked before\n"
+	"                      the program starts: a file is replaced atomically, a\n"
+	"                      device, FIFO or /dev/stdout written through\n"
 	"                      (instrument \"observe\"; docs/observe.md)\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -346,6 +349,11 @@ int cli_observe(int argc, char **argv)
 		exit_code = r < 0 ? EXIT_OK : r;
 		goto out;
 	}
+	/* Checked before the program runs, not after. */
+	if (o.output && (r = atomic_check(o.output)) < 0) {
+		cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
+		goto out;
+	}
 
 	if (o.pid) {
 		char link[64];
@@ -510,7 +518,7 @@ int cli_observe(int argc, char **argv)
 	if (o.output) {
 		r = report_observe_json_file(&rep, o.output);
 		if (r < 0) {
-			cli_error("%s: cannot write results: %s", o.output, str_errno(-r));
+			cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
 			exit_code = EXIT_USAGE;
 		}
 	}

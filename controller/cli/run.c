@@ -17,6 +17,7 @@
 #include "report/report.h"
 #include "results/results.h"
 #include "trace/trace.h"
+#include "util/atomic.h"
 #include "util/launch.h"
 #include "util/match.h"
 #include "util/strutil.h"
@@ -75,8 +76,9 @@ static const char usage[] =
 	"output:\n"
 	"  --format FMT        text (default), json (the results document on stdout)\n"
 	"                      or markdown\n"
-	"  --output FILE       also write the results document to FILE, atomically\n"
-	"                      (schema: docs/results.md)\n"
+	"  --output FILE       also write the results document to FILE, checked before\n"
+	"                      measuring: a file is replaced atomically, a device,\n"
+	"                      FIFO or /dev/stdout written through (docs/results.md)\n"
 	"  --markers FILE      write start/end markers of every benchmark and sample as\n"
 	"                      JSON lines (CLOCK_MONOTONIC ns, pid, name)\n"
 	"  -h, --help          show this help\n"
@@ -401,6 +403,7 @@ static void on_event(const struct measure_event *ev, void *userdata)
 static void on_fatal_signal(int sig)
 {
 	launch_terminate();
+	atomic_cleanup();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -674,6 +677,15 @@ int cli_run(int argc, char **argv)
 		exit_code = r < 0 ? EXIT_OK : r;
 		goto out;
 	}
+	/* Output paths are checked before anything is measured. */
+	if (o.output && (r = atomic_check(o.output)) < 0) {
+		cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
+		goto out;
+	}
+	if (o.markers && (r = atomic_open_stream(o.markers, &hs.markers)) < 0) {
+		cli_error("%s: cannot write markers: %s", o.markers, atomic_strerror(r));
+		goto out;
+	}
 	if (cli_open_binary(o.binary, &ef) != 0)
 		goto out;
 
@@ -727,13 +739,6 @@ int cli_run(int argc, char **argv)
 		.input = o.input,
 	};
 
-	if (o.markers) {
-		hs.markers = fopen(o.markers, "we");
-		if (!hs.markers) {
-			cli_error("%s: cannot write markers: %s", o.markers, strerror(errno));
-			goto out;
-		}
-	}
 	hs.progress = isatty(STDERR_FILENO) && o.format == FMT_TEXT;
 	hs.total = specs.n;
 	results = calloc(specs.n ? specs.n : 1, sizeof(*results));
@@ -811,13 +816,14 @@ int cli_run(int argc, char **argv)
 	if (o.output) {
 		r = report_write_json_file(&rep, o.output);
 		if (r < 0) {
-			cli_error("%s: cannot write results: %s", o.output, strerror(-r));
+			cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
 			exit_code = EXIT_USAGE;
 		}
 	}
 out:
 	if (hs.markers && fclose(hs.markers) != 0 && exit_code != EXIT_USAGE)
-		exit_code = cli_error("%s: cannot write markers: %s", o.markers, strerror(errno));
+		exit_code = cli_error("%s: cannot write markers: %s", o.markers,
+				      atomic_strerror(errno));
 	report_env_clear(&rep.env);
 	for (size_t i = 0; results && i < specs.n; i++)
 		bench_result_clear(&results[i]);

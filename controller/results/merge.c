@@ -177,7 +177,7 @@ int results_merge(struct results_file *const *files, size_t n, const char *outpu
 	json_decref(doc);
 	if (r < 0)
 		return set_error(ret_error, r, "%s: cannot write the merged results: %s", output,
-				 str_errno(-r));
+				 atomic_strerror(r));
 	return 0;
 nomem:
 	json_decref(doc);

@@ -2,38 +2,116 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/strutil.h"
 #include "util/atomic.h"
 
-static mode_t creation_mode(const char *path)
-{
-	struct stat st;
-	mode_t mask;
+/* How a path is written: replaced by rename, or written through an open fd. */
+enum kind { KIND_REPLACE, KIND_THROUGH };
 
-	if (stat(path, &st) == 0)
-		return st.st_mode & 07777;
-	mask = umask(0);
-	umask(mask);
-	return 0666 & ~mask;
+/*
+ * The temporary file of the atomic_write() under way, for atomic_cleanup().
+ * Both are changed only with the fatal signals blocked, so a handler sees
+ * either no temporary file or a complete name of one that exists.
+ */
+static char tmp_path[PATH_MAX];
+static volatile sig_atomic_t tmp_live;
+
+/* Devices and FIFOs opened by atomic_check(), by the path string checked. */
+static struct {
+	char *path;
+	int fd;
+} held[4];
+
+static void block_fatal_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &set, old);
 }
 
-static void sync_directory(const char *path)
+static void restore_signals(const sigset_t *old)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd;
+	int saved = errno;
+
+	sigprocmask(SIG_SETMASK, old, NULL);
+	errno = saved;
+}
+
+void atomic_cleanup(void)
+{
+	if (tmp_live)
+		unlink(tmp_path);
+}
+
+/* Create "<file>.XXXXXX" and make it the one atomic_cleanup() removes. */
+static int temp_create(const char *file, int *ret_fd)
+{
+	sigset_t old;
+	int fd, r = 0;
+
+	block_fatal_signals(&old);
+	if (snprintf(tmp_path, sizeof(tmp_path), "%s.XXXXXX", file) >= (int)sizeof(tmp_path)) {
+		r = -ENAMETOOLONG;
+	} else {
+		fd = mkostemp(tmp_path, O_CLOEXEC);
+		if (fd < 0)
+			r = -errno;
+		else
+			tmp_live = 1;
+	}
+	restore_signals(&old);
+	if (r == 0)
+		*ret_fd = fd;
+	return r;
+}
+
+/* Rename the temporary file over 'file' (when 'keep'), or remove it. */
+static int temp_finish(const char *file, bool keep)
+{
+	sigset_t old;
+	int r = 0;
+
+	block_fatal_signals(&old);
+	if (keep && rename(tmp_path, file) < 0)
+		r = -errno;
+	if (!keep || r < 0)
+		unlink(tmp_path);
+	tmp_live = 0;
+	restore_signals(&old);
+	return r;
+}
+
+static void dir_of(const char *file, char *dir, size_t size)
+{
+	const char *slash = strrchr(file, '/');
 
 	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
+		snprintf(dir, size, ".");
+	else if (slash == file)
+		snprintf(dir, size, "/");
 	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+		snprintf(dir, size, "%.*s", (int)(slash - file), file);
+}
+
+static void sync_directory(const char *file)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	dir_of(file, dir, sizeof(dir));
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		fsync(fd);
@@ -41,36 +119,377 @@ static void sync_directory(const char *path)
 	}
 }
 
+/* Can a file be created next to 'file'? Asks the file system itself (an
+ * unnamed O_TMPFILE, else a named temporary file removed at once), so that a
+ * read-only mount or /proc answer as they will at the end. */
+static int probe_directory(const char *file)
+{
+	char dir[PATH_MAX];
+	int fd, r;
+
+	dir_of(file, dir, sizeof(dir));
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	r = temp_create(file, &fd);
+	if (r == -ENOENT) {
+		struct stat st;
+
+		/* The directory is there, yet takes no new names (/proc). */
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			r = -EPERM;
+	}
+	if (r < 0)
+		return r;
+	close(fd);
+	return temp_finish(file, false);
+}
+
+/*
+ * Follow symbolic links from 'path' to the name of the file they lead to,
+ * which need not exist yet. A relative link is relative to its directory.
+ */
+static int resolve_links(const char *path, char *ret, size_t size)
+{
+	char cur[PATH_MAX], link[PATH_MAX];
+	struct stat st;
+	int hops = 0;
+
+	if (strlen(path) >= sizeof(cur))
+		return -ENAMETOOLONG;
+	strcpy(cur, path);
+	for (;;) {
+		if (lstat(cur, &st) < 0) {
+			if (errno != ENOENT)
+				return -errno;
+			break;
+		}
+		if (!S_ISLNK(st.st_mode))
+			break;
+		if (++hops > 40)
+			return -ELOOP;
+
+		ssize_t n = readlink(cur, link, sizeof(link) - 1);
+
+		if (n < 0)
+			return -errno;
+		link[n] = '\0';
+		if (link[0] == '/') {
+			memcpy(cur, link, (size_t)n + 1);
+		} else {
+			char *slash = strrchr(cur, '/');
+			size_t dirlen = slash ? (size_t)(slash - cur) + 1 : 0;
+
+			if (dirlen + (size_t)n >= sizeof(cur))
+				return -ENAMETOOLONG;
+			memcpy(cur + dirlen, link, (size_t)n + 1);
+		}
+	}
+	if (strlen(cur) >= size)
+		return -ENAMETOOLONG;
+	strcpy(ret, cur);
+	return 0;
+}
+
+/*
+ * How to write 'path'; for KIND_REPLACE, 'file' (PATH_MAX) gets the name to
+ * rename over, links resolved, and its directory has been probed.
+ */
+static int classify(const char *path, enum kind *ret_kind, char *file)
+{
+	struct stat st, fst;
+	int r;
+
+	if (!*path)
+		return -ENOENT;
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		/* Nothing there yet, or a link to nothing: create what it names. */
+		r = resolve_links(path, file, PATH_MAX);
+		if (r == 0)
+			r = probe_directory(file);
+		if (r == 0)
+			*ret_kind = KIND_REPLACE;
+		return r;
+	}
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+		*ret_kind = KIND_THROUGH;
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode))
+		return -EOPNOTSUPP;
+	/* A regular file is replaced under the name the links lead to. A file
+	 * reached through /proc/PID/fd with no name left (deleted) cannot be:
+	 * it is written through. */
+	r = resolve_links(path, file, PATH_MAX);
+	if (r == 0 && stat(file, &fst) == 0 && fst.st_dev == st.st_dev && fst.st_ino == st.st_ino) {
+		r = probe_directory(file);
+		if (r == 0)
+			*ret_kind = KIND_REPLACE;
+		return r;
+	}
+	*ret_kind = KIND_THROUGH;
+	return 0;
+}
+
+/* Open a device, FIFO or pipe for writing; a FIFO without a reader gives
+ * -ENXIO instead of blocking. */
+static int open_through(const char *path, int *ret_fd)
+{
+	int fd, flags;
+
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static int take_held(const char *path)
+{
+	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		if (held[i].path && !strcmp(held[i].path, path)) {
+			int fd = held[i].fd;
+
+			free(held[i].path);
+			held[i].path = NULL;
+			return fd;
+		}
+	return -1;
+}
+
+static bool is_held(const char *path)
+{
+	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		if (held[i].path && !strcmp(held[i].path, path))
+			return true;
+	return false;
+}
+
+static void hold(const char *path, int fd)
+{
+	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		if (!held[i].path) {
+			held[i].path = strdup(path);
+			if (held[i].path) {
+				held[i].fd = fd;
+				return;
+			}
+			break;
+		}
+	close(fd); /* opened again when written */
+}
+
+int atomic_check(const char *path)
+{
+	char file[PATH_MAX];
+	enum kind kind;
+	int fd, r;
+
+	if (is_held(path))
+		return 0;
+	r = classify(path, &kind, file);
+	if (r < 0 || kind == KIND_REPLACE)
+		return r;
+	r = open_through(path, &fd);
+	if (r == 0)
+		hold(path, fd);
+	return r;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static mode_t creation_mode(const char *file)
+{
+	struct stat st;
+	mode_t mask;
+
+	if (stat(file, &st) == 0)
+		return st.st_mode & 07777;
+	mask = umask(0);
+	umask(mask);
+	return 0666 & ~mask;
+}
+
+static int replace(const char *file, const char *buf, size_t len)
+{
+	int fd, r;
+
+	r = temp_create(file, &fd);
+	if (r < 0)
+		return r;
+	r = fchmod(fd, creation_mode(file)) < 0 ? -errno : 0;
+	if (r == 0)
+		r = write_all(fd, buf, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	/* Kept or removed, the first error is the one to report. */
+	int f = temp_finish(file, r == 0);
+
+	if (r == 0)
+		r = f;
+	if (r == 0)
+		sync_directory(file);
+	return r;
+}
+
+/* A regular file written through (no name to rename over) is emptied
+ * first; devices and pipes have nothing to empty. */
+static int truncate_file(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static int write_through(int fd, const char *buf, size_t len)
+{
+	int r = truncate_file(fd);
+
+	if (r == 0)
+		r = write_all(fd, buf, len);
+
+	/* Devices and pipes cannot be synced (EINVAL); a file can. */
+	if (r == 0 && fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
+		r = -errno;
+	if (close(fd) < 0 && r == 0 && errno != EINTR)
+		r = -errno;
+	return r;
+}
+
+static int write_out(const char *path, const char *buf, size_t len)
+{
+	char file[PATH_MAX];
+	enum kind kind;
+	int fd, r;
+
+	fd = take_held(path);
+	if (fd >= 0)
+		return write_through(fd, buf, len);
+	r = classify(path, &kind, file);
+	if (r < 0)
+		return r;
+	if (kind == KIND_REPLACE)
+		return replace(file, buf, len);
+	r = open_through(path, &fd);
+	if (r < 0)
+		return r;
+	return write_through(fd, buf, len);
+}
+
 int atomic_write(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx)
 {
-	char tmp[PATH_MAX];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int r;
+
+	/* The document is made in memory first: a failed fill writes nothing,
+	 * and the write's own error (ENOSPC, EPIPE) is what is reported. */
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return -errno;
+	r = fill(m, ctx);
+	if (fclose(m) != 0 && r == 0)
+		r = -ENOMEM;
+	if (r == 0)
+		r = write_out(path, buf, len);
+	free(buf);
+	return r;
+}
+
+int atomic_open_stream(const char *path, FILE **ret_f)
+{
 	FILE *f;
 	int fd, r;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	r = atomic_check(path);
+	if (r < 0)
+		return r;
+	fd = take_held(path);
+	if (fd < 0) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0666);
+		if (fd < 0)
+			return -errno;
+	} else if ((r = truncate_file(fd)) < 0) {
+		close(fd);
+		return r;
+	}
 	f = fdopen(fd, "w");
 	if (!f) {
 		r = -errno;
 		close(fd);
-		unlink(tmp);
 		return r;
 	}
-	r = fchmod(fd, creation_mode(path)) < 0 ? -errno : 0;
-	if (r == 0)
-		r = fill(f, ctx);
-	if (fflush(f) != 0 || fsync(fd) != 0)
-		r = r ? r : -errno;
-	if (fclose(f) != 0)
-		r = r ? r : -errno;
-	if (r == 0 && rename(tmp, path) != 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	else
-		sync_directory(path);
-	return r;
+	*ret_f = f;
+	return 0;
+}
+
+const char *atomic_strerror(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case EISDIR:
+		return "is a directory (name a file in it)";
+	case ENOENT:
+		return "no such directory (create it first)";
+	case ENOTDIR:
+		return "a part of the path is not a directory";
+	case EACCES:
+		return "permission denied (choose a place you may write to)";
+	case EPERM:
+		return "no file can be created there (choose another place)";
+	case EROFS:
+		return "read-only file system (choose a writable place)";
+	case ENOSPC:
+	case EDQUOT:
+		return str_errno(err < 0 ? -err : err);
+	case ENXIO:
+		return "nothing reads from it (start the FIFO's reader first)";
+	case EPIPE:
+		return "its reader went away";
+	case EOPNOTSUPP:
+		return "neither a file, a FIFO nor a character device (name a file)";
+	case ELOOP:
+		return "too many levels of symbolic links";
+	case ENAMETOOLONG:
+		return "file name too long";
+	case ENOMEM:
+		return "out of memory";
+	default:
+		return strerror(err < 0 ? -err : err);
+	}
 }
