@@ -76,7 +76,7 @@ runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$log")
 time=$(sed -nE 's/^Done [0-9]+ runs in ([0-9]+) second.*/\1/p' "$log")
 found=$((after - before))
 printf 'fuzz-%s: %s executions in %s s, cov %s, ft %s, corpus %s, findings %s%s\n' \
-	"$name" "${runs:-?}" "${time:-$seconds}" "${cov:-?}" "${ft:-?}" "${corp:-?}" \
+	"$name" "${runs:-?}" "${time:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" \
 	"$found" "$( ((found || rc)) && echo " (see $out/findings/ and $log)")" |
 	tee "$out/summary"
 if ((rc != 0)); then
