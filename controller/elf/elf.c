@@ -232,7 +232,8 @@ static void read_build_id(struct elf_file *ef)
 		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
 
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			/* An empty descriptor is no build-id. */
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || nh.n_descsz == 0 ||
 			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) != 0)
 				continue;
 			ef->build_id = malloc(nh.n_descsz * 2 + 1);

@@ -384,6 +384,42 @@ static void test_bad_files(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A GNU build-id note with an empty descriptor is no build-id (it was read
+ * as an unterminated string). */
+static void test_empty_build_id(void **state)
+{
+	struct elf_file *ef = NULL;
+	struct stat st;
+	unsigned char *image, *p;
+	FILE *f;
+	bool found = false;
+
+	assert_int_equal(stat(fixture("stub_pie_O2"), &st), 0);
+	image = malloc((size_t)st.st_size);
+	assert_non_null(image);
+	f = fopen(fixture_path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(image, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+	fclose(f);
+	/* Elf64_Nhdr { namesz 4, descsz, type NT_GNU_BUILD_ID (3) } "GNU\0" */
+	for (p = image + 12; !found && (p = memmem(p, (size_t)(image + st.st_size - p), "GNU", 4));
+	     p++) {
+		uint32_t nh[3];
+
+		memcpy(nh, p - 12, sizeof(nh));
+		if (nh[0] == 4 && nh[2] == 3) {
+			memset(p - 8, 0, 4); /* descsz */
+			found = true;
+		}
+	}
+	assert_true(found);
+	assert_int_equal(elf_open_memory("empty-build-id", image, (size_t)st.st_size, &ef), 0);
+	assert_null(elf_build_id(ef));
+	assert_true(elf_symbol_count(ef) > 0);
+	elf_close(ef);
+	free(image);
+}
+
 int main(int argc, char **argv)
 {
 	/* "test_elf rust" runs the Rust fixtures alone, so that a machine
@@ -419,6 +455,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_demangle_strings),
 		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_empty_build_id),
 	};
 
 	return cmocka_run_group_tests_name("elf", tests, NULL, NULL);
