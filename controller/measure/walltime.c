@@ -772,7 +772,9 @@ static void finish_ok(struct bench_result *res)
 		return;
 	}
 	res->status = BENCH_OK;
-	res->value = res->stats.median;
+	/* A time below zero is noise around an empty function's: the
+	 * headline says 0, the statistics keep what was measured. */
+	res->value = res->stats.median > 0 ? res->stats.median : 0;
 	/* A benchmark whose time cannot be told from the empty function's
 	 * was probably optimized away (or is just a return). */
 	res->no_time = measure_no_time(res->stats.median, res->resolution, res->nsamples);
