@@ -77,10 +77,11 @@ bool measure_machine_noisy(double cal_median, double cal_q1, double cal_q3, uint
 double measure_resolution(const double *floor, size_t n);
 
 /* true when a benchmark's per-call time cannot be told apart from an empty
- * function's: its median per-call difference (over n samples) is at most
- * the resolution, or there are no samples. Without a resolution (NAN), a
- * median at or below zero. */
-bool measure_no_time(double median, double resolution, size_t n);
+ * function's: the lower end of the confidence interval of its median
+ * per-call difference (over n samples; the median itself when ci_low is
+ * NAN) is at most the resolution, or there are no samples. Without a
+ * resolution (NAN), when that lower end is at or below zero. */
+bool measure_no_time(double median, double ci_low, double resolution, size_t n);
 
 /* The way out said after "measured no execution time", by instrument
  * alike: for a registered benchmark, benchtrap_black_box; for a --symbol,

@@ -117,19 +117,22 @@ double measure_resolution(const double *floor, size_t n)
 	return v[k - 1];
 }
 
-bool measure_no_time(double median, double resolution, size_t n)
+bool measure_no_time(double median, double ci_low, double resolution, size_t n)
 {
 	/*
 	 * An empty function measured against itself gives differences on
 	 * both sides of zero, as large as the machine's noise at this n; a
-	 * benchmark whose median difference stays within them cannot be told
-	 * from an empty function. docs/run.md explains the choice.
+	 * benchmark whose median, within its own uncertainty, reaches into
+	 * them cannot be told from an empty function. docs/run.md explains
+	 * the choice.
 	 */
+	double low = isnan(ci_low) || ci_low > median ? median : ci_low;
+
 	if (n == 0)
 		return true;
 	if (isnan(resolution))
-		return median <= 0;
-	return median <= resolution;
+		return low <= 0;
+	return low <= resolution;
 }
 
 const char *measure_no_time_advice(const struct bench_spec *s)
@@ -777,18 +780,22 @@ static void finish_ok(struct bench_result *res)
 	res->value = res->stats.median > 0 ? res->stats.median : 0;
 	/* A benchmark whose time cannot be told from the empty function's
 	 * was probably optimized away (or is just a return). */
-	res->no_time = measure_no_time(res->stats.median, res->resolution, res->nsamples);
+	res->no_time = measure_no_time(res->stats.median, res->stats.ci_low, res->resolution,
+				       res->nsamples);
 	if (res->no_time && isnan(res->resolution))
 		bench_result_diagnose(res,
-				      "measured no execution time: %.2f ns per call is not more "
-				      "than an empty function's (%s)",
-				      res->stats.median, measure_no_time_advice(res->spec));
+				      "measured no execution time: %.2f ns per call (confidence "
+				      "interval from %.2f ns) is not more than an empty function's "
+				      "(%s)",
+				      res->stats.median, res->stats.ci_low,
+				      measure_no_time_advice(res->spec));
 	else if (res->no_time)
 		bench_result_diagnose(res,
-				      "measured no execution time: %.2f ns per call is within this "
-				      "measurement's resolution (+-%.2f ns, an empty function "
-				      "measured against itself in the same child; %s)",
-				      res->stats.median, res->resolution,
+				      "measured no execution time: %.2f ns per call (confidence "
+				      "interval from %.2f ns) is within this measurement's "
+				      "resolution (±%.2f ns, an empty function measured against "
+				      "itself in the same child; %s)",
+				      res->stats.median, res->stats.ci_low, res->resolution,
 				      measure_no_time_advice(res->spec));
 }
 

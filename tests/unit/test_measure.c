@@ -61,22 +61,28 @@ static void test_no_time(void **state)
 {
 	/* A bare ret measured 0.977 ns with every sample positive, where the
 	 * empty function against itself spread over +-1.2 ns: nothing. */
-	assert_true(measure_no_time(0.977, 1.2, 40));
+	assert_true(measure_no_time(0.977, 0.95, 1.2, 40));
 	/* Noise around zero, on either side. */
-	assert_true(measure_no_time(0.05, 0.3, 40));
-	assert_true(measure_no_time(-0.4, 0.3, 40));
-	assert_true(measure_no_time(0.3, 0.3, 40));
+	assert_true(measure_no_time(0.05, -0.1, 0.3, 40));
+	assert_true(measure_no_time(-0.4, -0.5, 0.3, 40));
+	assert_true(measure_no_time(0.3, 0.3, 0.3, 40));
+	/* A median past a tight floor by chance, from few samples: its own
+	 * interval still reaches into the floor. */
+	assert_true(measure_no_time(0.2, 0.05, 0.1, 5));
 	/* An 11-instruction function, 3 ns, where the floor is 0.4 ns: time,
 	 * however many of its samples noise made negative. */
-	assert_false(measure_no_time(3.0, 0.4, 40));
-	assert_false(measure_no_time(318.0, 2.0, 100));
+	assert_false(measure_no_time(3.0, 2.6, 0.4, 40));
+	assert_false(measure_no_time(318.0, 310.0, 2.0, 100));
 	/* Less than a cycle is time when the measurement resolves it. */
-	assert_false(measure_no_time(0.2, 0.05, 40));
+	assert_false(measure_no_time(0.2, 0.15, 0.05, 40));
+	/* No interval: the median alone. */
+	assert_false(measure_no_time(3.0, NAN, 0.4, 1));
+	assert_true(measure_no_time(0.3, NAN, 0.4, 1));
 	/* No floor sample: only the sign is left. */
-	assert_true(measure_no_time(-0.1, NAN, 40));
-	assert_false(measure_no_time(5.0, NAN, 40));
+	assert_true(measure_no_time(0.1, -0.1, NAN, 40));
+	assert_false(measure_no_time(5.0, 4.0, NAN, 40));
 	/* No sample at all. */
-	assert_true(measure_no_time(5.0, 0.1, 0));
+	assert_true(measure_no_time(5.0, 5.0, 0.1, 0));
 }
 
 static void test_no_time_advice(void **state)
