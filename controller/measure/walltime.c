@@ -506,10 +506,10 @@ static int map_empty_near(struct child *c, uint64_t fn, uint64_t *ret_page)
 
 		/* Read and execute only: the tracer writes it through the
 		 * child's memory file all the same, and W^X policies allow it. */
-		r = trace_syscall(c->p, SYS_mmap,
-				  (const uint64_t[6]){ hint, PAGE, PROT_READ | PROT_EXEC,
-						       MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 },
-				  &m);
+		uint64_t args[6] = { hint, PAGE, PROT_READ | PROT_EXEC,
+				     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
+
+		r = trace_syscall(c->p, SYS_mmap, args, &m);
 		if (r == 0 && m < 0 && m > -4096)
 			r = (int)m;
 		if (r < 0)
@@ -612,7 +612,8 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 
 	for (int round = 0;; round++) {
 		for (;;) {
-			r = unrecorded_sample(c, s, fn, empty, n, deadline, hooks, &index, &bench, f);
+			r = unrecorded_sample(c, s, fn, empty, n, deadline, hooks, &index, &bench,
+					      f);
 			if (r < 0)
 				return r;
 			if (bench >= target || n >= MEASURE_MAX_ITERATIONS) {
@@ -631,7 +632,8 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 		bool too_short = false;
 
 		while (measure_now_ns() - grow_start < plan->warmup_ns) {
-			r = unrecorded_sample(c, s, fn, empty, n, deadline, hooks, &index, &bench, f);
+			r = unrecorded_sample(c, s, fn, empty, n, deadline, hooks, &index, &bench,
+					      f);
 			if (r < 0)
 				return r;
 			too_short = bench < target / 2 && n < MEASURE_MAX_ITERATIONS;
@@ -692,7 +694,8 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 		}
 		emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, index, 2 * n,
 		     false);
-		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, index++, 2 * n, false);
+		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, index++, 2 * n,
+		     false);
 		if (ns == 0)
 			res->t_first_sample_ns = x.t_end;
 		/* Each sample's own calibration is subtracted from it: the two
