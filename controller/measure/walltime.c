@@ -9,11 +9,14 @@
  *   spawn ─ run to main ─ map harness ─ grow n ─ warm up ─ sample ... ─ kill
  *                                       └────── one trace_call each ──────┘
  *
- * Each sample is one injected call of the harness: t0, n × empty, t1,
- * n × benchmark, t2, all read by the child through its own vDSO. The
- * sample's per-iteration time is (t2 - t1) / n; the loop's own cost,
- * (t1 - t0) / n, is collected alongside and its median over all samples is
- * subtracted from every sample.
+ * Each sample is two injected calls of the harness, the passes in both
+ * orders (empty then benchmark, benchmark then empty), with clock readings
+ * taken by the child through its own vDSO. The sample's per-call time is
+ * its two benchmark passes less its two empty passes, over 2n calls; the
+ * empty function is a `ret` mapped near the benchmark at the same offset
+ * in its page (map_empty_near). Every MEASURE_FLOOR_EVERY-th sample calls
+ * the empty function in all four passes: those floor samples give the
+ * resolution against which "measured no execution time" is decided.
  */
 #include <errno.h>
 #include <fcntl.h>
