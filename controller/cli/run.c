@@ -227,7 +227,7 @@ static int select_benches(const struct run_opts *o, struct elf_file *ef, struct 
 			s->name = strdup(b->name);
 			s->symbol = b->symbol ? strdup(b->symbol->name) : NULL;
 			s->object = strdup(elf_path(ef));
-			s->in_main = true;
+			s->in_main = s->registered = true;
 			s->link_addr = b->addr;
 			if (b->has_arg) {
 				s->args[0] = b->arg;

@@ -644,9 +644,8 @@ static void finish(struct ctx *c, struct bench_result *res, const char *path, si
 	if (res->no_time)
 		bench_result_diagnose(res,
 				      "measured no execution time: %.0f instructions per call, no "
-				      "more than a function that only returns (optimized away? use "
-				      "benchtrap_black_box on its result)",
-				      res->value);
+				      "more than a function that only returns (%s)",
+				      res->value, measure_no_time_advice(res->spec));
 	if (c->opts->keep_profiles) {
 		char name[128];
 		size_t k = 0;

@@ -29,6 +29,7 @@ struct bench_spec {
 	bool in_main;	  /* object is the binary itself (not a library) */
 	uint64_t link_addr; /* the function's link-time address in 'object' */
 	bool ifunc;	  /* link_addr is an IFUNC resolver: time what it returns */
+	bool registered;  /* registered with target-stub (not a --symbol) */
 	int64_t args[MEASURE_MAX_ARGS];
 	unsigned nargs;
 };
@@ -61,11 +62,31 @@ uint64_t measure_grow(uint64_t n, uint64_t elapsed_ns, uint64_t target_ns);
  * the middle half: the machine's speed changed during the measurement. */
 bool measure_machine_noisy(double cal_median, double cal_q1, double cal_q3, uint64_t n);
 
+/*
+ * The resolution of a walltime measurement: besides the benchmark's
+ * samples, every MEASURE_FLOOR_EVERY-th sample (and at least
+ * MEASURE_FLOOR_MIN of them) calls the same empty function in both passes,
+ * at the benchmark's n. Their per-call differences are what measuring
+ * nothing gives in that child; measure_resolution() is the 90th percentile
+ * of their absolute values (NAN when n is 0): an empty function's median
+ * lands within it.
+ */
+#define MEASURE_FLOOR_EVERY 8
+#define MEASURE_FLOOR_MIN 10
+#define MEASURE_FLOOR_MAX 64
+double measure_resolution(const double *floor, size_t n);
+
 /* true when a benchmark's per-call time cannot be told apart from an empty
- * function's: fewer than 90% of its n samples (each its pass less the
- * empty pass of the same sample) came out positive, or its median is below
- * 0.25 ns (one cycle at 4 GHz). */
-bool measure_no_time(double median, size_t positive, size_t n);
+ * function's: the lower end of the confidence interval of its median
+ * per-call difference (over n samples; the median itself when ci_low is
+ * NAN) is at most the resolution, or there are no samples. Without a
+ * resolution (NAN), when that lower end is at or below zero. */
+bool measure_no_time(double median, double ci_low, double resolution, size_t n);
+
+/* The way out said after "measured no execution time", by instrument
+ * alike: for a registered benchmark, benchtrap_black_box; for a --symbol,
+ * whether the function does any work with the arguments it was given. */
+const char *measure_no_time_advice(const struct bench_spec *s);
 
 /* Where and how the child runs. */
 struct measure_target {
@@ -108,6 +129,7 @@ struct bench_result {
 	size_t nsamples;
 	uint64_t iterations;	  /* per sample */
 	double calibration;	  /* loop cost per iteration subtracted (median) */
+	double resolution;	  /* walltime: measure_resolution() of the floor, or NAN */
 	bool no_time;		  /* indistinguishable from an empty function */
 	char **diagnostics;	  /* NULL-terminated, may be NULL */
 	size_t ndiagnostics;

@@ -309,9 +309,11 @@ int measure_perf(const struct measure_target *t, const struct bench_spec *specs,
 						      BENCH_FAILED;
 				res->no_time = ins < MEASURE_MIN_INSTRUCTIONS;
 				if (res->no_time)
-					bench_result_diagnose(res, "measured no execution time: %.1f "
-								   "instructions per call",
-							      ins);
+					bench_result_diagnose(
+						res,
+						"measured no execution time: %.1f "
+						"instructions per call (%s)",
+						ins, measure_no_time_advice(res->spec));
 			}
 			if (hooks && hooks->event) {
 				struct measure_event st = ev;

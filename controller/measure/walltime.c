@@ -9,11 +9,14 @@
  *   spawn ─ run to main ─ map harness ─ grow n ─ warm up ─ sample ... ─ kill
  *                                       └────── one trace_call each ──────┘
  *
- * Each sample is one injected call of the harness: t0, n × empty, t1,
- * n × benchmark, t2, all read by the child through its own vDSO. The
- * sample's per-iteration time is (t2 - t1) / n; the loop's own cost,
- * (t1 - t0) / n, is collected alongside and its median over all samples is
- * subtracted from every sample.
+ * Each sample is two injected calls of the harness, the passes in both
+ * orders (empty then benchmark, benchmark then empty), with clock readings
+ * taken by the child through its own vDSO. The sample's per-call time is
+ * its two benchmark passes less its two empty passes, over 2n calls; the
+ * empty function is a `ret` mapped near the benchmark at the same offset
+ * in its page (map_empty_near). Every MEASURE_FLOOR_EVERY-th sample calls
+ * the empty function in all four passes: those floor samples give the
+ * resolution against which "measured no execution time" is decided.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -104,17 +107,54 @@ bool measure_machine_noisy(double cal_median, double cal_q1, double cal_q3, uint
 	return (cal_q3 - cal_q1) / cal_median > 0.10;
 }
 
-bool measure_no_time(double median, size_t positive, size_t n)
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double measure_resolution(const double *floor, size_t n)
+{
+	double v[MEASURE_FLOOR_MAX];
+	size_t k;
+
+	if (n == 0)
+		return NAN;
+	if (n > MEASURE_FLOOR_MAX)
+		n = MEASURE_FLOOR_MAX;
+	for (size_t i = 0; i < n; i++)
+		v[i] = fabs(floor[i]);
+	qsort(v, n, sizeof(*v), cmp_double);
+	/* The 90th percentile, nearest rank: the largest but one of 10. */
+	k = (9 * n + 9) / 10;
+	return v[k - 1];
+}
+
+bool measure_no_time(double median, double ci_low, double resolution, size_t n)
 {
 	/*
-	 * Each sample is the benchmark's pass less the empty pass that ran
-	 * just before it. For a function that takes no time these differences
-	 * are noise, as often negative as positive; a function that takes
-	 * time, however little, makes nearly all of them positive. The sign
-	 * is robust to a noisy machine where a confidence interval is not
-	 * (a load spike in one pass moves one sample, not the count much).
+	 * An empty function measured against itself gives differences on
+	 * both sides of zero, as large as the machine's noise at this n; a
+	 * benchmark whose median, within its own uncertainty, reaches into
+	 * them cannot be told from an empty function. docs/run.md explains
+	 * the choice.
 	 */
-	return median < 0.25 || n == 0 || (double)positive < 0.9 * (double)n;
+	double low = isnan(ci_low) || ci_low > median ? median : ci_low;
+
+	if (n == 0)
+		return true;
+	if (isnan(resolution))
+		return low <= 0;
+	return low <= resolution;
+}
+
+const char *measure_no_time_advice(const struct bench_spec *s)
+{
+	if (s && s->registered)
+		return "optimized away? use benchtrap_black_box on its result";
+	return "does the function do work with these arguments, or is it a stub that "
+	       "returns at once?";
 }
 
 void bench_spec_clear(struct bench_spec *s)
@@ -378,12 +418,11 @@ static uint64_t ts_ns(const int64_t ts[2])
 }
 
 /*
- * One sample of n iterations: *ret_cal and *ret_bench are the total ns of
- * the empty and the benchmark loops; *ret_t1, *ret_t2 the bench interval.
+ * One call of the harness: n calls of first, then n of second; ret_t
+ * receives the child's three clock readings t0, t1, t2 in ns.
  */
-static int take_sample(struct child *c, uint64_t fn, uint64_t n, uint64_t deadline,
-		       uint64_t *ret_cal, uint64_t *ret_bench, uint64_t *ret_t1, uint64_t *ret_t2,
-		       struct trace_failure *f)
+static int take_sample(struct child *c, uint64_t first, uint64_t second, uint64_t n,
+		       uint64_t deadline, uint64_t ret_t[3], struct trace_failure *f)
 {
 	uint64_t now = measure_now_ns();
 	struct trace_call_opts o = { .all_threads = true };
@@ -397,55 +436,141 @@ static int take_sample(struct child *c, uint64_t fn, uint64_t n, uint64_t deadli
 					     INT_MAX :
 					     (deadline - now + 999999) / 1000000);
 	r = trace_call(c->p, c->harness,
-		       (const uint64_t[6]){ fn, n, c->data + DATA_ARGS, c->clock, c->data + DATA_OUT,
-					    c->harness + arch_harness_empty },
+		       (const uint64_t[6]){ first, second, n, c->data + DATA_ARGS, c->clock,
+					    c->data + DATA_OUT },
 		       6, &o, NULL, f);
 	if (r < 0)
 		return r;
 	r = trace_read(c->p, c->data + DATA_OUT, ts, sizeof(ts));
 	if (r < 0)
 		return r;
-	*ret_cal = ts_ns(&ts[2]) - ts_ns(&ts[0]);
-	*ret_bench = ts_ns(&ts[4]) - ts_ns(&ts[2]);
-	*ret_t1 = ts_ns(&ts[2]);
-	*ret_t2 = ts_ns(&ts[4]);
+	for (int i = 0; i < 3; i++)
+		ret_t[i] = ts_ns(&ts[2 * i]);
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
+/*
+ * What one sample measured. A sample is two calls of the harness with the
+ * passes in both orders:
+ *
+ *     t0 empty t1 fn t2  trap  t0' fn t1' empty t2'
+ *
+ * so that whatever favours a pass by its position (the first starts with
+ * a fresh time slice after the trap, the second inherits what the first
+ * left in the caches and predictors) cancels: 'bench' is (t2 - t1) +
+ * (t1' - t0'), 'cal' (t1 - t0) + (t2' - t1'), both over 2n calls. The
+ * benchmark's calls are contiguous but for the trap, which is in neither
+ * interval: [t_start, t_end] = [t1, t1'] is where markers put the sample.
+ * With fn the empty function itself, it is a floor sample.
+ */
+struct sample {
+	uint64_t cal, bench, t_start, t_end;
+};
 
-	return x < y ? -1 : x > y;
+static int sample_of(struct child *c, uint64_t fn, uint64_t empty, uint64_t n,
+		     uint64_t deadline, struct sample *ret, struct trace_failure *f)
+{
+	uint64_t a[3], b[3];
+	int r;
+
+	r = take_sample(c, empty, fn, n, deadline, a, f);
+	if (r == 0)
+		r = take_sample(c, fn, empty, n, deadline, b, f);
+	if (r < 0)
+		return r;
+	*ret = (struct sample){ .cal = (a[1] - a[0]) + (b[2] - b[1]),
+				.bench = (a[2] - a[1]) + (b[1] - b[0]),
+				.t_start = a[1],
+				.t_end = b[1] };
+	return 0;
 }
 
 /* A sample that is not recorded (growth, warm-up); markers say so. */
-static int unrecorded_sample(struct child *c, const struct bench_spec *s, uint64_t fn, uint64_t n,
-			     uint64_t deadline, const struct measure_hooks *hooks, size_t *index,
-			     uint64_t *ret_bench, struct trace_failure *f)
+static int unrecorded_sample(struct child *c, const struct bench_spec *s, uint64_t fn,
+			     uint64_t empty, uint64_t n, uint64_t deadline,
+			     const struct measure_hooks *hooks, size_t *index, uint64_t *ret_bench,
+			     struct trace_failure *f)
 {
-	uint64_t cal, t1, t2;
+	struct sample x;
 	int r;
 
-	r = take_sample(c, fn, n, deadline, &cal, ret_bench, &t1, &t2, f);
+	r = sample_of(c, fn, empty, n, deadline, &x, f);
 	if (r < 0)
 		return r;
 	/* Markers of a sample are written once it completed, with the
 	 * child's own clock readings: a sample that failed has none. */
-	emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), t1, *index, n, true);
-	emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), t2, (*index)++, n, true);
+	emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, *index, 2 * n, true);
+	emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, (*index)++, 2 * n, true);
+	*ret_bench = x.bench;
 	return 0;
 }
 
-/* Measure one benchmark in child c, which is ready. */
-static int sample_bench(struct child *c, const struct bench_spec *s, const struct measure_plan *plan,
-			const struct measure_hooks *hooks, struct bench_result *res,
+/*
+ * The empty function the benchmark at fn is measured against: a page
+ * filled with arch_harness_empty_insn, mapped near fn (within 2 GiB,
+ * below it where the address space allows), and the empty function at
+ * fn's own offset in that page. Where a function is costs time: a bare
+ * `ret` in the binary called from the harness's page measured 0.65-2.0 ns
+ * more per call than one in the harness's page at the same offset, and
+ * within a few hundredths of a nanosecond of one mapped near it
+ * (docs/run.md has the figures). *ret_page is the page, for munmap.
+ */
+static int map_empty_near(struct child *c, uint64_t fn, uint64_t *ret_page)
+{
+	static const uint64_t below[] = { 1ull << 20, 1ull << 24, 1ull << 28, 0 };
+	uint64_t fn_page = fn & ~(uint64_t)(PAGE - 1), page = 0;
+	uint8_t fill[PAGE];
+	int r;
+
+	for (size_t i = 0; i < sizeof(below) / sizeof(below[0]); i++) {
+		uint64_t hint = below[i] && fn_page > below[i] ? fn_page - below[i] : 0;
+		int64_t m;
+
+		/* Read and execute only: the tracer writes it through the
+		 * child's memory file all the same, and W^X policies allow it. */
+		uint64_t args[6] = { hint, PAGE, PROT_READ | PROT_EXEC,
+				     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
+
+		r = trace_syscall(c->p, SYS_mmap, args, &m);
+		if (r == 0 && m < 0 && m > -4096)
+			r = (int)m;
+		if (r < 0)
+			return r;
+		page = (uint64_t)m;
+		/* The last try keeps what the kernel gave. */
+		if ((page > fn ? page - fn : fn - page) < (1ull << 31) || !below[i])
+			break;
+		trace_syscall(c->p, SYS_munmap, (const uint64_t[6]){ page, PAGE }, &m);
+	}
+	for (size_t i = 0; i + arch_harness_empty_insn_len <= PAGE; i += arch_harness_empty_insn_len)
+		memcpy(fill + i, arch_harness_empty_insn, arch_harness_empty_insn_len);
+	r = trace_write(c->p, page, fill, PAGE);
+	if (r < 0)
+		return r;
+	*ret_page = page;
+	return 0;
+}
+
+/* A floor sample: the empty function in both passes, in both calls;
+ * *ret is its per-call difference. */
+static int floor_sample(struct child *c, uint64_t empty, uint64_t n, uint64_t deadline, double *ret,
 			struct trace_failure *f)
 {
-	uint64_t fn, base = 0, deadline = res->t_start_ns + plan->timeout_ns;
-	uint64_t n = 1, cal, bench, t1, t2, args[6] = { 0 };
-	double *cals = NULL;
-	size_t ns = 0, cap = 0, index = 0;
+	struct sample x;
+	int r;
+
+	r = sample_of(c, empty, empty, n, deadline, &x, f);
+	if (r < 0)
+		return r;
+	*ret = ((double)x.bench - (double)x.cal) / (double)(2 * n);
+	return 0;
+}
+
+/* The address the benchmark s is called at in child c. */
+static int bench_address(struct child *c, const struct bench_spec *s, struct bench_result *res,
+			 uint64_t *ret_fn, struct trace_failure *f)
+{
+	uint64_t fn, base = 0;
 	int r;
 
 	if (s->in_main) {
@@ -473,6 +598,22 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 			return r;
 		fn = impl;
 	}
+	*ret_fn = fn;
+	return 0;
+}
+
+/* Measure one benchmark, at fn, against the empty function at 'empty'. */
+static int sample_bench(struct child *c, const struct bench_spec *s, const struct measure_plan *plan,
+			const struct measure_hooks *hooks, uint64_t fn, uint64_t empty,
+			struct bench_result *res, struct trace_failure *f)
+{
+	uint64_t deadline = res->t_start_ns + plan->timeout_ns;
+	uint64_t n = 1, bench, args[6] = { 0 };
+	double *cals = NULL, floors[MEASURE_FLOOR_MAX];
+	size_t ns = 0, nfloor = 0, cap = 0, index = 0, slot = 0;
+	struct sample x = { 0 };
+	int r;
+
 	for (unsigned i = 0; i < s->nargs; i++)
 		args[i] = (uint64_t)s->args[i];
 	r = trace_write(c->p, c->data + DATA_ARGS, args, sizeof(args));
@@ -493,12 +634,13 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 
 	for (int round = 0;; round++) {
 		for (;;) {
-			r = unrecorded_sample(c, s, fn, n, deadline, hooks, &index, &bench, f);
+			r = unrecorded_sample(c, s, fn, empty, n, deadline, hooks, &index, &bench,
+					      f);
 			if (r < 0)
 				return r;
 			if (bench >= target || n >= MEASURE_MAX_ITERATIONS) {
-				r = unrecorded_sample(c, s, fn, n, deadline, hooks, &index, &bench,
-						      f);
+				r = unrecorded_sample(c, s, fn, empty, n, deadline, hooks, &index,
+						      &bench, f);
 				if (r < 0)
 					return r;
 				if (bench >= target / 2 || n >= MEASURE_MAX_ITERATIONS)
@@ -512,7 +654,8 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 		bool too_short = false;
 
 		while (measure_now_ns() - grow_start < plan->warmup_ns) {
-			r = unrecorded_sample(c, s, fn, n, deadline, hooks, &index, &bench, f);
+			r = unrecorded_sample(c, s, fn, empty, n, deadline, hooks, &index, &bench,
+					      f);
 			if (r < 0)
 				return r;
 			too_short = bench < target / 2 && n < MEASURE_MAX_ITERATIONS;
@@ -524,7 +667,7 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 
 	uint64_t start = measure_now_ns();
 
-	res->iterations = n;
+	res->iterations = 2 * n;
 	for (;;) {
 		if (ns == cap) {
 			size_t nc = cap ? cap * 2 : 64;
@@ -546,33 +689,60 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 		 * them all to the timeout in the middle of the next one. */
 		uint64_t now = measure_now_ns();
 
-		if (ns > 0 && now + (t2 - t1) * 2 > deadline) {
+		if (ns > 0 && now + x.bench * 2 > deadline) {
 			bench_result_diagnose(res,
 					      "stopped after %zu samples: another would have run "
 					      "past --timeout (%.3g s); raise it for more samples",
 					      ns, (double)plan->timeout_ns / 1e9);
 			break;
 		}
-		r = take_sample(c, fn, n, deadline, &cal, &bench, &t1, &t2, f);
+		/* Every MEASURE_FLOOR_EVERY-th sample calls the empty function
+		 * in both passes: its difference is what measuring nothing
+		 * gives, in this child, at this n, under this load. */
+		if (slot++ % MEASURE_FLOOR_EVERY == MEASURE_FLOOR_EVERY - 1 &&
+		    nfloor < MEASURE_FLOOR_MAX) {
+			r = floor_sample(c, empty, n, deadline, &floors[nfloor], f);
+			if (r < 0) {
+				free(cals);
+				return r;
+			}
+			nfloor++;
+			continue;
+		}
+		r = sample_of(c, fn, empty, n, deadline, &x, f);
 		if (r < 0) {
 			free(cals);
 			return r;
 		}
-		emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), t1, index, n, false);
-		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), t2, index++, n, false);
+		emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, index, 2 * n,
+		     false);
+		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, index++, 2 * n,
+		     false);
 		if (ns == 0)
-			res->t_first_sample_ns = t2;
+			res->t_first_sample_ns = x.t_end;
 		/* Each sample's own calibration is subtracted from it: the two
 		 * passes ran back to back, so a change of the machine's speed
 		 * between samples cancels out. */
-		res->samples[ns] = ((double)bench - (double)cal) / (double)n;
-		cals[ns] = (double)cal / (double)n;
+		res->samples[ns] = ((double)x.bench - (double)x.cal) / (double)(2 * n);
+		cals[ns] = (double)x.cal / (double)(2 * n);
 		ns++;
 		if (ns >= plan->max_samples)
 			break;
 		if (ns >= plan->min_samples && measure_now_ns() - start >= plan->time_ns)
 			break;
 	}
+
+	/* At least MEASURE_FLOOR_MIN floor samples, time permitting (a
+	 * floor sample lasts no longer than a benchmark sample). */
+	while (nfloor < MEASURE_FLOOR_MIN && measure_now_ns() + x.bench * 2 <= deadline) {
+		r = floor_sample(c, empty, n, deadline, &floors[nfloor], f);
+		if (r < 0) {
+			free(cals);
+			return r;
+		}
+		nfloor++;
+	}
+	res->resolution = measure_resolution(floors, nfloor);
 
 	/* The loop's own cost, as reported: the median over all samples. */
 	qsort(cals, ns, sizeof(*cals), cmp_double);
@@ -582,7 +752,7 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 	 * every sample. When it varies, so did everything measured with it. */
 	double cal_q1 = cals[ns / 4], cal_q3 = cals[(3 * ns) / 4];
 
-	if (ns >= 8 && measure_machine_noisy(res->calibration, cal_q1, cal_q3, n))
+	if (ns >= 8 && measure_machine_noisy(res->calibration, cal_q1, cal_q3, 2 * n))
 		bench_result_diagnose(res,
 				      "the machine's speed varied while this was measured: the "
 				      "empty loop's cost per call ranged over %.2f-%.2f ns "
@@ -592,6 +762,32 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 	free(cals);
 	res->nsamples = ns;
 	return 0;
+}
+
+/* Measure one benchmark in child c, which is ready. */
+static int measure_one(struct child *c, const struct bench_spec *s, const struct measure_plan *plan,
+		       const struct measure_hooks *hooks, struct bench_result *res,
+		       struct trace_failure *f)
+{
+	uint64_t fn, page;
+	int64_t ignored;
+	int r;
+
+	r = bench_address(c, s, res, &fn, f);
+	if (r < 0)
+		return r;
+	r = map_empty_near(c, fn, &page);
+	if (r < 0) {
+		if (asprintf(&res->error, "cannot map an empty function in the child: %s",
+			     trace_strerror(r)) < 0)
+			res->error = NULL;
+		return r;
+	}
+	r = sample_bench(c, s, plan, hooks, fn, page + (fn & (PAGE - 1)), res, f);
+	/* A child that runs more benchmarks does not keep the page. */
+	if (r == 0)
+		trace_syscall(c->p, SYS_munmap, (const uint64_t[6]){ page, PAGE }, &ignored);
+	return r;
 }
 
 static void finish_ok(struct bench_result *res)
@@ -604,20 +800,28 @@ static void finish_ok(struct bench_result *res)
 		return;
 	}
 	res->status = BENCH_OK;
-	res->value = res->stats.median;
-	/* A benchmark whose time cannot be told from the empty loop's was
-	 * probably optimized away (or is just a return). */
-	size_t positive = 0;
-
-	for (size_t i = 0; i < res->nsamples; i++)
-		positive += res->samples[i] > 0;
-	res->no_time = measure_no_time(res->stats.median, positive, res->nsamples);
-	if (res->no_time)
+	/* A time below zero is noise around an empty function's: the
+	 * headline says 0, the statistics keep what was measured. */
+	res->value = res->stats.median > 0 ? res->stats.median : 0;
+	/* A benchmark whose time cannot be told from the empty function's
+	 * was probably optimized away (or is just a return). */
+	res->no_time = measure_no_time(res->stats.median, res->stats.ci_low, res->resolution,
+				       res->nsamples);
+	if (res->no_time && isnan(res->resolution))
 		bench_result_diagnose(res,
-				      "measured no execution time: %.2f ns per call cannot be told "
-				      "apart from an empty function (optimized away? use "
-				      "benchtrap_black_box on its result)",
-				      res->stats.median);
+				      "measured no execution time: %.2f ns per call (confidence "
+				      "interval from %.2f ns) is not more than an empty function's "
+				      "(%s)",
+				      res->stats.median, res->stats.ci_low,
+				      measure_no_time_advice(res->spec));
+	else if (res->no_time)
+		bench_result_diagnose(res,
+				      "measured no execution time: %.2f ns per call (confidence "
+				      "interval from %.2f ns) is within this measurement's "
+				      "resolution (±%.2f ns, an empty function measured against "
+				      "itself in the same child; %s)",
+				      res->stats.median, res->stats.ci_low, res->resolution,
+				      measure_no_time_advice(res->spec));
 }
 
 int measure_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
@@ -663,7 +867,7 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 			bench_result_diagnose(res, "the child has no vDSO: the clock was read with "
 						   "the clock_gettime system call (slower, coarser)");
 
-		r = sample_bench(&c, &specs[i], plan, hooks, res, &f);
+		r = measure_one(&c, &specs[i], plan, hooks, res, &f);
 		if (r == 0) {
 			finish_ok(res);
 		} else {

@@ -171,6 +171,12 @@ static json_t *bench_json(const struct bench_result *r)
 			report_json_num(st->ci_low), "ci_high", report_json_num(st->ci_high),
 			"confidence", report_json_num(st->confidence), "calibration",
 			report_json_num(r->calibration));
+		/* What measuring nothing gave in the same child (walltime). */
+		if (stats)
+			json_object_set_new(stats, "resolution",
+					    strcmp(r->instrument, "walltime") ?
+						    json_null() :
+						    report_json_num(r->resolution));
 	}
 	json_t *b = json_pack("{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I}",
 			      "name", s->name, "symbol", report_json_str(s->symbol), "object",
@@ -192,6 +198,8 @@ static json_t *bench_json(const struct bench_result *r)
 		json_object_set_new(b, "counters", counters);
 		json_object_set_new(b, "calls", json_integer((json_int_t)r->calls));
 	}
+	if (b)
+		json_object_set_new(b, "no_time", json_boolean(r->status == BENCH_OK && r->no_time));
 	if (b && r->profile[0])
 		json_object_set_new(b, "profile", json_string(r->profile));
 	return b;
@@ -278,7 +286,9 @@ void report_print_table(const struct report_run *run, FILE *f, enum report_forma
 		const char *note = "";
 
 		if (r->status == BENCH_OK) {
-			format_value(r, r->stats.median, med, sizeof(med));
+			/* The headline, as in the results file (a walltime
+			 * median below zero is 0 there). */
+			format_value(r, r->value, med, sizeof(med));
 			format_value(r, r->stats.ci_low, lo, sizeof(lo));
 			format_value(r, r->stats.ci_high, hi, sizeof(hi));
 			/* Under five samples an interval or a spread would only

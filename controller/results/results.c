@@ -257,6 +257,16 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 		r->has_stats = true;
 	}
 
+	/* Files written before the field existed say it in a diagnostic. */
+	v = json_object_get(b, "no_time");
+	snprintf(where, sizeof(where), "%s.no_time", base);
+	bool has_no_time = v && !json_is_null(v);
+
+	if (has_no_time && !json_is_boolean(v))
+		return failf(p, where, "expected true or false, not %s", type_name(v));
+	if (has_no_time)
+		r->no_time = json_is_true(v);
+
 	v = json_object_get(b, "diagnostics");
 	snprintf(where, sizeof(where), "%s.diagnostics", base);
 	if (v && !json_is_null(v)) {
@@ -282,7 +292,8 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 				return -ENOMEM;
 			}
 			r->ndiagnostics = i + 1;
-			if (!strncmp(r->diagnostics[i], "measured no execution time", 26))
+			if (!has_no_time &&
+			    !strncmp(r->diagnostics[i], "measured no execution time", 26))
 				r->no_time = true;
 		}
 	}

@@ -58,7 +58,8 @@ struct results_bench {
 	size_t nraw;
 	char **diagnostics; /* ndiagnostics sentences */
 	size_t ndiagnostics;
-	bool no_time; /* a diagnostic says "measured no execution time" */
+	bool no_time; /* "no_time"; in older files, a diagnostic says "measured no
+		       * execution time" */
 };
 
 struct results_doc; /* the parsed document itself, for merging */

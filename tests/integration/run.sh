@@ -70,15 +70,39 @@ expect_json 'len(d["environment"]["build_id"]) == 40 and "GCC" in d["environment
 expect_json 'd["run"]["instrument"] == "walltime" and d["run"]["isolation"] == "benchmark"'
 expect_json 'all(set(b) >= {"name", "symbol", "args", "instrument", "unit", "value", "status", "error", "stats", "diagnostics"} for b in d["benchmarks"])'
 expect_json 'all(set(b["stats"]) >= {"median", "mean", "stddev", "min", "max", "q1", "q3", "samples", "iterations_per_sample", "outliers"} for b in d["benchmarks"])'
-expect_json 'all(b["unit"] == "ns" and b["value"] == b["stats"]["median"] for b in d["benchmarks"])'
+expect_json 'all(b["unit"] == "ns" and b["value"] == max(0, b["stats"]["median"]) for b in d["benchmarks"])'
 expect_json 'all(len(b["raw_samples"]) == b["stats"]["samples"] >= 5 for b in d["benchmarks"])'
 expect_json 'all(b["stats"]["min"] <= b["stats"]["q1"] <= b["stats"]["median"] <= b["stats"]["q3"] <= b["stats"]["max"] for b in d["benchmarks"])'
 expect_json 'all(b["stats"]["ci_low"] <= b["stats"]["median"] <= b["stats"]["ci_high"] for b in d["benchmarks"])'
 expect_json '[b["symbol"] for b in d["benchmarks"]][0] == "benchtrap_bench_loop_300ns"'
 expect_json 'any("measured no execution time" in x for x in d["benchmarks"][1]["diagnostics"])'
+expect_json '[b["no_time"] for b in d["benchmarks"]][:2] == [False, True]'
+expect_json 'all(b["stats"]["resolution"] >= 0 for b in d["benchmarks"])'
 expect_json 'd["benchmarks"][0]["diagnostics"] == []'
 # A fresh child per benchmark.
 expect_json 'len({b["pid"] for b in d["benchmarks"]}) == 4'
+
+# "Measured no execution time" is decided against the resolution measured
+# in the same child, not by the sign of noisy samples: a bare ret, whatever
+# its address, is within it; loop_300ns is a thousand times above it. Both
+# orders of the passes and an empty function placed like the benchmark's
+# entry leave no bias for noise to push past the floor.
+for i in 1 2 3; do
+	run run "$EX" --bench empty --bench optimized_away --bench loop_300ns "${FAST[@]}" \
+		--format json
+	expect_status 0
+	expect_json '[b["no_time"] for b in d["benchmarks"]] == [True, True, False]'
+	expect_json 'all(b["value"] >= 0 for b in d["benchmarks"])'
+	expect_json 'all(("within this measurement\x27s resolution" in x) == b["no_time"] for b in d["benchmarks"] for x in b["diagnostics"] if x.startswith("measured no execution time"))'
+done
+run run "$EX" --bench optimized_away "${FAST[@]}"
+expect_status 0
+expect_out 'optimized_away: measured no execution time: -?[0-9.]+ ns per call \(confidence interval from -?[0-9.]+ ns\) is within this measurement.s resolution \(±[0-9.]+ ns, an empty function measured against itself in the same child; optimized away\? use benchtrap_black_box on its result\)'
+# A --symbol cannot be given black_box: the advice is about the function.
+run run "$EX" --symbol benchtrap_bench_optimized_away "${FAST[@]}"
+expect_status 0
+expect_out 'benchtrap_bench_optimized_away: measured no execution time: .*does the function do work with these arguments'
+expect_no_out 'black_box'
 
 # Markers: every benchmark starts and ends once, samples pair up inside it,
 # times never go backwards, and sample markers carry the child's pid.

@@ -273,7 +273,16 @@ static const char good_doc[] =
 	"   \"status\": \"ok\", \"stats\": {\"median\": 0.1, \"mean\": 0.1, \"stddev\": 0,"
 	"    \"min\": 0, \"max\": 1, \"q1\": 0, \"q3\": 0.2, \"samples\": 1,"
 	"    \"iterations_per_sample\": 1},"
-	"   \"diagnostics\": [\"measured no execution time: the interval reaches zero\"]}"
+	"   \"diagnostics\": [\"measured no execution time: the interval reaches zero\"]},"
+	"  {\"name\": \"field\", \"instrument\": \"walltime\", \"unit\": \"ns\", \"value\": 0,"
+	"   \"status\": \"ok\", \"no_time\": true, \"stats\": {\"median\": -0.1, \"mean\": 0,"
+	"    \"stddev\": 0, \"min\": -1, \"max\": 1, \"q1\": 0, \"q3\": 0, \"samples\": 1,"
+	"    \"iterations_per_sample\": 1, \"resolution\": 0.3}, \"diagnostics\": []},"
+	"  {\"name\": \"field_wins\", \"instrument\": \"walltime\", \"unit\": \"ns\","
+	"   \"value\": 3, \"status\": \"ok\", \"no_time\": false, \"stats\": {\"median\": 3,"
+	"    \"mean\": 3, \"stddev\": 0, \"min\": 3, \"max\": 3, \"q1\": 3, \"q3\": 3,"
+	"    \"samples\": 1, \"iterations_per_sample\": 1},"
+	"   \"diagnostics\": [\"measured no execution time: wording of another version\"]}"
 	" ]}";
 
 static void test_parse_good(void **state)
@@ -289,7 +298,7 @@ static void test_parse_good(void **state)
 	assert_int_equal(f->env.aslr, 0);
 	assert_null(f->env.compiler);
 	assert_string_equal(f->instrument, "walltime");
-	assert_int_equal(f->n, 3);
+	assert_int_equal(f->n, 5);
 	assert_string_equal(f->benches[0].name, "fib[20]");
 	assert_true(f->benches[0].ok);
 	assert_true(f->benches[0].value == 100.5);
@@ -304,6 +313,9 @@ static void test_parse_good(void **state)
 	assert_true(f->benches[2].no_time);
 	assert_null(f->benches[2].raw);
 	assert_true(isnan(f->benches[2].stats.ci_low));
+	/* The no_time field, where there is one, decides alone. */
+	assert_true(f->benches[3].no_time);
+	assert_false(f->benches[4].no_time);
 	results_free(f);
 }
 

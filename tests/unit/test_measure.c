@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,19 +41,60 @@ static void test_grow(void **state)
 	assert_true(steps <= 4);
 }
 
+static void test_resolution(void **state)
+{
+	/* The 90th percentile of the absolute differences, nearest rank:
+	 * of ten, the largest but one; signs do not matter. */
+	const double ten[10] = { 0.1, -0.2, 0.3, -0.4, 0.05, -0.05, 0.0, 0.15, -3.0, 0.35 };
+	assert_true(measure_resolution(ten, 10) == 0.4);
+	/* One load spike in a floor sample does not set the resolution. */
+	const double spike[10] = { 0.1, 0.1, -0.1, 0.1, 0.1, -0.1, 0.1, 0.1, -0.1, 250.0 };
+	assert_true(measure_resolution(spike, 10) == 0.1);
+	/* Under ten samples it is the largest. */
+	const double five[5] = { -0.5, 0.1, 0.2, 0.1, 0.0 };
+	assert_true(measure_resolution(five, 5) == 0.5);
+	assert_true(measure_resolution(five, 1) == 0.5);
+	assert_true(isnan(measure_resolution(five, 0)));
+}
+
 static void test_no_time(void **state)
 {
-	/* Noise around zero: about half the differences positive. */
-	assert_true(measure_no_time(0.05, 21, 40));
-	/* Under a cycle, whatever the signs. */
-	assert_true(measure_no_time(0.2, 40, 40));
-	/* A loaded machine moved the median to 1.25 ns, but the signs say
-	 * the function cannot be told from an empty one. */
-	assert_true(measure_no_time(1.25, 30, 40));
-	/* Nine in ten positive is time measured. */
-	assert_false(measure_no_time(0.6, 36, 40));
-	assert_false(measure_no_time(318.0, 100, 100));
-	assert_true(measure_no_time(5.0, 0, 0));
+	/* A bare ret measured 0.977 ns with every sample positive, where the
+	 * empty function against itself spread over +-1.2 ns: nothing. */
+	assert_true(measure_no_time(0.977, 0.95, 1.2, 40));
+	/* Noise around zero, on either side. */
+	assert_true(measure_no_time(0.05, -0.1, 0.3, 40));
+	assert_true(measure_no_time(-0.4, -0.5, 0.3, 40));
+	assert_true(measure_no_time(0.3, 0.3, 0.3, 40));
+	/* A median past a tight floor by chance, from few samples: its own
+	 * interval still reaches into the floor. */
+	assert_true(measure_no_time(0.2, 0.05, 0.1, 5));
+	/* An 11-instruction function, 3 ns, where the floor is 0.4 ns: time,
+	 * however many of its samples noise made negative. */
+	assert_false(measure_no_time(3.0, 2.6, 0.4, 40));
+	assert_false(measure_no_time(318.0, 310.0, 2.0, 100));
+	/* Less than a cycle is time when the measurement resolves it. */
+	assert_false(measure_no_time(0.2, 0.15, 0.05, 40));
+	/* No interval: the median alone. */
+	assert_false(measure_no_time(3.0, NAN, 0.4, 1));
+	assert_true(measure_no_time(0.3, NAN, 0.4, 1));
+	/* No floor sample: only the sign is left. */
+	assert_true(measure_no_time(0.1, -0.1, NAN, 40));
+	assert_false(measure_no_time(5.0, 4.0, NAN, 40));
+	/* No sample at all. */
+	assert_true(measure_no_time(5.0, 5.0, 0.1, 0));
+}
+
+static void test_no_time_advice(void **state)
+{
+	struct bench_spec registered = { .name = "fib[20]", .registered = true };
+	struct bench_spec symbol = { .name = "plain_work" };
+
+	/* A registered benchmark can pass its result to black_box... */
+	assert_non_null(strstr(measure_no_time_advice(&registered), "benchtrap_black_box"));
+	/* ...a function of an unmodified binary cannot. */
+	assert_null(strstr(measure_no_time_advice(&symbol), "black_box"));
+	assert_non_null(strstr(measure_no_time_advice(&symbol), "arguments"));
 }
 
 static void test_machine_noisy(void **state)
@@ -77,7 +119,7 @@ static void test_results_document(void **state)
 	struct bench_result results[2] = {
 		{ .spec = &specs[0], .status = BENCH_OK, .instrument = "walltime", .unit = "ns",
 		  .value = 11.0, .samples = samples, .nsamples = 3, .iterations = 1000,
-		  .calibration = 2.0, .pid = 42 },
+		  .calibration = 2.0, .resolution = 0.25, .no_time = true, .pid = 42 },
 		{ .spec = &specs[1], .status = BENCH_FAILED, .instrument = "walltime",
 		  .unit = "ns", .error = "SIGSEGV (Segmentation fault) at address 0x10",
 		  .pid = 43 },
@@ -122,6 +164,9 @@ static void test_results_document(void **state)
 							     "iterations_per_sample")),
 			 1000);
 	assert_int_equal(json_array_size(json_object_get(b, "raw_samples")), 3);
+	assert_true(json_is_true(json_object_get(b, "no_time")));
+	assert_true(json_real_value(json_object_get(json_object_get(b, "stats"), "resolution")) ==
+		    0.25);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(b, "diagnostics"), 0)),
 			    "note 1");
 
@@ -129,6 +174,7 @@ static void test_results_document(void **state)
 	assert_string_equal(json_string_value(json_object_get(b, "status")), "failed");
 	assert_true(json_is_null(json_object_get(b, "value")));
 	assert_true(json_is_null(json_object_get(b, "stats")));
+	assert_true(json_is_false(json_object_get(b, "no_time")));
 	assert_true(json_is_null(json_object_get(b, "symbol")));
 	assert_non_null(strstr(json_string_value(json_object_get(b, "error")), "SIGSEGV"));
 	json_decref(doc);
@@ -153,7 +199,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_resolution),
 		cmocka_unit_test(test_no_time),
+		cmocka_unit_test(test_no_time_advice),
 		cmocka_unit_test(test_machine_noisy),
 		cmocka_unit_test(test_results_document),
 	};
