@@ -30,6 +30,13 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * unknown option, or the option missing its value. Returns EXIT_USAGE. */
 int cli_bad_option(const char *cmd, int argc, char **argv);
 
+/*
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT: kill and reap every process started
+ * (and what they left), remove temporary files and directories, then die
+ * of the signal. No child may outlive benchtrap, nothing half-written stays.
+ */
+void cli_fatal_signals(void);
+
 /* Open BINARY for a subcommand, printing the one-line error on failure;
  * a binary whose benchmark registry is corrupt is such a failure. */
 int cli_open_binary(const char *path, struct elf_file **ret);

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/atomic.h"
+#include "util/launch.h"
 #include "util/strutil.h"
 #include "cli/cli.h"
 
@@ -63,6 +66,28 @@ int cli_bad_option(const char *cmd, int argc, char **argv)
 	}
 	return cli_error("%s: unknown option '-%c' (see 'benchtrap %s --help')", cmd,
 			 optopt ? optopt : '?', cmd);
+}
+
+static void on_fatal_signal(int sig)
+{
+	launch_terminate();
+	atomic_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void cli_fatal_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+
+	/* One handler at a time: a second signal waits for the first to
+	 * finish cleaning up (it then dies of the first). */
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
 }
 
 int cli_open_binary(const char *path, struct elf_file **ret)

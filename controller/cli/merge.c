@@ -41,24 +41,6 @@ static const char usage[] =
 	"exit status: 0 merged, 2 bad usage or bad input (an unreadable or\n"
 	"malformed file, a duplicate, a mismatch, an unwritable output)\n";
 
-/* Interrupted while the output is written: no temporary file is left. */
-static void on_fatal_signal(int sig)
-{
-	atomic_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void install_signal_handlers(void)
-{
-	struct sigaction sa = { .sa_handler = on_fatal_signal };
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-}
-
 enum { OPT_OUTPUT = 0x100, OPT_ALLOW_DUPLICATES, OPT_ALLOW_MISMATCH, OPT_FORCE };
 
 int cli_merge(int argc, char **argv)
@@ -123,7 +105,7 @@ int cli_merge(int argc, char **argv)
 			  atomic_strerror(r));
 		goto out;
 	}
-	install_signal_handlers();
+	cli_fatal_signals();
 	files = calloc(npaths, sizeof(*files));
 	if (!files) {
 		cli_error("out of memory");

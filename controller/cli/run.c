@@ -227,6 +227,7 @@ static int select_benches(const struct run_opts *o, struct elf_file *ef, struct 
 			s->name = strdup(b->name);
 			s->symbol = b->symbol ? strdup(b->symbol->name) : NULL;
 			s->object = strdup(elf_path(ef));
+			s->build_id = elf_build_id(ef) ? strdup(elf_build_id(ef)) : NULL;
 			s->in_main = s->registered = true;
 			s->link_addr = b->addr;
 			if (b->has_arg) {
@@ -323,6 +324,8 @@ static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct 
 				free(bare);
 				s->symbol = strdup(sym->name);
 				s->object = strdup(elf_path(scope.objs[j]));
+				if (elf_build_id(scope.objs[j]))
+					s->build_id = strdup(elf_build_id(scope.objs[j]));
 				s->in_main = j == 0;
 				s->link_addr = sym->addr;
 				s->ifunc = sym->ifunc;
@@ -396,26 +399,6 @@ static void on_event(const struct measure_event *ev, void *userdata)
 		report_marker_line(h->markers, ev);
 	if (h->progress && ev->kind == MEASURE_BENCH_START)
 		fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++h->done, h->total, ev->name);
-}
-
-/* ---- signals: no child may outlive us ------------------------------------ */
-
-static void on_fatal_signal(int sig)
-{
-	launch_terminate();
-	atomic_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void install_signal_handlers(void)
-{
-	struct sigaction sa = { .sa_handler = on_fatal_signal };
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
 }
 
 static bool cpu_allowed(int cpu)
@@ -747,7 +730,7 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 
-	install_signal_handlers();
+	cli_fatal_signals();
 	if (!strcmp(o.instrument, "callgrind")) {
 		struct measure_callgrind_opts co = { .keep_profiles = o.keep_profiles,
 						     .cache_sim = o.cache_sim,

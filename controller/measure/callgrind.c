@@ -231,19 +231,6 @@ static void emit(const struct measure_hooks *h, enum measure_event_kind kind, co
 		h->event(&ev, h->userdata);
 }
 
-static void clean_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
-}
-
 static int wait_timeout(pid_t pid, uint64_t timeout_ns, int *ret_status, bool *ret_timed_out)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -300,7 +287,7 @@ static int run_valgrind(struct ctx *c, enum batch_mode mode, const struct bench_
 	const char *sym = mode == MODE_DRIVER ? DRIVER_FUNCTION : specs[0]->symbol;
 	pid_t pid;
 
-	clean_dir(c->dir);
+	launch_temp_dir_empty(c->dir);
 	r |= argv_push(&argv, &na, strdup(c->valgrind));
 	r |= argv_push(&argv, &na, strdup("--tool=callgrind"));
 	if (asprintf(&s, "--log-file=%s/valgrind.log", c->dir) < 0)

@@ -26,6 +26,7 @@ struct bench_spec {
 	char *name;	  /* as reported: "fib[20]", "lzma_crc32", "f(1,2)" */
 	char *symbol;	  /* function symbol name (raw), or NULL if unnamed */
 	char *object;	  /* path of the ELF file that defines the function */
+	char *build_id;	  /* that file's GNU build-id (hex), or NULL */
 	bool in_main;	  /* object is the binary itself (not a library) */
 	uint64_t link_addr; /* the function's link-time address in 'object' */
 	bool ifunc;	  /* link_addr is an IFUNC resolver: time what it returns */

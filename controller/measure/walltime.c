@@ -162,6 +162,7 @@ void bench_spec_clear(struct bench_spec *s)
 	free(s->name);
 	free(s->symbol);
 	free(s->object);
+	free(s->build_id);
 	*s = (struct bench_spec){ 0 };
 }
 

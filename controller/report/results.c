@@ -178,9 +178,10 @@ static json_t *bench_json(const struct bench_result *r)
 						    json_null() :
 						    report_json_num(r->resolution));
 	}
-	json_t *b = json_pack("{s:s, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I}",
+	json_t *b = json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I}",
 			      "name", s->name, "symbol", report_json_str(s->symbol), "object",
-			      report_json_str(s->object), "args", args, "instrument", r->instrument,
+			      report_json_str(s->object), "build_id", report_json_str(s->build_id),
+			      "args", args, "instrument", r->instrument,
 			      "unit", r->unit, "value",
 			      r->status == BENCH_OK ? report_json_num(r->value) : json_null(),
 			      "status", r->status == BENCH_OK ? "ok" : "failed", "error",

@@ -339,6 +339,28 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 	return w->nomem || notes->nomem ? -ENOMEM : 0;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* See results_comparison.same_build. */
+static bool same_code(const struct results_file *base, const struct results_file *head,
+		      const struct results_comparison *c)
+{
+	if (!base->env.build_id || !*base->env.build_id ||
+	    !same_str(base->env.build_id, head->env.build_id) ||
+	    !same_str(base->target, head->target))
+		return false;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct results_bench *b = c->pairs[i].base, *h = c->pairs[i].head;
+
+		if (b && h && !same_str(b->build_id, h->build_id))
+			return false;
+	}
+	return true;
+}
+
 int results_compare(const struct results_file *base, const struct results_file *head,
 		    const struct results_compare_opts *o, struct results_comparison *ret)
 {
@@ -411,8 +433,7 @@ int results_compare(const struct results_file *base, const struct results_file *
 		c.has_geomean = true;
 	c.threshold = o->threshold;
 	c.confidence = o->confidence;
-	c.same_build = base->env.build_id && *base->env.build_id && head->env.build_id &&
-		       !strcmp(base->env.build_id, head->env.build_id);
+	c.same_build = same_code(base, head, &c);
 	c.gate_failed = c.counts[RESULTS_FAILED] || (c.counts[RESULTS_REGRESSED] && !c.same_build);
 
 	r = add_warnings(base, head, &bix, &hix, &c, &w, &notes);

@@ -147,6 +147,53 @@ static uint64_t get_count(struct parser *p, const json_t *obj, const char *base,
 	return (uint64_t)json_integer_value(v);
 }
 
+/*
+ * What the program was given, from the command line benchtrap recorded:
+ * the arguments after "--" and the value of --input. Paths of the binary
+ * and of --output differ between two builds' runs and are left out.
+ * Anything not a list of strings gives no target (*ret NULL).
+ */
+static int parse_target(const json_t *cmd, char **ret)
+{
+	char *s = NULL;
+	size_t len = 0, n = json_is_array(cmd) ? json_array_size(cmd) : 0;
+	FILE *f;
+	bool args = false;
+
+	*ret = NULL;
+	if (!n)
+		return 0;
+	f = open_memstream(&s, &len);
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *a = json_string_value(json_array_get(cmd, i));
+
+		if (!a) {
+			fclose(f);
+			free(s);
+			return 0;
+		}
+		if (args) {
+			fprintf(f, "arg %s\n", a);
+		} else if (!strcmp(a, "--")) {
+			args = true;
+		} else if (!strcmp(a, "--input") && i + 1 < n) {
+			const char *v = json_string_value(json_array_get(cmd, ++i));
+
+			fprintf(f, "input %s\n", v ? v : "");
+		} else if (!strncmp(a, "--input=", 8)) {
+			fprintf(f, "input %s\n", a + 8);
+		}
+	}
+	if (fclose(f) != 0) {
+		free(s);
+		return -ENOMEM;
+	}
+	*ret = s;
+	return 0;
+}
+
 static void parse_env(struct parser *p, const json_t *root, struct results_env *e)
 {
 	json_t *env = json_object_get(root, "environment");
@@ -223,6 +270,7 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	if (r->name && !*r->name)
 		failf(p, base, "name: empty");
 	r->symbol = get_string(p, b, base, "symbol", false, true);
+	r->build_id = get_string(p, b, base, "build_id", false, true);
 	r->instrument = get_string(p, b, base, "instrument", true, false);
 	r->unit = get_string(p, b, base, "unit", true, false);
 	r->error = get_string(p, b, base, "error", false, true);
@@ -330,6 +378,7 @@ static void bench_clear(struct results_bench *b)
 {
 	free(b->name);
 	free(b->symbol);
+	free(b->build_id);
 	free(b->instrument);
 	free(b->unit);
 	free(b->error);
@@ -363,6 +412,7 @@ void results_free(struct results_file *f)
 	env_clear(&f->env);
 	free(f->instrument);
 	free(f->isolation);
+	free(f->target);
 	free(f->path);
 	if (f->doc) {
 		json_decref(f->doc->root);
@@ -406,6 +456,8 @@ static int parse_root(struct parser *p, json_t *root, struct results_file *f)
 		f->instrument = get_string(p, v, "run", "instrument", false, true);
 		f->isolation = get_string(p, v, "run", "isolation", false, true);
 		if (failed(p))
+			return -ENOMEM;
+		if (parse_target(json_object_get(v, "command"), &f->target) < 0)
 			return -ENOMEM;
 	}
 

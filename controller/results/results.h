@@ -47,6 +47,7 @@ struct results_stats {
 struct results_bench {
 	char *name;
 	char *symbol;	  /* or NULL */
+	char *build_id;	  /* of the file defining the function, or NULL */
 	char *instrument; /* "walltime", "callgrind", ... */
 	char *unit;	  /* "ns", "instructions", ... */
 	bool ok;	  /* status "ok"; false for "failed" */
@@ -69,6 +70,10 @@ struct results_file {
 	struct results_env env;
 	char *instrument; /* run.instrument, or NULL */
 	char *isolation;  /* run.isolation, or NULL */
+	/* What the program was given: run.command's arguments after "--" and
+	 * its --input, one string (fields separated by '\n'); NULL when the
+	 * file has no command. */
+	char *target;
 	struct results_bench *benches;
 	size_t n;
 	struct results_doc *doc;
@@ -180,8 +185,10 @@ struct results_comparison {
 	char **notes; /* sentences for information */
 	size_t nnotes;
 	double threshold, confidence;
-	/* Both files carry the same non-empty build_id: one binary measured
-	 * twice, so a regression is noise and does not fail the gate. */
+	/* The same code measured twice, so a regression is noise and does not
+	 * fail the gate: both files carry the same non-empty build_id, the
+	 * program was given the same arguments and input, and no benchmark's
+	 * own file (a library's function) has a build_id that differs. */
 	bool same_build;
 	/* What `compare` exits with: a benchmark failed in HEAD, or (unless
 	 * same_build) one regressed beyond the threshold. */

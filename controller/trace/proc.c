@@ -677,27 +677,6 @@ static int find_in_path(const char *name, char *buf, size_t size)
 	return -ENOENT;
 }
 
-/* Kill a child that was seized but not set up, and reap it. */
-static void discard(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	for (;;) {
-		struct trace_status st;
-		int status;
-
-		if (waitpid(pid, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		trace_status_classify(status, &st);
-		if (st.kind == TRACE_ST_EXITED || st.kind == TRACE_ST_KILLED)
-			break;
-		trace_pt_cont(pid, 0);
-	}
-	launch_forget(pid);
-}
-
 int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *ret_errno)
 {
 	static char *const clean_env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C",
@@ -758,7 +737,7 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 			if (errno == EINTR)
 				continue;
 			r = -errno;
-			discard(p->pid);
+			launch_kill_reap(p->pid, false);
 			goto out_free;
 		}
 		trace_status_classify(status, &st);
@@ -775,7 +754,7 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 	trace_bpt_init(&p->bpt, &trace_mem_ops, &p->mem);
 	if (!trace_thread_add(p, p->pid)) {
 		r = -ENOMEM;
-		discard(p->pid);
+		launch_kill_reap(p->pid, false);
 		goto out_free;
 	}
 	p->threads[0]->state = TH_STOPPED;

@@ -199,6 +199,19 @@ static int resolve_links(const char *path, char *ret, size_t size)
  * How to write 'path'; for KIND_REPLACE, 'file' (PATH_MAX) gets the name to
  * rename over, links resolved, and its directory has been probed.
  */
+/* In a sticky directory only the file's owner, the directory's owner or a
+ * privileged user may rename over a file (rename(2), EPERM). */
+static bool sticky_foreign(const char *file, const struct stat *fst)
+{
+	char dir[PATH_MAX];
+	struct stat dst;
+	uid_t me = geteuid();
+
+	dir_of(file, dir, sizeof(dir));
+	return me != 0 && stat(dir, &dst) == 0 && (dst.st_mode & S_ISVTX) && me != fst->st_uid &&
+	       me != dst.st_uid;
+}
+
 static int classify(const char *path, enum kind *ret_kind, char *file)
 {
 	struct stat st, fst;
@@ -231,6 +244,8 @@ static int classify(const char *path, enum kind *ret_kind, char *file)
 	r = resolve_links(path, file, PATH_MAX);
 	if (r == 0 && stat(file, &fst) == 0 && fst.st_dev == st.st_dev && fst.st_ino == st.st_ino) {
 		r = probe_directory(file);
+		if (r == 0 && sticky_foreign(file, &fst))
+			r = -ATOMIC_E_STICKY;
 		if (r == 0)
 			*ret_kind = KIND_REPLACE;
 		return r;
@@ -462,6 +477,9 @@ int atomic_open_stream(const char *path, FILE **ret_f)
 const char *atomic_strerror(int err)
 {
 	switch (err < 0 ? -err : err) {
+	case ATOMIC_E_STICKY:
+		return "another user's file in a sticky directory cannot be replaced (remove it, "
+		       "or write elsewhere)";
 	case EISDIR:
 		return "is a directory (name a file in it)";
 	case ENOENT:

@@ -39,6 +39,10 @@
  */
 int atomic_check(const char *path);
 
+/* A file of another user in a sticky directory (/tmp): it cannot be renamed
+ * over, though a file can be created beside it. */
+#define ATOMIC_E_STICKY 0x40000
+
 /*
  * Write 'path' as above with what 'fill' writes to its stream. 'fill' writes
  * into memory first: it returns 0 or a negative errno, and when it fails

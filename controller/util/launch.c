@@ -143,22 +143,34 @@ fail:
 	_exit(127);
 }
 
-/* Reap a child that failed before or at exec (it may be traced already). */
+/*
+ * Wait for 'pid' to end, letting it go on from any ptrace stop (a traced
+ * child stops at exec or exit events on its way out), then forget it.
+ * Async-signal-safe.
+ */
 static void reap(pid_t pid)
 {
-	for (;;) {
+	for (int i = 0; i < 1000; i++) {
 		int status;
 
 		if (waitpid(pid, &status, __WALL) < 0) {
 			if (errno == EINTR)
 				continue;
-			break;
+			break; /* reaped by someone else */
 		}
 		if (WIFEXITED(status) || WIFSIGNALED(status))
 			break;
 		ptrace(PTRACE_CONT, pid, 0, 0);
 	}
 	launch_forget(pid);
+}
+
+void launch_kill_reap(pid_t pid, bool group)
+{
+	if (group)
+		kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	reap(pid);
 }
 
 /* What the exec-error pipe says: 0 once it closed on exec. */
@@ -237,8 +249,17 @@ int launch_release(struct launch *l, int *ret_errno)
 {
 	int r = 0;
 
-	if (write(l->gofd, "g", 1) != 1) {
-		r = -errno;
+	/* A child that died before reading it must not take us with it
+	 * (SIGPIPE): EPIPE is an error like another. */
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	ssize_t n;
+
+	sigaction(SIGPIPE, &ign, &old);
+	n = write(l->gofd, "g", 1);
+	r = n < 0 ? -errno : 0;
+	sigaction(SIGPIPE, &old, NULL);
+	if (n != 1) {
+		r = r ? r : -EPIPE;
 		close(l->gofd);
 		l->gofd = -1;
 		launch_abort(l);
@@ -267,38 +288,29 @@ void launch_abort(struct launch *l)
  * Everything here is async-signal-safe: launch_terminate() runs it from a
  * signal handler. */
 
-/* Our children, from /proc/self/task/TID/children (the controller has one
- * thread). Returns how many pids were stored. */
+/*
+ * Our children, from /proc/thread-self/children (the controller has one
+ * thread: the one re-parented orphans are given to). Returns how many pids
+ * were stored; a list longer than the buffer is cut at its last whole pid,
+ * and what it left out is found in the next round.
+ */
 static size_t children(pid_t *v, size_t max)
 {
-	char path[64], buf[4096];
+	static char buf[16384]; /* static: a signal handler's stack is small */
 	size_t n = 0, used = 0;
-	pid_t self = getpid();
-	int fd, len = 0;
 	ssize_t k;
+	int fd;
 
-	/* "/proc/<pid>/task/<pid>/children", without snprintf. */
-	char num[16];
-	int nl = 0;
-
-	for (pid_t x = self; x > 0 && nl < 15; x /= 10)
-		num[nl++] = (char)('0' + x % 10);
-	memcpy(path, "/proc/", 6);
-	len = 6;
-	for (int i = nl - 1; i >= 0; i--)
-		path[len++] = num[i];
-	memcpy(path + len, "/task/", 6);
-	len += 6;
-	for (int i = nl - 1; i >= 0; i--)
-		path[len++] = num[i];
-	memcpy(path + len, "/children", 10);
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	while (used < sizeof(buf) - 1 && (k = read(fd, buf + used, sizeof(buf) - 1 - used)) > 0)
 		used += (size_t)k;
 	close(fd);
+	/* Full: the last number may be cut short. */
+	if (used == sizeof(buf) - 1)
+		while (used > 0 && buf[used - 1] != ' ')
+			used--;
 	for (size_t i = 0; i < used && n < max;) {
 		pid_t pid = 0;
 
@@ -313,36 +325,19 @@ static size_t children(pid_t *v, size_t max)
 	return n;
 }
 
-static void kill_and_reap(pid_t pid)
-{
-	int status;
-
-	kill(-pid, SIGKILL); /* the group it leads, if it leads one */
-	kill(pid, SIGKILL);
-	for (int i = 0; i < 100; i++) {
-		if (waitpid(pid, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return; /* reaped by someone else */
-		}
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			return;
-		/* A traced stray in a stop: let it die. */
-		ptrace(PTRACE_CONT, pid, 0, 0);
-	}
-}
-
-/* Kill our children ('all', or those no owner holds) until none is left. */
-static void sweep(bool all)
+/* Kill and reap the children no owner holds, and what they started, until
+ * none is left (re-parenting makes a grandchild a child once its parent is
+ * reaped). */
+static void sweep_strays(void)
 {
 	for (int round = 0; round < 100; round++) {
 		pid_t v[256];
 		size_t n = children(v, 256), killed = 0;
 
 		for (size_t i = 0; i < n; i++) {
-			if (!all && registered(v[i]))
+			if (registered(v[i]))
 				continue;
-			kill_and_reap(v[i]);
+			launch_kill_reap(v[i], true);
 			killed++;
 		}
 		if (!killed)
@@ -352,10 +347,43 @@ static void sweep(bool all)
 
 void launch_sweep(void)
 {
-	sweep(false);
+	sweep_strays();
 }
 
-static void remove_dir(const char *path)
+/*
+ * Kill every child, registered or not, and reap it without ever blocking:
+ * a traced multi-threaded child ends only once each of its threads has
+ * been let go from its exit stop, and waitpid() on its pid alone would wait
+ * for ever. Gives up after about two seconds.
+ */
+static void sweep_all(void)
+{
+	static const struct timespec tick = { 0, 1000000 };
+
+	for (int round = 0; round < 2000; round++) {
+		pid_t v[256], pid;
+		size_t n;
+		int status;
+
+		while ((pid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+			if (WIFSTOPPED(status))
+				ptrace(PTRACE_CONT, pid, 0, 0);
+		n = children(v, 256);
+		if (n == 0)
+			break;
+		for (size_t i = 0; i < n; i++) {
+			kill(-v[i], SIGKILL);
+			kill(v[i], SIGKILL);
+		}
+		nanosleep(&tick, NULL);
+	}
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live_reserved[i])
+			slot_release(i);
+}
+
+/* Remove the files in 'path' (not subdirectories). Async-signal-safe. */
+static void empty_dir(const char *path)
 {
 	char buf[4096];
 	long n;
@@ -376,6 +404,11 @@ static void remove_dir(const char *path)
 		}
 	}
 	close(fd);
+}
+
+static void remove_dir(const char *path)
+{
+	empty_dir(path);
 	rmdir(path);
 }
 
@@ -397,7 +430,7 @@ void launch_terminate(void)
 	launch_kill_all();
 	/* Whatever was re-parented to us, and the registered ones, reaped:
 	 * a stray is re-parented only once its parent has exited. */
-	sweep(true);
+	sweep_all();
 	for (int i = 0; i < MAX_TEMP_DIRS; i++)
 		if (temp_used[i])
 			remove_dir(temp_dirs[i]);
@@ -421,6 +454,11 @@ int launch_temp_dir(char *tmpl)
 	strcpy(temp_dirs[slot], tmpl);
 	temp_used[slot] = 1;
 	return 0;
+}
+
+void launch_temp_dir_empty(const char *path)
+{
+	empty_dir(path);
 }
 
 void launch_temp_dir_remove(const char *path)
@@ -460,11 +498,15 @@ pid_t launch_front(void)
 
 int launch_guard(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	struct sigaction sa = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO | SA_RESTART };
 	pid_t front = getpid(), pid;
 	int status;
 
+	/* This process is a subreaper too: should the worker die without
+	 * cleaning up (a crash, a signal it does not handle), what it
+	 * started is re-parented here, and swept below. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -480,10 +522,13 @@ int launch_guard(void)
 	worker_pid = pid;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			_exit(2);
+	sweep_all();
 	if (WIFEXITED(status))
 		_exit(WEXITSTATUS(status));
 	/* Die as the worker died, for the shell's sake; it dumped any core. */

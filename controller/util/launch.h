@@ -30,9 +30,13 @@
  *   (observe --pid) takes its breakpoints out of an attached process and
  *   detaches, so that process runs on.
  *
- * Only SIGKILL of the worker itself defeats this (it is not the pid the
- * user sees); its traced children still die with it (PTRACE_O_EXITKILL)
- * and each child has PR_SET_PDEATHSIG(SIGKILL).
+ * - The first process is a child subreaper too: should the worker die
+ *   without cleaning up (a crash, a signal it does not handle), its
+ *   orphans come to the first process, which kills them before it exits.
+ *
+ * Only SIGKILL of both, or of the worker alone while the first process is
+ * also killed, defeats this; traced children still die with the worker
+ * (PTRACE_O_EXITKILL) and each child has PR_SET_PDEATHSIG(SIGKILL).
  */
 
 #include <stdbool.h>
@@ -86,6 +90,9 @@ int launch_release(struct launch *l, int *ret_errno);
 /* A held child that will not be released: kill and reap it. */
 void launch_abort(struct launch *l);
 
+/* SIGKILL 'pid' (and its process group), reap it, forget it. */
+void launch_kill_reap(pid_t pid, bool group);
+
 /* 'pid' (started by launch_start) has been reaped: forget it. */
 void launch_forget(pid_t pid);
 /* Registered processes still alive (not forgotten). */
@@ -112,6 +119,8 @@ void launch_terminate(void);
 /* mkdtemp() and register the directory for removal by launch_terminate().
  * 'tmpl' ends in XXXXXX and is filled in. Returns 0 or -errno. */
 int launch_temp_dir(char *tmpl);
+/* Remove the files in a temporary directory. */
+void launch_temp_dir_empty(const char *path);
 /* Remove the directory's files and the directory, and unregister it. */
 void launch_temp_dir_remove(const char *path);
 

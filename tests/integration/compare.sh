@@ -93,6 +93,22 @@ $MK "$TMP/h2fail.json" --seed 4 a=1080~5 b=failed
 run compare "$TMP/b2.json" "$TMP/h2fail.json" --format json
 expect_status 1
 expect_json 'd["same_build"] is True and d["gate"] == "fail"'
+# The same binary given other arguments, or a library function whose
+# library changed: not the same code, the gate applies.
+$MK "$TMP/b2args.json" --seed 3 --args "--size 10" a=1000~5 b=2000~5
+$MK "$TMP/h2args.json" --seed 4 --args "--size 20" a=1080~5 b=2000~5
+run compare "$TMP/b2args.json" "$TMP/h2args.json" --threshold 5 --format json
+expect_status 1
+expect_json 'd["same_build"] is False'
+$MK "$TMP/h2args-same.json" --seed 4 --args "--size 10" a=1080~5 b=2000~5
+run compare "$TMP/b2args.json" "$TMP/h2args-same.json" --threshold 5 --format json
+expect_status 0
+expect_json 'd["same_build"] is True'
+$MK "$TMP/b2lib.json" --seed 3 --lib-build-id 11 a=1000~5 b=2000~5
+$MK "$TMP/h2lib.json" --seed 4 --lib-build-id 22 a=1080~5 b=2000~5
+run compare "$TMP/b2lib.json" "$TMP/h2lib.json" --threshold 5 --format json
+expect_status 1
+expect_json 'd["same_build"] is False'
 # An empty build-id is no build-id.
 $MK "$TMP/b2empty.json" --seed 3 --build-id '' a=1000~5 b=2000~5
 $MK "$TMP/h2empty.json" --seed 4 --build-id '' a=1080~5 b=2000~5

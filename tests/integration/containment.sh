@@ -82,6 +82,50 @@ for instrument in "${instruments[@]}"; do
 	done
 done
 
+# Ends within a bound, or the test fails (never hangs the suite).
+wait_bounded() {
+	for _ in $(seq 400); do
+		kill -0 "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }
+		sleep 0.05
+	done
+	fail "$2: benchtrap did not end"
+}
+
+# ---- a traced child with threads, each stopped at its exit event -----------------------
+# The threads of the pool fixture exist from its constructor on.
+for sig in INT TERM KILL; do
+	"$BENCHTRAP" run "$OBS/pool" --symbol work --timeout 120 >/dev/null 2>&1 &
+	bt=$!
+	wait_for_fixture "$OBS/pool"
+	sleep 0.3
+	kill -s "$sig" "$bt"
+	wait_bounded "$bt" "threaded child, SIG$sig"
+	expect_no_orphans "$OBS/pool"
+done
+
+# ---- the worker dies without cleaning up: the first process sweeps --------------------------
+for sig in SEGV USR1; do
+	"$BENCHTRAP" run "$ESC" --bench daemon_then_hangs --timeout 120 >/dev/null 2>&1 &
+	bt=$!
+	wait_for_fixture "$ESC"
+	sleep 0.5
+	worker=$(pgrep -P "$bt" | head -1)
+	checks=$((checks + 1))
+	[[ -n $worker ]] || fail "no worker process under benchtrap $bt"
+	kill -s "$sig" "$worker"
+	wait_bounded "$bt" "worker killed by SIG$sig"
+	expect_no_orphans "$ESC"
+done
+# A signal no command handles, sent to benchtrap: it dies, the worker
+# cleans up.
+"$BENCHTRAP" run "$ESC" --bench daemon_then_hangs --timeout 120 >/dev/null 2>&1 &
+bt=$!
+wait_for_fixture "$ESC"
+sleep 0.5
+kill -s USR1 "$bt"
+wait_bounded "$bt" "SIGUSR1"
+expect_no_orphans "$ESC"
+
 # ---- standard input ------------------------------------------------------------------------
 # By default the child reads /dev/null: it neither sees nor eats a pipe.
 got=$(printf 'abort\nrest\n' | { "$BENCHTRAP" run "$ESC" --bench reads_stdin "${FAST[@]}" \

@@ -167,6 +167,23 @@ for cmd in run observe merge; do
 	expect_no_temp
 done
 
+# Another user's file in a sticky directory cannot be renamed over: refused
+# before anything runs, not after. Needs an unprivileged user who can run
+# benchtrap from this build.
+if [[ $(id -u) == 0 ]] && su nobody -s /bin/sh -c "test -x '$BENCHTRAP' -a -r '$PLAIN'" 2>/dev/null; then
+	mkdir -m 1777 "$TMP/sticky" && echo '{}' >"$TMP/sticky/r.json" && chmod 755 "$TMP"
+	su nobody -s /bin/sh -c "PLAIN_STARTED='$TMP/sticky/started' '$BENCHTRAP' run '$PLAIN' \
+		--symbol plain_work --time 0.05 --warmup 0 --output '$TMP/sticky/r.json'" \
+		>"$TMP/out" 2>"$TMP/err"
+	status=$? out=$(cat "$TMP/out") err=$(cat "$TMP/err")
+	expect_usage_error "r.json: cannot write .*another user's file in a sticky directory"
+	checks=$((checks + 1))
+	[[ ! -e $TMP/sticky/started ]] || fail "the program ran although the output path was refused"
+	[[ $(cat "$TMP/sticky/r.json") == '{}' ]] || fail "the sticky directory's file changed"
+else
+	echo "note: no unprivileged user can run this build: the sticky-directory case is skipped"
+fi
+
 # run --markers: checked and opened before anything runs, written through.
 rm -f "$STARTED"
 run run "$PLAIN" --symbol plain_work "${FAST[@]}" --markers "$TMP/missing/m.jsonl"
