@@ -4,7 +4,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -162,37 +161,6 @@ static void specs_clear(struct specs *s)
 		bench_spec_clear(&s->v[i]);
 	free(s->v);
 	*s = (struct specs){ 0 };
-}
-
-static bool parse_seconds(const char *opt, const char *arg, uint64_t *ret)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > 1e6) {
-		cli_error("run: %s wants seconds, e.g. 0.5, not '%s'", opt, arg);
-		return false;
-	}
-	*ret = (uint64_t)(v * 1e9);
-	return true;
-}
-
-static bool parse_count(const char *opt, const char *arg, long min, long max, long *ret)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max) {
-		cli_error("run: %s wants a whole number from %ld to %ld, not '%s'", opt, min, max,
-			  arg);
-		return false;
-	}
-	*ret = v;
-	return true;
 }
 
 static bool has_glob(const char *s)
@@ -435,8 +403,11 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	/* In the order of enum output_format; isolations[1] is shared. */
+	static const char *const formats[] = { "text", "json", "markdown", NULL };
+	static const char *const isolations[] = { "benchmark", "shared", NULL };
+	int c, v_choice;
 	long v;
-	int c;
 
 	optind = 1;
 	opterr = 0;
@@ -471,52 +442,49 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			break;
 		}
 		case OPT_WARMUP:
-			if (!parse_seconds("--warmup", optarg, &o->plan.warmup_ns))
+			if (cli_parse_seconds("run", "--warmup", optarg, &o->plan.warmup_ns))
 				return EXIT_USAGE;
 			break;
 		case OPT_TIME:
-			if (!parse_seconds("--time", optarg, &o->plan.time_ns))
+			if (cli_parse_seconds("run", "--time", optarg, &o->plan.time_ns))
 				return EXIT_USAGE;
 			break;
 		case OPT_SAMPLE_TIME:
-			if (!parse_seconds("--sample-time", optarg, &o->plan.sample_target_ns))
+			if (cli_parse_seconds("run", "--sample-time", optarg,
+					      &o->plan.sample_target_ns))
 				return EXIT_USAGE;
 			if (o->plan.sample_target_ns < 1000)
 				return cli_error("run: --sample-time must be at least 1e-6 s: a "
 						 "sample must dwarf the clock's own cost");
 			break;
 		case OPT_MIN_SAMPLES:
-			if (!parse_count("--min-samples", optarg, 1, 1000000, &v))
+			if (cli_parse_count("run", "--min-samples", optarg, 1, 1000000, &v))
 				return EXIT_USAGE;
 			o->plan.min_samples = (size_t)v;
 			o->min_samples_set = true;
 			break;
 		case OPT_MAX_SAMPLES:
-			if (!parse_count("--max-samples", optarg, 1, 1000000, &v))
+			if (cli_parse_count("run", "--max-samples", optarg, 1, 1000000, &v))
 				return EXIT_USAGE;
 			o->plan.max_samples = (size_t)v;
 			break;
 		case OPT_TIMEOUT:
-			if (!parse_seconds("--timeout", optarg, &o->plan.timeout_ns))
+			if (cli_parse_seconds("run", "--timeout", optarg, &o->plan.timeout_ns))
 				return EXIT_USAGE;
 			if (o->plan.timeout_ns < 1000000)
 				return cli_error("run: --timeout must be at least 0.001 s");
 			break;
 		case OPT_ISOLATION:
-			if (!strcmp(optarg, "benchmark"))
-				o->shared = false;
-			else if (!strcmp(optarg, "shared"))
-				o->shared = true;
-			else
-				return cli_error("run: --isolation is 'benchmark' or 'shared', not "
-						 "'%s'",
-						 optarg);
+			if (cli_parse_choice("run", "--isolation", optarg, isolations, true,
+					     &v_choice))
+				return EXIT_USAGE;
+			o->shared = v_choice == 1;
 			break;
 		case OPT_ASLR:
 			o->aslr = true;
 			break;
 		case OPT_CPU:
-			if (!parse_count("--cpu", optarg, 0, CPU_SETSIZE - 1, &v))
+			if (cli_parse_count("run", "--cpu", optarg, 0, CPU_SETSIZE - 1, &v))
 				return EXIT_USAGE;
 			o->cpu = (int)v;
 			if (!cpu_allowed(o->cpu))
@@ -571,16 +539,9 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->cache_sim = true;
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				o->format = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o->format = FMT_JSON;
-			else if (!strcmp(optarg, "markdown"))
-				o->format = FMT_MARKDOWN;
-			else
-				return cli_error("run: --format is text, json or markdown, not "
-						 "'%s'",
-						 optarg);
+			if (cli_parse_choice("run", "--format", optarg, formats, false, &v_choice))
+				return EXIT_USAGE;
+			o->format = (enum output_format)v_choice;
 			break;
 		case OPT_OUTPUT:
 			o->output = optarg;

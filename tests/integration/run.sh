@@ -212,6 +212,10 @@ run run "$PLAIN" --symbol 'plain_args(1,x)'
 expect_usage_error "cannot read --symbol 'plain_args\(1,x\)'"
 run run "$EX" --time soon
 expect_usage_error "--time wants seconds"
+run run "$EX" --warmup nan
+expect_usage_error "--warmup wants seconds, e.g. 0.5, not 'nan'"
+run run "$EX" --max-samples 0
+expect_usage_error "--max-samples wants a whole number from 1 to 1000000, not '0'"
 run run "$EX" --isolation none
 expect_usage_error "--isolation is 'benchmark' or 'shared'"
 run run "$EX" --format yaml
