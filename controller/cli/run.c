@@ -2,10 +2,8 @@
 /* benchtrap run: measure benchmarks, each in a fresh traced child. */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +12,7 @@
 
 #include "measure/measure.h"
 #include "report/report.h"
-#include "results/results.h"
-#include "trace/trace.h"
 #include "util/atomic.h"
-#include "util/launch.h"
-#include "util/match.h"
-#include "util/strutil.h"
 #include "cli/cli.h"
 
 static const char usage[] =
@@ -135,220 +128,45 @@ struct run_opts {
 	int ntarget_args;
 };
 
-struct specs {
-	struct bench_spec *v;
-	size_t n, cap;
-};
-
-static struct bench_spec *specs_add(struct specs *s)
+/* The selection's "no match", in words, with the way out. */
+static int say_miss(const char *binary, const struct measure_miss *m)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct bench_spec *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		s->v = v;
-		s->cap = cap;
+	switch (m->what) {
+	case MEASURE_MISS_BENCH:
+		if (m->none_registered && !m->selector)
+			return cli_error("%s: registers no benchmarks with target-stub; select "
+					 "functions with --symbol (`benchtrap list %s --symbols` "
+					 "lists them)",
+					 binary, binary);
+		if (m->none_registered)
+			return cli_error("%s: registers no benchmarks with target-stub; select "
+					 "functions with --symbol (`benchtrap list %s --symbols`)",
+					 binary, binary);
+		if (m->suggest[0])
+			return cli_error("%s: no benchmark matches '%s' (did you mean %s?)", binary,
+					 m->selector, m->suggest);
+		return cli_error("%s: no benchmark matches '%s' (`benchtrap list %s` shows them)",
+				 binary, m->selector, binary);
+	case MEASURE_MISS_SYMBOL:
+		/* A library the loader would find but we could not is the
+		 * likeliest reason; say so first. */
+		if (m->missing)
+			return cli_error("%s: no function matches '%s', and library %s was not "
+					 "found, so it was not searched (set LD_LIBRARY_PATH as "
+					 "the program needs)",
+					 binary, m->pattern, m->missing);
+		if (m->suggest[0])
+			return cli_error("%s: no function matches '%s' (did you mean %s?)", binary,
+					 m->pattern, m->suggest);
+		return cli_error("%s: no function matches '%s' in it or its libraries "
+				 "(`benchtrap list %s --symbols` shows them)",
+				 binary, m->pattern, binary);
+	case MEASURE_MISS_BAD_CALL:
+		break;
 	}
-	s->v[s->n] = (struct bench_spec){ 0 };
-	return &s->v[s->n++];
-}
-
-static void specs_clear(struct specs *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		bench_spec_clear(&s->v[i]);
-	free(s->v);
-	*s = (struct specs){ 0 };
-}
-
-static bool has_glob(const char *s)
-{
-	return strpbrk(s, "*?[") != NULL;
-}
-
-static int select_benches(const struct run_opts *o, struct elf_file *ef, struct specs *out)
-{
-	size_t n = elf_bench_count(ef);
-
-	for (size_t k = 0; k < o->nbenches; k++) {
-		size_t matched = 0;
-
-		for (size_t i = 0; i < n; i++) {
-			const struct elf_bench *b = elf_bench(ef, i);
-			struct bench_spec *s;
-			bool dup = false;
-
-			if (!match_glob(o->benches[k], b->name) &&
-			    !match_glob(o->benches[k], b->base))
-				continue;
-			/* Selected twice ('fib*' and 'fib[20]'): run once. */
-			matched++;
-			for (size_t j = 0; j < out->n && !dup; j++)
-				dup = out->v[j].in_main && !strcmp(out->v[j].name, b->name);
-			if (dup)
-				continue;
-			s = specs_add(out);
-			if (!s)
-				return cli_error("out of memory");
-			s->name = strdup(b->name);
-			s->symbol = b->symbol ? strdup(b->symbol->name) : NULL;
-			s->object = strdup(elf_path(ef));
-			s->build_id = elf_build_id(ef) ? strdup(elf_build_id(ef)) : NULL;
-			s->in_main = s->registered = true;
-			s->link_addr = b->addr;
-			if (b->has_arg) {
-				s->args[0] = b->arg;
-				s->nargs = 1;
-			}
-		}
-		if (!matched) {
-			const char **names = calloc(n ? n : 1, sizeof(*names));
-			char buf[512];
-
-			for (size_t i = 0; names && i < n; i++)
-				names[i] = elf_bench(ef, i)->name;
-			if (!n)
-				cli_error("%s: registers no benchmarks with target-stub; select "
-					  "functions with --symbol (`benchtrap list %s --symbols`)",
-					  o->binary, o->binary);
-			else if (names && match_suggest(o->benches[k], names, n, 3, buf, sizeof(buf)))
-				cli_error("%s: no benchmark matches '%s' (did you mean %s?)", o->binary,
-					  o->benches[k], buf);
-			else
-				cli_error("%s: no benchmark matches '%s' (`benchtrap list %s` shows "
-					  "them)",
-					  o->binary, o->benches[k], o->binary);
-			free(names);
-			return EXIT_USAGE;
-		}
-	}
-	return 0;
-}
-
-static bool spec_exists(const struct specs *out, const char *object, uint64_t addr,
-			const int64_t *args, unsigned nargs)
-{
-	for (size_t i = 0; i < out->n; i++)
-		if (out->v[i].link_addr == addr && out->v[i].nargs == nargs &&
-		    !memcmp(out->v[i].args, args, nargs * sizeof(*args)) &&
-		    !strcmp(out->v[i].object, object))
-			return true;
-	return false;
-}
-
-static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct specs *out)
-{
-	struct elf_scope scope;
-	int r = 0;
-
-	if (elf_scope_open(ef, true, &scope) < 0)
-		return cli_error("out of memory");
-
-	for (size_t k = 0; k < o->nsymbols && r == 0; k++) {
-		int64_t args[MEASURE_MAX_ARGS] = { 0 };
-		unsigned nargs = 0;
-		char *pattern = NULL;
-		size_t matched = 0;
-
-		if (match_parse_call(o->symbols[k], &pattern, args, MEASURE_MAX_ARGS, &nargs) < 0) {
-			r = cli_error("run: cannot read --symbol '%s': write NAME or NAME(1,2) with "
-				      "up to %d integer arguments",
-				      o->symbols[k], MEASURE_MAX_ARGS);
-			break;
-		}
-		/* An exact name is looked up as the loader would: the first
-		 * object that defines it wins. A glob selects from all. */
-		for (size_t j = 0; j < scope.n && !(matched && !has_glob(pattern)); j++) {
-			for (size_t i = 0; i < elf_symbol_count(scope.objs[j]); i++) {
-				const struct elf_symbol *sym = elf_symbol(scope.objs[j], i);
-				struct bench_spec *s;
-				char *bare;
-
-				if (!match_function(pattern, sym->name, sym->demangled))
-					continue;
-				matched++;
-				if (spec_exists(out, elf_path(scope.objs[j]), sym->addr, args, nargs))
-					continue;
-				s = specs_add(out);
-				bare = s ? match_strip_params(sym->demangled) : NULL;
-				if (!bare) {
-					r = cli_error("out of memory");
-					break;
-				}
-				if (nargs) {
-					char list[256] = "";
-
-					for (unsigned a = 0; a < nargs; a++)
-						snprintf(list + strlen(list),
-							 sizeof(list) - strlen(list), "%s%" PRId64,
-							 a ? "," : "", args[a]);
-					if (asprintf(&s->name, "%s(%s)", bare, list) < 0)
-						s->name = NULL;
-				} else {
-					s->name = strdup(sym->demangled);
-				}
-				free(bare);
-				s->symbol = strdup(sym->name);
-				s->object = strdup(elf_path(scope.objs[j]));
-				if (elf_build_id(scope.objs[j]))
-					s->build_id = strdup(elf_build_id(scope.objs[j]));
-				s->in_main = j == 0;
-				s->link_addr = sym->addr;
-				s->ifunc = sym->ifunc;
-				memcpy(s->args, args, sizeof(args));
-				s->nargs = nargs;
-				if (!s->name || !s->symbol || !s->object) {
-					r = cli_error("out of memory");
-					break;
-				}
-			}
-		}
-		if (r == 0 && !matched) {
-			size_t m = 0;
-			char buf[512];
-			const char **names = elf_scope_names(&scope, &m);
-
-			/* A library the loader would find but we could not is
-			 * the likeliest reason; say so first. */
-			if (scope.missing[0])
-				r = cli_error("%s: no function matches '%s', and library %s was not "
-					      "found, so it was not searched (set LD_LIBRARY_PATH as "
-					      "the program needs)",
-					      o->binary, pattern, scope.missing[0]);
-			else if (names && match_suggest(pattern, names, m, 3, buf, sizeof(buf)))
-				r = cli_error("%s: no function matches '%s' (did you mean %s?)",
-					      o->binary, pattern, buf);
-			else
-				r = cli_error("%s: no function matches '%s' in it or its libraries "
-					      "(`benchtrap list %s --symbols` shows them)",
-					      o->binary, pattern, o->binary);
-			free(names);
-		}
-		free(pattern);
-	}
-	elf_scope_close(&scope);
-	return r;
-}
-
-/*
- * --shard K/N: keep the benchmarks whose name hashes to part K (FNV-1a of
- * the name, modulo N; docs/run.md). The part of a benchmark depends on its
- * name alone, so N machines with the same selection run disjoint parts
- * that together are the whole selection.
- */
-static void apply_shard(struct specs *s, unsigned k, unsigned n)
-{
-	size_t kept = 0;
-
-	for (size_t i = 0; i < s->n; i++) {
-		if (results_shard_of(s->v[i].name, n) == k - 1)
-			s->v[kept++] = s->v[i];
-		else
-			bench_spec_clear(&s->v[i]);
-	}
-	s->n = kept;
+	return cli_error("run: cannot read --symbol '%s': write NAME or NAME(1,2) with up to %d "
+			 "integer arguments",
+			 m->selector, MEASURE_MAX_ARGS);
 }
 
 /* ---- progress and markers ----------------------------------------------- */
@@ -581,7 +399,8 @@ int cli_run(int argc, char **argv)
 {
 	struct run_opts o = { .cpu = -1, .instrument = "walltime" };
 	struct elf_file *ef = NULL;
-	struct specs specs = { 0 };
+	struct measure_selection specs = { 0 };
+	struct measure_miss miss = { 0 };
 	struct bench_result *results = NULL;
 	struct hooks_state hs = { 0 };
 	struct measure_hooks hooks = { on_event, &hs };
@@ -633,21 +452,20 @@ int cli_run(int argc, char **argv)
 	if (cli_open_binary(o.binary, &ef) != 0)
 		goto out;
 
-	if (!o.nbenches && !o.nsymbols) {
-		if (!elf_bench_count(ef)) {
-			cli_error("%s: registers no benchmarks with target-stub; select functions "
-				  "with --symbol (`benchtrap list %s --symbols` lists them)",
-				  o.binary, o.binary);
-			goto out;
-		}
-		o.benches[o.nbenches++] = "*";
-	}
-	if (select_benches(&o, ef, &specs) != 0 || select_symbols(&o, ef, &specs) != 0)
+	r = measure_select(ef, (const char *const *)o.benches, o.nbenches,
+			   (const char *const *)o.symbols, o.nsymbols, &specs, &miss);
+	if (r == -ENOENT || r == -EINVAL) {
+		say_miss(o.binary, &miss);
 		goto out;
+	}
+	if (r < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
 	if (o.shard_n) {
 		size_t selected = specs.n;
 
-		apply_shard(&specs, o.shard_k, o.shard_n);
+		measure_select_shard(&specs, o.shard_k, o.shard_n);
 		if (!specs.n)
 			cli_note("shard %u/%u holds none of the %zu selected benchmarks", o.shard_k,
 				 o.shard_n, selected);
@@ -776,7 +594,8 @@ out:
 	free(target_argv);
 	free(exec_path);
 	free(command);
-	specs_clear(&specs);
+	measure_selection_clear(&specs);
+	measure_miss_clear(&miss);
 	elf_close(ef);
 	free(o.benches);
 	free(o.symbols);

@@ -37,6 +37,49 @@ struct bench_spec {
 
 void bench_spec_clear(struct bench_spec *s);
 
+/*
+ * Selecting what to measure in 'ef' (select.c): the registered benchmarks
+ * whose name matches a glob of 'benches', then the functions of the binary
+ * or of the libraries it loads that a pattern of 'symbols' ("NAME" or
+ * "NAME(1,2)", match_parse_call) selects; each benchmark once, in that
+ * order. With neither, every registered benchmark. Returns 0 and the
+ * selection in *ret; -ENOENT when a selector matched nothing and -EINVAL
+ * when a --symbol pattern cannot be read, with *ret_miss saying which (clear
+ * it with measure_miss_clear); or -ENOMEM.
+ */
+struct measure_selection {
+	struct bench_spec *v;
+	size_t n, cap;
+};
+
+enum measure_miss_what {
+	MEASURE_MISS_BENCH,	/* a benchmark glob matched no registered benchmark */
+	MEASURE_MISS_SYMBOL,	/* a symbol pattern matched no function */
+	MEASURE_MISS_BAD_CALL,	/* a symbol pattern is not NAME or NAME(args) */
+};
+
+struct measure_miss {
+	enum measure_miss_what what;
+	const char *selector;	/* the glob or pattern as given; NULL for the default
+				   selection (every registered benchmark) */
+	char *pattern;		/* SYMBOL: the name part of the selector */
+	bool none_registered;	/* BENCH: the binary registers no benchmarks at all */
+	char *missing;		/* SYMBOL: a library the loader would find but we did not,
+				   so it was not searched; NULL if none */
+	char suggest[512];	/* the closest names, "'a', 'b'" (match_suggest), or "" */
+};
+
+struct elf_file;
+int measure_select(struct elf_file *ef, const char *const *benches, size_t nbenches,
+		   const char *const *symbols, size_t nsymbols, struct measure_selection *ret,
+		   struct measure_miss *ret_miss);
+void measure_selection_clear(struct measure_selection *s);
+void measure_miss_clear(struct measure_miss *m);
+
+/* Keep part k (1..n) of the selection, split by a hash of each name
+ * (results_shard_of); the others are cleared. */
+void measure_select_shard(struct measure_selection *s, unsigned k, unsigned n);
+
 /* How to sample: docs/run.md explains each default. Times in ns. */
 struct measure_plan {
 	uint64_t warmup_ns;	    /* run the benchmark this long before sampling */
