@@ -227,8 +227,7 @@ static void emit(const struct measure_hooks *h, enum measure_event_kind kind, co
 {
 	struct measure_event ev = { .kind = kind, .name = name, .pid = pid, .t_ns = t };
 
-	if (h && h->event)
-		h->event(&ev, h->userdata);
+	measure_emit(h, &ev);
 }
 
 static int wait_timeout(pid_t pid, uint64_t timeout_ns, int *ret_status, bool *ret_timed_out)

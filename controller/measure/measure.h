@@ -217,6 +217,9 @@ struct measure_hooks {
 	void *userdata;
 };
 
+/* Pass ev to the hooks' callback, if any. */
+void measure_emit(const struct measure_hooks *h, const struct measure_event *ev);
+
 uint64_t measure_now_ns(void);
 
 /*

@@ -315,14 +315,12 @@ int measure_perf(const struct measure_target *t, const struct bench_spec *specs,
 						"instructions per call (%s)",
 						ins, measure_no_time_advice(res->spec));
 			}
-			if (hooks && hooks->event) {
-				struct measure_event st = ev;
+			struct measure_event st = ev;
 
-				st.kind = MEASURE_BENCH_START;
-				st.t_ns = res->t_start_ns;
-				hooks->event(&st, hooks->userdata);
-				hooks->event(&ev, hooks->userdata);
-			}
+			st.kind = MEASURE_BENCH_START;
+			st.t_ns = res->t_start_ns;
+			measure_emit(hooks, &st);
+			measure_emit(hooks, &ev);
 		}
 		i += got < k ? got + 1 : k;
 	}
