@@ -132,6 +132,11 @@ bool measure_no_time(double median, double ci_low, double resolution, size_t n);
  * whether the function does any work with the arguments it was given. */
 const char *measure_no_time_advice(const struct bench_spec *s);
 
+/* "measured no execution time" under a counting instrument: fewer
+ * instructions per call than this do no more than return (a `ret`, an
+ * `endbr64; ret`, a register move and a `ret`). */
+#define MEASURE_MIN_INSTRUCTIONS 4.0
+
 /* Where and how the child runs. */
 struct measure_target {
 	const char *binary;
