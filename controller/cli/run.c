@@ -57,11 +57,10 @@ static const char usage[] =
 	"                      by every child, or '-' for benchtrap's own (default:\n"
 	"                      /dev/null, so a benchmark never waits on a terminal\n"
 	"                      or eats a pipe)\n"
-	"  --instrument NAME   walltime (default): time per call; callgrind: exact\n"
-	"                      instructions per call under valgrind, a fresh valgrind\n"
-	"                      process per benchmark; perf: hardware counters\n"
-	"                      (instructions, cycles) where the machine has a PMU\n"
-	"                      (docs/instruments.md)\n"
+	"  --instrument NAME   what measures the calls (docs/instruments.md):\n";
+
+/* The rest of the usage, after the list of instruments. */
+static const char usage_tail[] =
 	"  --keep-profiles DIR callgrind: keep each benchmark's raw profile in DIR\n"
 	"  --cache-sim         callgrind: simulate the caches too (misses per call)\n"
 	"\n"
@@ -83,6 +82,48 @@ static const char usage[] =
 	"\n"
 	"exit status: 0 all measured, 1 a benchmark failed (crashed, exited, timed\n"
 	"out: the others still run), 2 bad usage or bad input\n";
+
+static void print_usage(void)
+{
+	size_t n;
+	const struct measure_instrument *ins = measure_instruments(&n);
+
+	fputs(usage, stdout);
+	for (size_t i = 0; i < n; i++)
+		if (ins[i].run)
+			printf("                        %-10s %s%s\n", ins[i].name, ins[i].summary,
+			       i == 0 ? " (default)" : "");
+	fputs(usage_tail, stdout);
+}
+
+/* The names of the instruments, NULL-terminated, into names[max]: with
+ * 'all', those not in this version too. */
+static void instrument_names(const char **names, size_t max, bool all, unsigned option)
+{
+	size_t n, k = 0;
+	const struct measure_instrument *ins = measure_instruments(&n);
+
+	for (size_t i = 0; i < n && k + 1 < max; i++)
+		if ((all || ins[i].run) && (!option || (ins[i].options & option)))
+			names[k++] = ins[i].name;
+	names[k] = NULL;
+}
+
+/* false, having said so, when option 'name' was given and does not
+ * apply to instrument ins. */
+static bool option_applies(const struct measure_instrument *ins, bool given, unsigned option,
+			   const char *name)
+{
+	const char *names[16];
+	char list[256];
+
+	if (!given || (ins->options & option))
+		return true;
+	instrument_names(names, 16, false, option);
+	cli_join_or(names, false, list, sizeof(list));
+	cli_error("run: %s applies to --instrument %s only", name, list);
+	return false;
+}
 
 enum {
 	OPT_BENCH = 0x100,
@@ -116,7 +157,7 @@ struct run_opts {
 	size_t nbenches, nsymbols;
 	struct measure_plan plan;
 	bool shared, aslr, clean_env, show_output, min_samples_set;
-	const char *instrument;	   /* "walltime", "callgrind", "perf" */
+	const struct measure_instrument *instrument;
 	const char *keep_profiles; /* --keep-profiles DIR */
 	bool cache_sim;
 	int cpu;
@@ -330,18 +371,21 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->input = optarg;
 			break;
 		}
-		case OPT_INSTRUMENT:
-			if (!strcmp(optarg, "walltime") || !strcmp(optarg, "callgrind") ||
-			    !strcmp(optarg, "perf")) {
-				o->instrument = optarg;
+		case OPT_INSTRUMENT: {
+			const char *names[16];
+			char list[256];
+
+			o->instrument = measure_instrument_find(optarg);
+			if (o->instrument && o->instrument->run)
 				break;
-			}
-			if (!strcmp(optarg, "memory"))
-				return cli_error("run: the memory instrument is not in this version "
-						 "of benchtrap; use walltime, callgrind or perf");
-			return cli_error("run: unknown instrument '%s' (walltime, callgrind, perf "
-					 "or memory)",
-					 optarg);
+			instrument_names(names, 16, !o->instrument, 0);
+			cli_join_or(names, false, list, sizeof(list));
+			if (o->instrument)
+				return cli_error("run: the %s instrument is not in this version of "
+						 "benchtrap; use %s",
+						 optarg, list);
+			return cli_error("run: unknown instrument '%s' (%s)", optarg, list);
+		}
 		case OPT_KEEP_PROFILES: {
 			struct stat st;
 
@@ -368,7 +412,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->markers = optarg;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			print_usage();
 			return -1;
 		default:
 			return cli_bad_option("run", argc, argv);
@@ -383,9 +427,10 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		return cli_error("run: unexpected argument '%s' (arguments for the target go "
 				 "after '--')",
 				 argv[optind]);
-	if ((o->keep_profiles || o->cache_sim) && strcmp(o->instrument, "callgrind") != 0)
-		return cli_error("run: %s applies to --instrument callgrind only",
-				 o->keep_profiles ? "--keep-profiles" : "--cache-sim");
+	if (!option_applies(o->instrument, o->keep_profiles, MEASURE_OPT_KEEP_PROFILES,
+			    "--keep-profiles") ||
+	    !option_applies(o->instrument, o->cache_sim, MEASURE_OPT_CACHE_SIM, "--cache-sim"))
+		return EXIT_USAGE;
 	/* --max-samples 5 alone lowers the default minimum with it. */
 	if (!o->min_samples_set && o->plan.min_samples > o->plan.max_samples)
 		o->plan.min_samples = o->plan.max_samples;
@@ -397,7 +442,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 
 int cli_run(int argc, char **argv)
 {
-	struct run_opts o = { .cpu = -1, .instrument = "walltime" };
+	struct run_opts o = { .cpu = -1 };
 	struct elf_file *ef = NULL;
 	struct measure_selection specs = { 0 };
 	struct measure_miss miss = { 0 };
@@ -408,6 +453,7 @@ int cli_run(int argc, char **argv)
 	struct report_run rep = { 0 };
 	char **target_argv = NULL, *error = NULL, *exec_path = NULL;
 	char **command = NULL;
+	size_t ninstruments;
 	int r, exit_code = EXIT_USAGE;
 
 	/* The command line as typed, for the results file: getopt permutes
@@ -419,6 +465,8 @@ int cli_run(int argc, char **argv)
 	}
 	memcpy(command, argv, (size_t)argc * sizeof(*argv));
 	measure_plan_default(&o.plan);
+	/* The first instrument is the default. */
+	o.instrument = measure_instruments(&ninstruments);
 	o.benches = calloc((size_t)argc, sizeof(*o.benches));
 	o.symbols = calloc((size_t)argc, sizeof(*o.symbols));
 	if (!o.benches || !o.symbols) {
@@ -509,28 +557,19 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 
-	cli_fatal_signals();
-	if (!strcmp(o.instrument, "callgrind")) {
-		struct measure_callgrind_opts co = { .keep_profiles = o.keep_profiles,
-						     .cache_sim = o.cache_sim,
-						     .static_binary = !elf_is_dynamic(ef) };
-
-		r = measure_callgrind(&t, specs.v, specs.n, &o.plan, !o.shared, &co, &hooks,
-				      results, &error);
-	} else if (!strcmp(o.instrument, "perf")) {
-		r = elf_is_dynamic(ef) ?
-			    measure_perf(&t, specs.v, specs.n, &o.plan, !o.shared, &hooks, results,
-					 &error) :
-			    -EINVAL;
-		if (r == -EINVAL && !error && asprintf(&error, "%s is a static binary: the perf "
-						       "instrument preloads a library into the "
-						       "target; use --instrument callgrind",
-						       o.binary) < 0)
-			error = NULL;
-	} else {
-		r = measure_walltime(&t, specs.v, specs.n, &o.plan, !o.shared, &hooks, results,
-				     &error);
+	/* A library preloaded into a static binary would not be loaded. */
+	if (o.instrument->preloads && !elf_is_dynamic(ef)) {
+		cli_error("%s is a static binary: the %s instrument preloads a library into the "
+			  "target; use --instrument callgrind",
+			  o.binary, o.instrument->name);
+		goto out;
 	}
+	cli_fatal_signals();
+	r = o.instrument->run(&t, specs.v, specs.n, &o.plan, !o.shared,
+			      &(struct measure_opts){ .keep_profiles = o.keep_profiles,
+						      .cache_sim = o.cache_sim,
+						      .static_binary = !elf_is_dynamic(ef) },
+			      &hooks, results, &error);
 	if (hs.progress)
 		fputs("\r\033[K", stderr);
 	if (r < 0) {
@@ -548,7 +587,7 @@ int cli_run(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	rep.instrument = o.instrument;
+	rep.instrument = o.instrument->name;
 	rep.isolation = o.shared ? "shared" : "benchmark";
 	rep.plan = &o.plan;
 	rep.argv = command;

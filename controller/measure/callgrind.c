@@ -87,7 +87,7 @@ enum batch_mode {
 struct ctx {
 	const struct measure_target *t;
 	const struct measure_plan *plan;
-	const struct measure_callgrind_opts *opts;
+	const struct measure_opts *opts;
 	const struct measure_hooks *hooks;
 	char *valgrind, *driver;
 	char exe[PATH_MAX]; /* the binary's real path, for the driver */
@@ -562,7 +562,7 @@ static bool is_stub(const struct bench_spec *s)
 
 int measure_callgrind(const struct measure_target *t, const struct bench_spec *specs, size_t n,
 		      const struct measure_plan *plan, bool isolate,
-		      const struct measure_callgrind_opts *opts, const struct measure_hooks *hooks,
+		      const struct measure_opts *opts, const struct measure_hooks *hooks,
 		      struct bench_result *results, char **ret_error)
 {
 	struct ctx c = { .t = t, .plan = plan, .opts = opts, .hooks = hooks };

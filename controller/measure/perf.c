@@ -193,13 +193,14 @@ out:
 }
 
 int measure_perf(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		 const struct measure_plan *plan, bool isolate, const struct measure_hooks *hooks,
-		 struct bench_result *results, char **ret_error)
+		 const struct measure_plan *plan, bool isolate, const struct measure_opts *opts,
+		 const struct measure_hooks *hooks, struct bench_result *results, char **ret_error)
 {
 	const struct bench_spec **batch;
 	int err = probe();
 	char *driver;
 
+	(void)opts; /* none applies */
 	switch (perf_classify_errno(err)) {
 	case PERF_AVAILABLE:
 		break;

@@ -725,13 +725,14 @@ static void finish_ok(struct bench_result *res)
 }
 
 int measure_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		     const struct measure_plan *plan, bool isolate, const struct measure_hooks *hooks,
-		     struct bench_result *results, char **ret_error)
+		     const struct measure_plan *plan, bool isolate, const struct measure_opts *opts,
+		     const struct measure_hooks *hooks, struct bench_result *results, char **ret_error)
 {
 	struct child c = { 0 };
 	bool no_vdso = false;
 	int r;
 
+	(void)opts; /* none applies */
 	for (size_t i = 0; i < n; i++) {
 		struct bench_result *res = &results[i];
 		struct trace_failure f;
