@@ -19,6 +19,12 @@
  * child's stack layout, does not depend on the addresses.
  */
 
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #define DRIVER_ENV_EXE "BENCHTRAP_DRIVER_EXE"
 #define DRIVER_ENV_COUNT "BENCHTRAP_DRIVER"
 #define DRIVER_ENV_ENTRY "BENCHTRAP_DRIVER_" /* followed by <i> */
@@ -40,5 +46,27 @@
 
 /* Where the perf instrument asks for its counts. */
 #define DRIVER_PERF_FD 4
+
+/*
+ * A hardware counter of this process's user-space events, disabled until
+ * enabled around a batch, in 'group' (-1: a new group): the counter the
+ * driver counts with, and the one the controller's probe opens before
+ * choosing the perf instrument, so that the probe cannot pass where the
+ * driver would fail. Returns the descriptor, or -1 with errno set.
+ */
+static inline int driver_perf_open(uint64_t config, int group, uint64_t read_format)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = config;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.read_format = read_format;
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, group, 0);
+}
 
 #endif

@@ -149,21 +149,6 @@ static void empty_function(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e
 	__asm__ volatile("" ::: "memory");
 }
 
-static int perf_open(uint64_t config, int group)
-{
-	struct perf_event_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = config;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	a.read_format = PERF_FORMAT_GROUP;
-	return (int)syscall(SYS_perf_event_open, &a, 0, -1, group, 0);
-}
-
 /* n calls of fn with the counters enabled around them only; out[0]
  * instructions, out[1] cycles. */
 static void perf_batch(int leader, bench_fn fn, const int64_t *args, unsigned long n,
@@ -200,8 +185,10 @@ static void perf_run(unsigned i, bench_fn fn, const int64_t *args, int fd, unsig
 	int len;
 
 	if (leader < 0) {
-		leader = perf_open(PERF_COUNT_HW_INSTRUCTIONS, -1);
-		cycles = leader < 0 ? -1 : perf_open(PERF_COUNT_HW_CPU_CYCLES, leader);
+		leader = driver_perf_open(PERF_COUNT_HW_INSTRUCTIONS, -1, PERF_FORMAT_GROUP);
+		if (leader >= 0)
+			cycles = driver_perf_open(PERF_COUNT_HW_CPU_CYCLES, leader,
+						  PERF_FORMAT_GROUP);
 		if (leader < 0 || cycles < 0)
 			fail("perf_event_open: %s", strerror(errno));
 	}

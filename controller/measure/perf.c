@@ -66,16 +66,8 @@ double perf_per_call(uint64_t bench_count, uint64_t empty_count, uint64_t n)
 /* Can this process count its own user-space instructions? 0 or an errno. */
 static int probe(void)
 {
-	struct perf_event_attr a = { 0 };
-	int fd;
+	int fd = driver_perf_open(PERF_COUNT_HW_INSTRUCTIONS, -1, 0);
 
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = PERF_COUNT_HW_INSTRUCTIONS;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
 	if (fd < 0)
 		return errno;
 	close(fd);
