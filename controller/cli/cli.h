@@ -51,4 +51,29 @@ int cli_compare(int argc, char **argv);
 int cli_merge(int argc, char **argv);
 int cli_export(int argc, char **argv);
 
+/* ---- option values shared by the subcommands ---------------------------- */
+
+#include <stdint.h>
+
+/* 'words' (NULL-terminated) as a sentence lists them: "a, b or c", each in
+ * single quotes when 'quote'; cut short to fit 'size'. */
+void cli_join_or(const char *const *words, bool quote, char *buf, size_t size);
+
+/*
+ * Parsers of option values. On bad input each prints one line,
+ * "<cmd>: <opt> wants ..., not '<arg>'", and returns EXIT_USAGE; otherwise
+ * it returns 0. ret_* is written only on success.
+ *
+ * cli_parse_seconds: a decimal number of seconds from 0 to 1e6, in ns.
+ * cli_parse_count: a whole number from min to max.
+ * cli_parse_choice: one of 'choices' (NULL-terminated), its index; the
+ * error lists them as cli_join_or() does: "<cmd>: <opt> is a, b or c, not
+ * '<arg>'".
+ */
+int cli_parse_seconds(const char *cmd, const char *opt, const char *arg, uint64_t *ret_ns);
+int cli_parse_count(const char *cmd, const char *opt, const char *arg, long min, long max,
+		    long *ret);
+int cli_parse_choice(const char *cmd, const char *opt, const char *arg,
+		     const char *const *choices, bool quote, int *ret_index);
+
 #endif

@@ -148,3 +148,67 @@ int cli_open_binary_symbols(const char *path, struct elf_file **ret)
 	}
 }
 
+
+/* ---- option values shared by the subcommands ---------------------------- */
+
+void cli_join_or(const char *const *words, bool quote, char *buf, size_t size)
+{
+	const char *q = quote ? "'" : "";
+	size_t n = 0, len = 0;
+
+	while (words[n])
+		n++;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len < size; i++) {
+		const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+		int k = snprintf(buf + len, size - len, "%s%s%s%s", sep, q, words[i], q);
+
+		if (k < 0)
+			break;
+		len += (size_t)k;
+	}
+}
+
+int cli_parse_seconds(const char *cmd, const char *opt, const char *arg, uint64_t *ret_ns)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	/* Written so that NaN and infinity fail too. */
+	if (errno || end == arg || *end || !(v >= 0 && v <= 1e6))
+		return cli_error("%s: %s wants seconds, e.g. 0.5, not '%s'", cmd, opt, arg);
+	*ret_ns = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+int cli_parse_count(const char *cmd, const char *opt, const char *arg, long min, long max,
+		    long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		return cli_error("%s: %s wants a whole number from %ld to %ld, not '%s'", cmd, opt,
+				 min, max, arg);
+	*ret = v;
+	return 0;
+}
+
+int cli_parse_choice(const char *cmd, const char *opt, const char *arg,
+		     const char *const *choices, bool quote, int *ret_index)
+{
+	char list[256];
+
+	for (int i = 0; choices[i]; i++) {
+		if (!strcmp(arg, choices[i])) {
+			*ret_index = i;
+			return 0;
+		}
+	}
+	cli_join_or(choices, quote, list, sizeof(list));
+	return cli_error("%s: %s is %s, not '%s'", cmd, opt, list, arg);
+}

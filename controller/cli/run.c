@@ -2,11 +2,8 @@
 /* benchtrap run: measure benchmarks, each in a fresh traced child. */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +12,7 @@
 
 #include "measure/measure.h"
 #include "report/report.h"
-#include "results/results.h"
-#include "trace/trace.h"
 #include "util/atomic.h"
-#include "util/launch.h"
-#include "util/match.h"
-#include "util/strutil.h"
 #include "cli/cli.h"
 
 static const char usage[] =
@@ -65,11 +57,10 @@ static const char usage[] =
 	"                      by every child, or '-' for benchtrap's own (default:\n"
 	"                      /dev/null, so a benchmark never waits on a terminal\n"
 	"                      or eats a pipe)\n"
-	"  --instrument NAME   walltime (default): time per call; callgrind: exact\n"
-	"                      instructions per call under valgrind, a fresh valgrind\n"
-	"                      process per benchmark; perf: hardware counters\n"
-	"                      (instructions, cycles) where the machine has a PMU\n"
-	"                      (docs/instruments.md)\n"
+	"  --instrument NAME   what measures the calls (docs/instruments.md):\n";
+
+/* The rest of the usage, after the list of instruments. */
+static const char usage_tail[] =
 	"  --keep-profiles DIR callgrind: keep each benchmark's raw profile in DIR\n"
 	"  --cache-sim         callgrind: simulate the caches too (misses per call)\n"
 	"\n"
@@ -91,6 +82,48 @@ static const char usage[] =
 	"\n"
 	"exit status: 0 all measured, 1 a benchmark failed (crashed, exited, timed\n"
 	"out: the others still run), 2 bad usage or bad input\n";
+
+static void print_usage(void)
+{
+	size_t n;
+	const struct measure_instrument *ins = measure_instruments(&n);
+
+	fputs(usage, stdout);
+	for (size_t i = 0; i < n; i++)
+		if (ins[i].run)
+			printf("                        %-10s %s%s\n", ins[i].name, ins[i].summary,
+			       i == 0 ? " (default)" : "");
+	fputs(usage_tail, stdout);
+}
+
+/* The names of the instruments, NULL-terminated, into names[max]: with
+ * 'all', those not in this version too. */
+static void instrument_names(const char **names, size_t max, bool all, unsigned option)
+{
+	size_t n, k = 0;
+	const struct measure_instrument *ins = measure_instruments(&n);
+
+	for (size_t i = 0; i < n && k + 1 < max; i++)
+		if ((all || ins[i].run) && (!option || (ins[i].options & option)))
+			names[k++] = ins[i].name;
+	names[k] = NULL;
+}
+
+/* false, having said so, when option 'name' was given and does not
+ * apply to instrument ins. */
+static bool option_applies(const struct measure_instrument *ins, bool given, unsigned option,
+			   const char *name)
+{
+	const char *names[16];
+	char list[256];
+
+	if (!given || (ins->options & option))
+		return true;
+	instrument_names(names, 16, false, option);
+	cli_join_or(names, false, list, sizeof(list));
+	cli_error("run: %s applies to --instrument %s only", name, list);
+	return false;
+}
 
 enum {
 	OPT_BENCH = 0x100,
@@ -124,7 +157,7 @@ struct run_opts {
 	size_t nbenches, nsymbols;
 	struct measure_plan plan;
 	bool shared, aslr, clean_env, show_output, min_samples_set;
-	const char *instrument;	   /* "walltime", "callgrind", "perf" */
+	const struct measure_instrument *instrument;
 	const char *keep_profiles; /* --keep-profiles DIR */
 	bool cache_sim;
 	int cpu;
@@ -136,251 +169,45 @@ struct run_opts {
 	int ntarget_args;
 };
 
-struct specs {
-	struct bench_spec *v;
-	size_t n, cap;
-};
-
-static struct bench_spec *specs_add(struct specs *s)
+/* The selection's "no match", in words, with the way out. */
+static int say_miss(const char *binary, const struct measure_miss *m)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct bench_spec *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		s->v = v;
-		s->cap = cap;
+	switch (m->what) {
+	case MEASURE_MISS_BENCH:
+		if (m->none_registered && !m->selector)
+			return cli_error("%s: registers no benchmarks with target-stub; select "
+					 "functions with --symbol (`benchtrap list %s --symbols` "
+					 "lists them)",
+					 binary, binary);
+		if (m->none_registered)
+			return cli_error("%s: registers no benchmarks with target-stub; select "
+					 "functions with --symbol (`benchtrap list %s --symbols`)",
+					 binary, binary);
+		if (m->suggest[0])
+			return cli_error("%s: no benchmark matches '%s' (did you mean %s?)", binary,
+					 m->selector, m->suggest);
+		return cli_error("%s: no benchmark matches '%s' (`benchtrap list %s` shows them)",
+				 binary, m->selector, binary);
+	case MEASURE_MISS_SYMBOL:
+		/* A library the loader would find but we could not is the
+		 * likeliest reason; say so first. */
+		if (m->missing)
+			return cli_error("%s: no function matches '%s', and library %s was not "
+					 "found, so it was not searched (set LD_LIBRARY_PATH as "
+					 "the program needs)",
+					 binary, m->pattern, m->missing);
+		if (m->suggest[0])
+			return cli_error("%s: no function matches '%s' (did you mean %s?)", binary,
+					 m->pattern, m->suggest);
+		return cli_error("%s: no function matches '%s' in it or its libraries "
+				 "(`benchtrap list %s --symbols` shows them)",
+				 binary, m->pattern, binary);
+	case MEASURE_MISS_BAD_CALL:
+		break;
 	}
-	s->v[s->n] = (struct bench_spec){ 0 };
-	return &s->v[s->n++];
-}
-
-static void specs_clear(struct specs *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		bench_spec_clear(&s->v[i]);
-	free(s->v);
-	*s = (struct specs){ 0 };
-}
-
-static bool parse_seconds(const char *opt, const char *arg, uint64_t *ret)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > 1e6) {
-		cli_error("run: %s wants seconds, e.g. 0.5, not '%s'", opt, arg);
-		return false;
-	}
-	*ret = (uint64_t)(v * 1e9);
-	return true;
-}
-
-static bool parse_count(const char *opt, const char *arg, long min, long max, long *ret)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max) {
-		cli_error("run: %s wants a whole number from %ld to %ld, not '%s'", opt, min, max,
-			  arg);
-		return false;
-	}
-	*ret = v;
-	return true;
-}
-
-static bool has_glob(const char *s)
-{
-	return strpbrk(s, "*?[") != NULL;
-}
-
-static int select_benches(const struct run_opts *o, struct elf_file *ef, struct specs *out)
-{
-	size_t n = elf_bench_count(ef);
-
-	for (size_t k = 0; k < o->nbenches; k++) {
-		size_t matched = 0;
-
-		for (size_t i = 0; i < n; i++) {
-			const struct elf_bench *b = elf_bench(ef, i);
-			struct bench_spec *s;
-			bool dup = false;
-
-			if (!match_glob(o->benches[k], b->name) &&
-			    !match_glob(o->benches[k], b->base))
-				continue;
-			/* Selected twice ('fib*' and 'fib[20]'): run once. */
-			matched++;
-			for (size_t j = 0; j < out->n && !dup; j++)
-				dup = out->v[j].in_main && !strcmp(out->v[j].name, b->name);
-			if (dup)
-				continue;
-			s = specs_add(out);
-			if (!s)
-				return cli_error("out of memory");
-			s->name = strdup(b->name);
-			s->symbol = b->symbol ? strdup(b->symbol->name) : NULL;
-			s->object = strdup(elf_path(ef));
-			s->build_id = elf_build_id(ef) ? strdup(elf_build_id(ef)) : NULL;
-			s->in_main = s->registered = true;
-			s->link_addr = b->addr;
-			if (b->has_arg) {
-				s->args[0] = b->arg;
-				s->nargs = 1;
-			}
-		}
-		if (!matched) {
-			const char **names = calloc(n ? n : 1, sizeof(*names));
-			char buf[512];
-
-			for (size_t i = 0; names && i < n; i++)
-				names[i] = elf_bench(ef, i)->name;
-			if (!n)
-				cli_error("%s: registers no benchmarks with target-stub; select "
-					  "functions with --symbol (`benchtrap list %s --symbols`)",
-					  o->binary, o->binary);
-			else if (names && match_suggest(o->benches[k], names, n, 3, buf, sizeof(buf)))
-				cli_error("%s: no benchmark matches '%s' (did you mean %s?)", o->binary,
-					  o->benches[k], buf);
-			else
-				cli_error("%s: no benchmark matches '%s' (`benchtrap list %s` shows "
-					  "them)",
-					  o->binary, o->benches[k], o->binary);
-			free(names);
-			return EXIT_USAGE;
-		}
-	}
-	return 0;
-}
-
-static bool spec_exists(const struct specs *out, const char *object, uint64_t addr,
-			const int64_t *args, unsigned nargs)
-{
-	for (size_t i = 0; i < out->n; i++)
-		if (out->v[i].link_addr == addr && out->v[i].nargs == nargs &&
-		    !memcmp(out->v[i].args, args, nargs * sizeof(*args)) &&
-		    !strcmp(out->v[i].object, object))
-			return true;
-	return false;
-}
-
-static int select_symbols(const struct run_opts *o, struct elf_file *ef, struct specs *out)
-{
-	struct elf_scope scope;
-	int r = 0;
-
-	if (elf_scope_open(ef, true, &scope) < 0)
-		return cli_error("out of memory");
-
-	for (size_t k = 0; k < o->nsymbols && r == 0; k++) {
-		int64_t args[MEASURE_MAX_ARGS] = { 0 };
-		unsigned nargs = 0;
-		char *pattern = NULL;
-		size_t matched = 0;
-
-		if (match_parse_call(o->symbols[k], &pattern, args, MEASURE_MAX_ARGS, &nargs) < 0) {
-			r = cli_error("run: cannot read --symbol '%s': write NAME or NAME(1,2) with "
-				      "up to %d integer arguments",
-				      o->symbols[k], MEASURE_MAX_ARGS);
-			break;
-		}
-		/* An exact name is looked up as the loader would: the first
-		 * object that defines it wins. A glob selects from all. */
-		for (size_t j = 0; j < scope.n && !(matched && !has_glob(pattern)); j++) {
-			for (size_t i = 0; i < elf_symbol_count(scope.objs[j]); i++) {
-				const struct elf_symbol *sym = elf_symbol(scope.objs[j], i);
-				struct bench_spec *s;
-				char *bare;
-
-				if (!match_function(pattern, sym->name, sym->demangled))
-					continue;
-				matched++;
-				if (spec_exists(out, elf_path(scope.objs[j]), sym->addr, args, nargs))
-					continue;
-				s = specs_add(out);
-				bare = s ? match_strip_params(sym->demangled) : NULL;
-				if (!bare) {
-					r = cli_error("out of memory");
-					break;
-				}
-				if (nargs) {
-					char list[256] = "";
-
-					for (unsigned a = 0; a < nargs; a++)
-						snprintf(list + strlen(list),
-							 sizeof(list) - strlen(list), "%s%" PRId64,
-							 a ? "," : "", args[a]);
-					if (asprintf(&s->name, "%s(%s)", bare, list) < 0)
-						s->name = NULL;
-				} else {
-					s->name = strdup(sym->demangled);
-				}
-				free(bare);
-				s->symbol = strdup(sym->name);
-				s->object = strdup(elf_path(scope.objs[j]));
-				if (elf_build_id(scope.objs[j]))
-					s->build_id = strdup(elf_build_id(scope.objs[j]));
-				s->in_main = j == 0;
-				s->link_addr = sym->addr;
-				s->ifunc = sym->ifunc;
-				memcpy(s->args, args, sizeof(args));
-				s->nargs = nargs;
-				if (!s->name || !s->symbol || !s->object) {
-					r = cli_error("out of memory");
-					break;
-				}
-			}
-		}
-		if (r == 0 && !matched) {
-			size_t m = 0;
-			char buf[512];
-			const char **names = elf_scope_names(&scope, &m);
-
-			/* A library the loader would find but we could not is
-			 * the likeliest reason; say so first. */
-			if (scope.missing[0])
-				r = cli_error("%s: no function matches '%s', and library %s was not "
-					      "found, so it was not searched (set LD_LIBRARY_PATH as "
-					      "the program needs)",
-					      o->binary, pattern, scope.missing[0]);
-			else if (names && match_suggest(pattern, names, m, 3, buf, sizeof(buf)))
-				r = cli_error("%s: no function matches '%s' (did you mean %s?)",
-					      o->binary, pattern, buf);
-			else
-				r = cli_error("%s: no function matches '%s' in it or its libraries "
-					      "(`benchtrap list %s --symbols` shows them)",
-					      o->binary, pattern, o->binary);
-			free(names);
-		}
-		free(pattern);
-	}
-	elf_scope_close(&scope);
-	return r;
-}
-
-/*
- * --shard K/N: keep the benchmarks whose name hashes to part K (FNV-1a of
- * the name, modulo N; docs/run.md). The part of a benchmark depends on its
- * name alone, so N machines with the same selection run disjoint parts
- * that together are the whole selection.
- */
-static void apply_shard(struct specs *s, unsigned k, unsigned n)
-{
-	size_t kept = 0;
-
-	for (size_t i = 0; i < s->n; i++) {
-		if (results_shard_of(s->v[i].name, n) == k - 1)
-			s->v[kept++] = s->v[i];
-		else
-			bench_spec_clear(&s->v[i]);
-	}
-	s->n = kept;
+	return cli_error("run: cannot read --symbol '%s': write NAME or NAME(1,2) with up to %d "
+			 "integer arguments",
+			 m->selector, MEASURE_MAX_ARGS);
 }
 
 /* ---- progress and markers ----------------------------------------------- */
@@ -435,8 +262,11 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	/* In the order of enum output_format; isolations[1] is shared. */
+	static const char *const formats[] = { "text", "json", "markdown", NULL };
+	static const char *const isolations[] = { "benchmark", "shared", NULL };
+	int c, v_choice;
 	long v;
-	int c;
 
 	optind = 1;
 	opterr = 0;
@@ -471,52 +301,49 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			break;
 		}
 		case OPT_WARMUP:
-			if (!parse_seconds("--warmup", optarg, &o->plan.warmup_ns))
+			if (cli_parse_seconds("run", "--warmup", optarg, &o->plan.warmup_ns))
 				return EXIT_USAGE;
 			break;
 		case OPT_TIME:
-			if (!parse_seconds("--time", optarg, &o->plan.time_ns))
+			if (cli_parse_seconds("run", "--time", optarg, &o->plan.time_ns))
 				return EXIT_USAGE;
 			break;
 		case OPT_SAMPLE_TIME:
-			if (!parse_seconds("--sample-time", optarg, &o->plan.sample_target_ns))
+			if (cli_parse_seconds("run", "--sample-time", optarg,
+					      &o->plan.sample_target_ns))
 				return EXIT_USAGE;
 			if (o->plan.sample_target_ns < 1000)
 				return cli_error("run: --sample-time must be at least 1e-6 s: a "
 						 "sample must dwarf the clock's own cost");
 			break;
 		case OPT_MIN_SAMPLES:
-			if (!parse_count("--min-samples", optarg, 1, 1000000, &v))
+			if (cli_parse_count("run", "--min-samples", optarg, 1, 1000000, &v))
 				return EXIT_USAGE;
 			o->plan.min_samples = (size_t)v;
 			o->min_samples_set = true;
 			break;
 		case OPT_MAX_SAMPLES:
-			if (!parse_count("--max-samples", optarg, 1, 1000000, &v))
+			if (cli_parse_count("run", "--max-samples", optarg, 1, 1000000, &v))
 				return EXIT_USAGE;
 			o->plan.max_samples = (size_t)v;
 			break;
 		case OPT_TIMEOUT:
-			if (!parse_seconds("--timeout", optarg, &o->plan.timeout_ns))
+			if (cli_parse_seconds("run", "--timeout", optarg, &o->plan.timeout_ns))
 				return EXIT_USAGE;
 			if (o->plan.timeout_ns < 1000000)
 				return cli_error("run: --timeout must be at least 0.001 s");
 			break;
 		case OPT_ISOLATION:
-			if (!strcmp(optarg, "benchmark"))
-				o->shared = false;
-			else if (!strcmp(optarg, "shared"))
-				o->shared = true;
-			else
-				return cli_error("run: --isolation is 'benchmark' or 'shared', not "
-						 "'%s'",
-						 optarg);
+			if (cli_parse_choice("run", "--isolation", optarg, isolations, true,
+					     &v_choice))
+				return EXIT_USAGE;
+			o->shared = v_choice == 1;
 			break;
 		case OPT_ASLR:
 			o->aslr = true;
 			break;
 		case OPT_CPU:
-			if (!parse_count("--cpu", optarg, 0, CPU_SETSIZE - 1, &v))
+			if (cli_parse_count("run", "--cpu", optarg, 0, CPU_SETSIZE - 1, &v))
 				return EXIT_USAGE;
 			o->cpu = (int)v;
 			if (!cpu_allowed(o->cpu))
@@ -544,18 +371,21 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->input = optarg;
 			break;
 		}
-		case OPT_INSTRUMENT:
-			if (!strcmp(optarg, "walltime") || !strcmp(optarg, "callgrind") ||
-			    !strcmp(optarg, "perf")) {
-				o->instrument = optarg;
+		case OPT_INSTRUMENT: {
+			const char *names[16];
+			char list[256];
+
+			o->instrument = measure_instrument_find(optarg);
+			if (o->instrument && o->instrument->run)
 				break;
-			}
-			if (!strcmp(optarg, "memory"))
-				return cli_error("run: the memory instrument is not in this version "
-						 "of benchtrap; use walltime, callgrind or perf");
-			return cli_error("run: unknown instrument '%s' (walltime, callgrind, perf "
-					 "or memory)",
-					 optarg);
+			instrument_names(names, 16, !o->instrument, 0);
+			cli_join_or(names, false, list, sizeof(list));
+			if (o->instrument)
+				return cli_error("run: the %s instrument is not in this version of "
+						 "benchtrap; use %s",
+						 optarg, list);
+			return cli_error("run: unknown instrument '%s' (%s)", optarg, list);
+		}
 		case OPT_KEEP_PROFILES: {
 			struct stat st;
 
@@ -571,16 +401,9 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->cache_sim = true;
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				o->format = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o->format = FMT_JSON;
-			else if (!strcmp(optarg, "markdown"))
-				o->format = FMT_MARKDOWN;
-			else
-				return cli_error("run: --format is text, json or markdown, not "
-						 "'%s'",
-						 optarg);
+			if (cli_parse_choice("run", "--format", optarg, formats, false, &v_choice))
+				return EXIT_USAGE;
+			o->format = (enum output_format)v_choice;
 			break;
 		case OPT_OUTPUT:
 			o->output = optarg;
@@ -589,7 +412,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->markers = optarg;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			print_usage();
 			return -1;
 		default:
 			return cli_bad_option("run", argc, argv);
@@ -604,9 +427,10 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		return cli_error("run: unexpected argument '%s' (arguments for the target go "
 				 "after '--')",
 				 argv[optind]);
-	if ((o->keep_profiles || o->cache_sim) && strcmp(o->instrument, "callgrind") != 0)
-		return cli_error("run: %s applies to --instrument callgrind only",
-				 o->keep_profiles ? "--keep-profiles" : "--cache-sim");
+	if (!option_applies(o->instrument, o->keep_profiles, MEASURE_OPT_KEEP_PROFILES,
+			    "--keep-profiles") ||
+	    !option_applies(o->instrument, o->cache_sim, MEASURE_OPT_CACHE_SIM, "--cache-sim"))
+		return EXIT_USAGE;
 	/* --max-samples 5 alone lowers the default minimum with it. */
 	if (!o->min_samples_set && o->plan.min_samples > o->plan.max_samples)
 		o->plan.min_samples = o->plan.max_samples;
@@ -618,9 +442,10 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 
 int cli_run(int argc, char **argv)
 {
-	struct run_opts o = { .cpu = -1, .instrument = "walltime" };
+	struct run_opts o = { .cpu = -1 };
 	struct elf_file *ef = NULL;
-	struct specs specs = { 0 };
+	struct measure_selection specs = { 0 };
+	struct measure_miss miss = { 0 };
 	struct bench_result *results = NULL;
 	struct hooks_state hs = { 0 };
 	struct measure_hooks hooks = { on_event, &hs };
@@ -628,6 +453,7 @@ int cli_run(int argc, char **argv)
 	struct report_run rep = { 0 };
 	char **target_argv = NULL, *error = NULL, *exec_path = NULL;
 	char **command = NULL;
+	size_t ninstruments;
 	int r, exit_code = EXIT_USAGE;
 
 	/* The command line as typed, for the results file: getopt permutes
@@ -639,6 +465,8 @@ int cli_run(int argc, char **argv)
 	}
 	memcpy(command, argv, (size_t)argc * sizeof(*argv));
 	measure_plan_default(&o.plan);
+	/* The first instrument is the default. */
+	o.instrument = measure_instruments(&ninstruments);
 	o.benches = calloc((size_t)argc, sizeof(*o.benches));
 	o.symbols = calloc((size_t)argc, sizeof(*o.symbols));
 	if (!o.benches || !o.symbols) {
@@ -672,21 +500,20 @@ int cli_run(int argc, char **argv)
 	if (cli_open_binary(o.binary, &ef) != 0)
 		goto out;
 
-	if (!o.nbenches && !o.nsymbols) {
-		if (!elf_bench_count(ef)) {
-			cli_error("%s: registers no benchmarks with target-stub; select functions "
-				  "with --symbol (`benchtrap list %s --symbols` lists them)",
-				  o.binary, o.binary);
-			goto out;
-		}
-		o.benches[o.nbenches++] = "*";
-	}
-	if (select_benches(&o, ef, &specs) != 0 || select_symbols(&o, ef, &specs) != 0)
+	r = measure_select(ef, (const char *const *)o.benches, o.nbenches,
+			   (const char *const *)o.symbols, o.nsymbols, &specs, &miss);
+	if (r == -ENOENT || r == -EINVAL) {
+		say_miss(o.binary, &miss);
 		goto out;
+	}
+	if (r < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
 	if (o.shard_n) {
 		size_t selected = specs.n;
 
-		apply_shard(&specs, o.shard_k, o.shard_n);
+		measure_select_shard(&specs, o.shard_k, o.shard_n);
 		if (!specs.n)
 			cli_note("shard %u/%u holds none of the %zu selected benchmarks", o.shard_k,
 				 o.shard_n, selected);
@@ -730,28 +557,19 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 
-	cli_fatal_signals();
-	if (!strcmp(o.instrument, "callgrind")) {
-		struct measure_callgrind_opts co = { .keep_profiles = o.keep_profiles,
-						     .cache_sim = o.cache_sim,
-						     .static_binary = !elf_is_dynamic(ef) };
-
-		r = measure_callgrind(&t, specs.v, specs.n, &o.plan, !o.shared, &co, &hooks,
-				      results, &error);
-	} else if (!strcmp(o.instrument, "perf")) {
-		r = elf_is_dynamic(ef) ?
-			    measure_perf(&t, specs.v, specs.n, &o.plan, !o.shared, &hooks, results,
-					 &error) :
-			    -EINVAL;
-		if (r == -EINVAL && !error && asprintf(&error, "%s is a static binary: the perf "
-						       "instrument preloads a library into the "
-						       "target; use --instrument callgrind",
-						       o.binary) < 0)
-			error = NULL;
-	} else {
-		r = measure_walltime(&t, specs.v, specs.n, &o.plan, !o.shared, &hooks, results,
-				     &error);
+	/* A library preloaded into a static binary would not be loaded. */
+	if (o.instrument->preloads && !elf_is_dynamic(ef)) {
+		cli_error("%s is a static binary: the %s instrument preloads a library into the "
+			  "target; use --instrument callgrind",
+			  o.binary, o.instrument->name);
+		goto out;
 	}
+	cli_fatal_signals();
+	r = o.instrument->run(&t, specs.v, specs.n, &o.plan, !o.shared,
+			      &(struct measure_opts){ .keep_profiles = o.keep_profiles,
+						      .cache_sim = o.cache_sim,
+						      .static_binary = !elf_is_dynamic(ef) },
+			      &hooks, results, &error);
 	if (hs.progress)
 		fputs("\r\033[K", stderr);
 	if (r < 0) {
@@ -769,7 +587,7 @@ int cli_run(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	rep.instrument = o.instrument;
+	rep.instrument = o.instrument->name;
 	rep.isolation = o.shared ? "shared" : "benchmark";
 	rep.plan = &o.plan;
 	rep.argv = command;
@@ -815,7 +633,8 @@ out:
 	free(target_argv);
 	free(exec_path);
 	free(command);
-	specs_clear(&specs);
+	measure_selection_clear(&specs);
+	measure_miss_clear(&miss);
 	elf_close(ef);
 	free(o.benches);
 	free(o.symbols);

@@ -7,24 +7,18 @@
  * place of the program's main. `--symbol f` thus means "call f" under
  * callgrind exactly as it does under ptrace.
  *
- * What to call comes from the environment (benchtrap sets it; the layout is
- * fixed-width so that the environment's size, and thus the child's stack
- * layout, does not depend on the addresses):
- *
- *	BENCHTRAP_DRIVER_EXE=<real path of the target>   other programs run their main
- *	BENCHTRAP_DRIVER=<count>
- *	BENCHTRAP_DRIVER_<i>=<link address, 16 hex digits> [<argument, 16 hex digits>]...
- *	BENCHTRAP_DRIVER_<i>_OBJECT=<path>     only for a function of a shared library
+ * What to call comes from the environment benchtrap sets (driver-protocol.h
+ * describes it).
  *
  * Functions are called in order, each once (or, for the perf instrument,
  * in counted batches: see perf_run), through
  * benchtrap_driver_call(), which the controller counts with callgrind's
  * --toggle-collect and cuts with --dump-after: the inclusive cost of its
  * call to the function is the benchmark's cost. The process then exits 0.
- * After each call returns, the driver writes one byte to fd 3, so that a
- * call that crashed or exited is told from one that returned.
+ * After each call returns, the driver writes one byte to DRIVER_DONE_FD,
+ * so that a call that crashed or exited is told from one that returned.
  * Errors (a function that cannot be located) print one line on stderr and
- * exit with status 125.
+ * exit with status DRIVER_EXIT_ERROR.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -41,9 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define DRIVER_MAX_ARGS 6
-#define DRIVER_EXIT_ERROR 125
-#define DRIVER_DONE_FD 3 /* one byte written per call that returned */
+#include "driver-protocol.h"
 
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
@@ -116,7 +108,7 @@ static bench_fn locate(unsigned i, int64_t args[DRIVER_MAX_ARGS])
 	uint64_t link;
 	char *end;
 
-	snprintf(name, sizeof(name), "BENCHTRAP_DRIVER_%u", i);
+	snprintf(name, sizeof(name), DRIVER_ENV_ENTRY "%u", i);
 	spec = getenv(name);
 	if (!spec)
 		fail("%s is not set", name);
@@ -136,7 +128,7 @@ static bench_fn locate(unsigned i, int64_t args[DRIVER_MAX_ARGS])
 		if (end == p)
 			fail("cannot read the arguments in '%s'", spec);
 	}
-	snprintf(name, sizeof(name), "BENCHTRAP_DRIVER_%u_OBJECT", i);
+	snprintf(name, sizeof(name), DRIVER_ENV_ENTRY "%u" DRIVER_ENV_OBJECT, i);
 	object = getenv(name);
 	if (object) {
 		if (!realpath(object, real))
@@ -155,21 +147,6 @@ static void empty_function(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e
 {
 	(void)a, (void)b, (void)c, (void)d, (void)e, (void)f;
 	__asm__ volatile("" ::: "memory");
-}
-
-static int perf_open(uint64_t config, int group)
-{
-	struct perf_event_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = config;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	a.read_format = PERF_FORMAT_GROUP;
-	return (int)syscall(SYS_perf_event_open, &a, 0, -1, group, 0);
 }
 
 /* n calls of fn with the counters enabled around them only; out[0]
@@ -194,7 +171,7 @@ static void perf_batch(int leader, bench_fn fn, const int64_t *args, unsigned lo
 }
 
 /*
- * BENCHTRAP_DRIVER_PERF_FD=<fd> BENCHTRAP_DRIVER_PERF_CALLS=<n>: for each
+ * DRIVER_ENV_PERF_FD=<fd> DRIVER_ENV_PERF_CALLS=<n>: for each
  * function, one warm-up call, then a batch of n calls of an empty function
  * (the loop's own cost) and a batch of n calls of the function, counted;
  * one line per function on fd: "<i> <instructions empty> <cycles empty>
@@ -208,8 +185,10 @@ static void perf_run(unsigned i, bench_fn fn, const int64_t *args, int fd, unsig
 	int len;
 
 	if (leader < 0) {
-		leader = perf_open(PERF_COUNT_HW_INSTRUCTIONS, -1);
-		cycles = leader < 0 ? -1 : perf_open(PERF_COUNT_HW_CPU_CYCLES, leader);
+		leader = driver_perf_open(PERF_COUNT_HW_INSTRUCTIONS, -1, PERF_FORMAT_GROUP);
+		if (leader >= 0)
+			cycles = driver_perf_open(PERF_COUNT_HW_CPU_CYCLES, leader,
+						  PERF_FORMAT_GROUP);
 		if (leader < 0 || cycles < 0)
 			fail("perf_event_open: %s", strerror(errno));
 	}
@@ -224,9 +203,9 @@ static void perf_run(unsigned i, bench_fn fn, const int64_t *args, int fd, unsig
 
 static int driver_main(int argc, char **argv, char **envp)
 {
-	const char *count = getenv("BENCHTRAP_DRIVER");
-	const char *perf_fd = getenv("BENCHTRAP_DRIVER_PERF_FD");
-	const char *perf_calls = getenv("BENCHTRAP_DRIVER_PERF_CALLS");
+	const char *count = getenv(DRIVER_ENV_COUNT);
+	const char *perf_fd = getenv(DRIVER_ENV_PERF_FD);
+	const char *perf_calls = getenv(DRIVER_ENV_PERF_CALLS);
 	unsigned long n;
 	char *end;
 
@@ -234,10 +213,10 @@ static int driver_main(int argc, char **argv, char **envp)
 	(void)argv;
 	(void)envp;
 	if (!count)
-		fail("%s", "BENCHTRAP_DRIVER is not set: this library is preloaded by benchtrap");
+		fail("%s", DRIVER_ENV_COUNT " is not set: this library is preloaded by benchtrap");
 	n = strtoul(count, &end, 10);
 	if (end == count || *end || n == 0 || n > 100000)
-		fail("BENCHTRAP_DRIVER is not a count of functions: '%s'", count);
+		fail(DRIVER_ENV_COUNT " is not a count of functions: '%s'", count);
 	for (unsigned i = 0; i < n; i++) {
 		int64_t args[DRIVER_MAX_ARGS];
 		bench_fn fn = locate(i, args);
@@ -249,7 +228,7 @@ static int driver_main(int argc, char **argv, char **envp)
 			benchtrap_driver_call(fn, args);
 		/* Tell the controller this call returned. */
 		if (write(DRIVER_DONE_FD, "", 1) != 1)
-			fail("%s", "cannot report a finished call (is fd 3 open?)");
+			fail("cannot report a finished call (is fd %d open?)", DRIVER_DONE_FD);
 	}
 	return 0;
 }
@@ -260,7 +239,7 @@ int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
 	void *sym = dlsym(RTLD_NEXT, "__libc_start_main");
 	start_main_fn real;
 
-	const char *target = getenv("BENCHTRAP_DRIVER_EXE");
+	const char *target = getenv(DRIVER_ENV_EXE);
 	char exe[PATH_MAX];
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 

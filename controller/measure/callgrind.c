@@ -43,106 +43,11 @@
 
 #include "measure/measure-config.h"
 #include "measure/callgrind.h"
+#include "measure/driver-env.h"
 #include "util/launch.h"
 #include "util/strutil.h"
 #include "measure/measure.h"
 
-#define DRIVER_FUNCTION "benchtrap_driver_call"
-#define DRIVER_EXIT_ERROR 125
-#define DONE_FD 3
-#define CHILD_PATH "/usr/local/bin:/usr/bin:/bin"
-
-/* ---- the child's environment -------------------------------------------- */
-
-static int argv_push(char ***v, size_t *n, char *s)
-{
-	char **nv;
-
-	if (!s)
-		return -ENOMEM;
-	nv = realloc(*v, (*n + 2) * sizeof(*nv));
-	if (!nv) {
-		free(s);
-		return -ENOMEM;
-	}
-	nv[(*n)++] = s;
-	nv[*n] = NULL;
-	*v = nv;
-	return 0;
-}
-
-void callgrind_env_free(char **env)
-{
-	for (size_t i = 0; env && env[i]; i++)
-		free(env[i]);
-	free(env);
-}
-
-char **callgrind_env(const char *const *extra)
-{
-	const char *vglib = getenv("VALGRIND_LIB");
-	char **env = NULL;
-	size_t n = 0;
-	int r = 0;
-
-	r |= argv_push(&env, &n, strdup("PATH=" CHILD_PATH));
-	r |= argv_push(&env, &n, strdup("LC_ALL=C"));
-	/* Bind every symbol before main: otherwise the first call of each
-	 * library function inside a benchmark runs the lazy binder. */
-	r |= argv_push(&env, &n, strdup("LD_BIND_NOW=1"));
-	if (vglib) {
-		char *s;
-
-		if (asprintf(&s, "VALGRIND_LIB=%s", vglib) < 0)
-			s = NULL;
-		r |= argv_push(&env, &n, s);
-	}
-	for (size_t i = 0; extra && extra[i]; i++)
-		r |= argv_push(&env, &n, strdup(extra[i]));
-	if (r) {
-		callgrind_env_free(env);
-		return NULL;
-	}
-	return env;
-}
-
-char **callgrind_driver_env(const struct bench_spec *const *specs, size_t n)
-{
-	char **env = NULL;
-	size_t m = 0;
-	int r = 0;
-
-	for (size_t i = 0; i < n && r == 0; i++) {
-		const struct bench_spec *s = specs[i];
-		char buf[64 + 17 * MEASURE_MAX_ARGS];
-		int len = snprintf(buf, sizeof(buf), "BENCHTRAP_DRIVER_%zu=%016" PRIx64, i,
-				   s->link_addr);
-
-		for (unsigned a = 0; a < s->nargs && a < MEASURE_MAX_ARGS; a++)
-			len += snprintf(buf + len, sizeof(buf) - (size_t)len, " %016" PRIx64,
-					(uint64_t)s->args[a]);
-		r = argv_push(&env, &m, strdup(buf));
-		if (r == 0 && !s->in_main) {
-			char *o;
-
-			if (asprintf(&o, "BENCHTRAP_DRIVER_%zu_OBJECT=%s", i, s->object) < 0)
-				o = NULL;
-			r = argv_push(&env, &m, o);
-		}
-	}
-	if (r == 0) {
-		char *c;
-
-		if (asprintf(&c, "BENCHTRAP_DRIVER=%zu", n) < 0)
-			c = NULL;
-		r = argv_push(&env, &m, c);
-	}
-	if (r) {
-		callgrind_env_free(env);
-		return NULL;
-	}
-	return env;
-}
 
 /* ---- finding valgrind and the driver ------------------------------------- */
 
@@ -152,7 +57,7 @@ char *callgrind_find_program(const char *prog)
 	char *copy, *save = NULL, *found = NULL;
 
 	if (!path || !*path)
-		path = CHILD_PATH;
+		path = MEASURE_CHILD_PATH;
 	copy = strdup(path);
 	if (!copy)
 		return NULL;
@@ -171,31 +76,6 @@ char *callgrind_find_program(const char *prog)
 	return found;
 }
 
-/* BENCHTRAP_DRIVER_LIB, else driver/ next to the executable (a build
- * tree), else the install path. */
-char *callgrind_find_driver(void)
-{
-	const char *env = getenv("BENCHTRAP_DRIVER_LIB");
-	char exe[PATH_MAX], *p;
-	ssize_t len;
-
-	if (env && *env)
-		return access(env, R_OK) == 0 ? strdup(env) : NULL;
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len > 0) {
-		exe[len] = '\0';
-		*strrchr(exe, '/') = '\0';
-		if (asprintf(&p, "%s/driver/libbenchtrap-driver.so", exe) >= 0) {
-			if (access(p, R_OK) == 0)
-				return p;
-			free(p);
-		}
-	}
-	return access(BENCHTRAP_DRIVER_INSTALL_PATH, R_OK) == 0 ?
-		       strdup(BENCHTRAP_DRIVER_INSTALL_PATH) :
-		       NULL;
-}
-
 /* ---- one valgrind process ------------------------------------------------ */
 
 enum batch_mode {
@@ -207,7 +87,7 @@ enum batch_mode {
 struct ctx {
 	const struct measure_target *t;
 	const struct measure_plan *plan;
-	const struct measure_callgrind_opts *opts;
+	const struct measure_opts *opts;
 	const struct measure_hooks *hooks;
 	char *valgrind, *driver;
 	char exe[PATH_MAX]; /* the binary's real path, for the driver */
@@ -227,8 +107,7 @@ static void emit(const struct measure_hooks *h, enum measure_event_kind kind, co
 {
 	struct measure_event ev = { .kind = kind, .name = name, .pid = pid, .t_ns = t };
 
-	if (h && h->event)
-		h->event(&ev, h->userdata);
+	measure_emit(h, &ev);
 }
 
 static int wait_timeout(pid_t pid, uint64_t timeout_ns, int *ret_status, bool *ret_timed_out)
@@ -288,51 +167,42 @@ static int run_valgrind(struct ctx *c, enum batch_mode mode, const struct bench_
 	pid_t pid;
 
 	launch_temp_dir_empty(c->dir);
-	r |= argv_push(&argv, &na, strdup(c->valgrind));
-	r |= argv_push(&argv, &na, strdup("--tool=callgrind"));
+	r |= measure_env_push(&argv, &na, strdup(c->valgrind));
+	r |= measure_env_push(&argv, &na, strdup("--tool=callgrind"));
 	if (asprintf(&s, "--log-file=%s/valgrind.log", c->dir) < 0)
 		s = NULL;
-	r |= argv_push(&argv, &na, s);
+	r |= measure_env_push(&argv, &na, s);
 	if (asprintf(&s, "--callgrind-out-file=%s/callgrind.out", c->dir) < 0)
 		s = NULL;
-	r |= argv_push(&argv, &na, s);
-	r |= argv_push(&argv, &na, strdup("--collect-atstart=no"));
+	r |= measure_env_push(&argv, &na, s);
+	r |= measure_env_push(&argv, &na, strdup("--collect-atstart=no"));
 	if (asprintf(&s, "--toggle-collect=%s", sym) < 0)
 		s = NULL;
-	r |= argv_push(&argv, &na, s);
+	r |= measure_env_push(&argv, &na, s);
 	if (mode != MODE_OWN_RUN) {
 		if (asprintf(&s, "--dump-after=%s", sym) < 0)
 			s = NULL;
-		r |= argv_push(&argv, &na, s);
+		r |= measure_env_push(&argv, &na, s);
 	}
 	if (c->opts->cache_sim)
-		r |= argv_push(&argv, &na, strdup("--cache-sim=yes"));
+		r |= measure_env_push(&argv, &na, strdup("--cache-sim=yes"));
 	for (size_t i = 0; c->t->argv[i]; i++)
-		r |= argv_push(&argv, &na, strdup(c->t->argv[i]));
+		r |= measure_env_push(&argv, &na, strdup(c->t->argv[i]));
 	if (r)
 		goto nomem;
 
 	if (mode == MODE_DRIVER) {
-		size_t ne = 0;
-
-		extra = callgrind_driver_env(specs, n);
+		extra = measure_driver_env(specs, n, c->driver, c->exe);
 		if (!extra)
-			goto nomem;
-		while (extra[ne])
-			ne++;
-		if (asprintf(&s, "LD_PRELOAD=%s", c->driver) < 0 || argv_push(&extra, &ne, s) < 0)
-			goto nomem;
-		if (asprintf(&s, "BENCHTRAP_DRIVER_EXE=%s", c->exe) < 0 ||
-		    argv_push(&extra, &ne, s) < 0)
 			goto nomem;
 	} else if (mode == MODE_STUB) {
 		size_t ne = 0;
 
 		if (asprintf(&s, "BENCHTRAP_RUN=%s", specs[0]->name) < 0 ||
-		    argv_push(&extra, &ne, s) < 0)
+		    measure_env_push(&extra, &ne, s) < 0)
 			goto nomem;
 	}
-	env = callgrind_env((const char *const *)extra);
+	env = measure_child_env((const char *const *)extra);
 	if (!env)
 		goto nomem;
 
@@ -373,7 +243,7 @@ static int run_valgrind(struct ctx *c, enum batch_mode mode, const struct bench_
 	/* The driver writes a byte here after each call returns. */
 	if (mode == MODE_DRIVER) {
 		lo.fds[0].from = donefd[1];
-		lo.fds[0].to = DONE_FD;
+		lo.fds[0].to = DRIVER_DONE_FD;
 		lo.nfds = 1;
 	}
 	/* A group of its own, so that whatever the target forks can be
@@ -436,9 +306,9 @@ out:
 		close(donefd[1]);
 	if (err_fd >= 0)
 		close(err_fd);
-	callgrind_env_free(argv);
-	callgrind_env_free(env);
-	callgrind_env_free(extra);
+	measure_env_free(argv);
+	measure_env_free(env);
+	measure_env_free(extra);
 	return r;
 }
 
@@ -692,7 +562,7 @@ static bool is_stub(const struct bench_spec *s)
 
 int measure_callgrind(const struct measure_target *t, const struct bench_spec *specs, size_t n,
 		      const struct measure_plan *plan, bool isolate,
-		      const struct measure_callgrind_opts *opts, const struct measure_hooks *hooks,
+		      const struct measure_opts *opts, const struct measure_hooks *hooks,
 		      struct bench_result *results, char **ret_error)
 {
 	struct ctx c = { .t = t, .plan = plan, .opts = opts, .hooks = hooks };
@@ -706,7 +576,7 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		return -ENOENT;
 	}
 	if (!opts->static_binary) {
-		c.driver = callgrind_find_driver();
+		c.driver = measure_find_driver();
 		if (!c.driver) {
 			if (asprintf(ret_error,
 				     "cannot find benchtrap's driver library (libbenchtrap-driver.so "

@@ -37,6 +37,49 @@ struct bench_spec {
 
 void bench_spec_clear(struct bench_spec *s);
 
+/*
+ * Selecting what to measure in 'ef' (select.c): the registered benchmarks
+ * whose name matches a glob of 'benches', then the functions of the binary
+ * or of the libraries it loads that a pattern of 'symbols' ("NAME" or
+ * "NAME(1,2)", match_parse_call) selects; each benchmark once, in that
+ * order. With neither, every registered benchmark. Returns 0 and the
+ * selection in *ret; -ENOENT when a selector matched nothing and -EINVAL
+ * when a --symbol pattern cannot be read, with *ret_miss saying which (clear
+ * it with measure_miss_clear); or -ENOMEM.
+ */
+struct measure_selection {
+	struct bench_spec *v;
+	size_t n, cap;
+};
+
+enum measure_miss_what {
+	MEASURE_MISS_BENCH,	/* a benchmark glob matched no registered benchmark */
+	MEASURE_MISS_SYMBOL,	/* a symbol pattern matched no function */
+	MEASURE_MISS_BAD_CALL,	/* a symbol pattern is not NAME or NAME(args) */
+};
+
+struct measure_miss {
+	enum measure_miss_what what;
+	const char *selector;	/* the glob or pattern as given; NULL for the default
+				   selection (every registered benchmark) */
+	char *pattern;		/* SYMBOL: the name part of the selector */
+	bool none_registered;	/* BENCH: the binary registers no benchmarks at all */
+	char *missing;		/* SYMBOL: a library the loader would find but we did not,
+				   so it was not searched; NULL if none */
+	char suggest[512];	/* the closest names, "'a', 'b'" (match_suggest), or "" */
+};
+
+struct elf_file;
+int measure_select(struct elf_file *ef, const char *const *benches, size_t nbenches,
+		   const char *const *symbols, size_t nsymbols, struct measure_selection *ret,
+		   struct measure_miss *ret_miss);
+void measure_selection_clear(struct measure_selection *s);
+void measure_miss_clear(struct measure_miss *m);
+
+/* Keep part k (1..n) of the selection, split by a hash of each name
+ * (results_shard_of); the others are cleared. */
+void measure_select_shard(struct measure_selection *s, unsigned k, unsigned n);
+
 /* How to sample: docs/run.md explains each default. Times in ns. */
 struct measure_plan {
 	uint64_t warmup_ns;	    /* run the benchmark this long before sampling */
@@ -88,6 +131,11 @@ bool measure_no_time(double median, double ci_low, double resolution, size_t n);
  * alike: for a registered benchmark, benchtrap_black_box; for a --symbol,
  * whether the function does any work with the arguments it was given. */
 const char *measure_no_time_advice(const struct bench_spec *s);
+
+/* "measured no execution time" under a counting instrument: fewer
+ * instructions per call than this do no more than return (a `ret`, an
+ * `endbr64; ret`, a register move and a `ret`). */
+#define MEASURE_MIN_INSTRUCTIONS 4.0
 
 /* Where and how the child runs. */
 struct measure_target {
@@ -174,49 +222,79 @@ struct measure_hooks {
 	void *userdata;
 };
 
+/* Pass ev to the hooks' callback, if any. */
+void measure_emit(const struct measure_hooks *h, const struct measure_event *ev);
+
 uint64_t measure_now_ns(void);
 
-/*
- * Run benchmarks with the walltime instrument. isolate: a fresh child per
- * benchmark; otherwise one child runs them all in order (a new one is
- * started after a child dies). results[i] is filled for specs[i], failed
- * or not. Returns 0, or a negative error when nothing could be measured at
- * all (the binary cannot be executed: *ret_error says why).
- */
-int measure_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		     const struct measure_plan *plan, bool isolate, const struct measure_hooks *hooks,
-		     struct bench_result *results, char **ret_error);
-
-/*
- * The callgrind instrument (callgrind.c, docs/instruments.md): exact
- * instruction counts, each benchmark in a fresh valgrind process (one for
- * all when !isolate, with a profile dump per benchmark). Only
- * plan->timeout_ns of the plan applies. Returns 0 (results filled, failed
- * or not), or a negative error with *ret_error saying why nothing could be
- * measured: valgrind is not installed (-ENOENT), the driver library is
- * missing, the binary cannot be run, or a --symbol benchmark of a static
- * binary was given arguments (-EINVAL).
- */
-struct measure_callgrind_opts {
-	const char *keep_profiles; /* keep each raw profile in this directory, or NULL */
-	bool cache_sim;		   /* --cache-sim=yes: cache misses per call too */
-	bool static_binary;	   /* no PT_INTERP: the driver cannot be preloaded */
+/* What the command line asks of an instrument beyond the plan; each
+ * instrument reads what applies to it (struct measure_instrument.options). */
+struct measure_opts {
+	const char *keep_profiles; /* callgrind: keep each raw profile in this directory */
+	bool cache_sim;		   /* callgrind: --cache-sim=yes, cache misses per call too */
+	bool static_binary;	   /* no PT_INTERP: nothing can be preloaded */
 };
 
-int measure_callgrind(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		      const struct measure_plan *plan, bool isolate,
-		      const struct measure_callgrind_opts *opts, const struct measure_hooks *hooks,
-		      struct bench_result *results, char **ret_error);
+/*
+ * An instrument runs benchmarks specs[0..n) and fills results[i] for
+ * specs[i], failed or not. isolate: a fresh child (or process) per
+ * benchmark; otherwise one runs them all in order (a new one is started
+ * after one dies). Returns 0, or a negative error when nothing could be
+ * measured at all, with *ret_error saying why (the binary cannot be
+ * executed, a tool is missing...).
+ */
+typedef int measure_run_fn(const struct measure_target *t, const struct bench_spec *specs,
+			   size_t n, const struct measure_plan *plan, bool isolate,
+			   const struct measure_opts *opts, const struct measure_hooks *hooks,
+			   struct bench_result *results, char **ret_error);
 
 /*
- * The perf instrument (perf.c): user-space instructions and cycles per
- * call from hardware counters, counted only around the measured batches.
- * Returns -ENODEV with *ret_error saying so (and suggesting callgrind)
- * where the machine has no usable PMU, -EACCES where perf_event_paranoid
- * forbids it; otherwise as measure_walltime().
+ * The instruments (instruments.c), one row each; adding an instrument is
+ * a file with its measure_run_fn and a row there. A row without 'run' is a
+ * name known to be planned but not in this version.
  */
-int measure_perf(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		 const struct measure_plan *plan, bool isolate, const struct measure_hooks *hooks,
-		 struct bench_result *results, char **ret_error);
+enum {
+	MEASURE_OPT_KEEP_PROFILES = 1 << 0, /* opts->keep_profiles */
+	MEASURE_OPT_CACHE_SIM = 1 << 1,	    /* opts->cache_sim */
+};
+
+struct measure_instrument {
+	const char *name;    /* --instrument NAME, and the results' "instrument" */
+	const char *unit;    /* of the headline value, per call */
+	const char *summary; /* a few words for --help */
+	measure_run_fn *run; /* NULL: not in this version */
+	unsigned options;    /* the MEASURE_OPT_* that apply to it */
+	bool preloads;	     /* preloads a library into the target: static binaries cannot
+				be measured */
+};
+
+/* The rows, the default (walltime) first; *ret_n of them. */
+const struct measure_instrument *measure_instruments(size_t *ret_n);
+/* The row named 'name', or NULL. */
+const struct measure_instrument *measure_instrument_find(const char *name);
+
+/*
+ * walltime (walltime.c): time per call, measured by a harness injected in
+ * a traced child. Only plan applies of the options.
+ */
+measure_run_fn measure_walltime;
+
+/*
+ * callgrind (callgrind.c, docs/instruments.md): exact instruction counts,
+ * each benchmark in a fresh valgrind process (one for all when !isolate,
+ * with a profile dump per benchmark). Only plan->timeout_ns of the plan
+ * applies. Fails with -ENOENT when valgrind is not installed or the driver
+ * library is missing, -EINVAL when a --symbol benchmark of a static binary
+ * was given arguments.
+ */
+measure_run_fn measure_callgrind;
+
+/*
+ * perf (perf.c): user-space instructions and cycles per call from hardware
+ * counters, counted only around the measured batches. Fails with -ENODEV
+ * (and suggests callgrind) where the machine has no usable PMU, -EACCES
+ * where perf_event_paranoid forbids it.
+ */
+measure_run_fn measure_perf;
 
 #endif

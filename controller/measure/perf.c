@@ -29,14 +29,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "measure/callgrind.h"
+#include "measure/driver-env.h"
+#include "measure/perf.h"
 #include "util/launch.h"
 #include "measure/measure.h"
 
 /* Calls per counted batch: enough that the loop's and the counters'
  * own noise (a few instructions per batch) vanish per call. */
 #define PERF_CALLS 100
-#define PERF_FD 4
 
 enum perf_unavailable perf_classify_errno(int err)
 {
@@ -66,16 +66,8 @@ double perf_per_call(uint64_t bench_count, uint64_t empty_count, uint64_t n)
 /* Can this process count its own user-space instructions? 0 or an errno. */
 static int probe(void)
 {
-	struct perf_event_attr a = { 0 };
-	int fd;
+	int fd = driver_perf_open(PERF_COUNT_HW_INSTRUCTIONS, -1, 0);
 
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = PERF_COUNT_HW_INSTRUCTIONS;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
 	if (fd < 0)
 		return errno;
 	close(fd);
@@ -88,35 +80,24 @@ static size_t run_batch(const struct measure_target *t, const char *driver,
 			const struct bench_spec *const *specs, size_t n, uint64_t timeout_ns,
 			uint64_t (*counts)[4], int *ret_status, pid_t *ret_pid)
 {
-	char **extra = callgrind_driver_env(specs, n), **env = NULL;
-	char calls[64], *pre = NULL, *exe_env = NULL, buf[4096], exe[PATH_MAX];
+	char calls[64], fd[64], buf[4096], exe[PATH_MAX];
+	char **extra = NULL, **env = NULL;
 	size_t ne = 0, got = 0, used = 0;
 	int pfd[2] = { -1, -1 }, st = 0, devnull = -1, input = -1, r;
 	pid_t pid;
 
 	*ret_status = -1;
-	if (!extra || pipe2(pfd, O_CLOEXEC) < 0)
+	if (!realpath(t->binary, exe) || pipe2(pfd, O_CLOEXEC) < 0)
 		goto out;
-	while (extra[ne])
+	snprintf(fd, sizeof(fd), DRIVER_ENV_PERF_FD "=%d", DRIVER_PERF_FD);
+	snprintf(calls, sizeof(calls), DRIVER_ENV_PERF_CALLS "=%d", PERF_CALLS);
+	extra = measure_driver_env(specs, n, driver, exe);
+	while (extra && extra[ne])
 		ne++;
-	snprintf(calls, sizeof(calls), "BENCHTRAP_DRIVER_PERF_CALLS=%d", PERF_CALLS);
-	if (asprintf(&pre, "LD_PRELOAD=%s", driver) < 0)
-		pre = NULL;
-	if (!realpath(t->binary, exe) || asprintf(&exe_env, "BENCHTRAP_DRIVER_EXE=%s", exe) < 0)
+	if (!extra || measure_env_push(&extra, &ne, strdup(fd)) < 0 ||
+	    measure_env_push(&extra, &ne, strdup(calls)) < 0)
 		goto out_pipe;
-	{
-		const char *add[] = { pre, exe_env, "BENCHTRAP_DRIVER_PERF_FD=4", calls, NULL };
-		char **all = calloc(ne + 5, sizeof(*all));
-
-		if (!all || !pre) {
-			free(all);
-			goto out_pipe;
-		}
-		memcpy(all, extra, ne * sizeof(*all));
-		memcpy(all + ne, add, sizeof(add));
-		env = callgrind_env((const char *const *)all);
-		free(all);
-	}
+	env = measure_child_env((const char *const *)extra);
 	if (!env)
 		goto out_pipe;
 	struct launch_opts lo;
@@ -133,12 +114,12 @@ static size_t run_batch(const struct measure_target *t, const char *driver,
 	lo.stdio[0] = input;
 	if (t->quiet_stdio)
 		lo.stdio[1] = lo.stdio[2] = devnull;
-	/* Counts come on PERF_FD; the driver's byte per finished call
-	 * (fd 3) is not needed. */
+	/* Counts come on DRIVER_PERF_FD; the driver's byte per finished
+	 * call (DRIVER_DONE_FD) is not needed. */
 	lo.fds[0].from = pfd[1];
-	lo.fds[0].to = PERF_FD;
+	lo.fds[0].to = DRIVER_PERF_FD;
 	lo.fds[1].from = devnull;
-	lo.fds[1].to = 3;
+	lo.fds[1].to = DRIVER_DONE_FD;
 	lo.nfds = 2;
 	lo.process_group = true;
 	r = launch_start(&lo, &l, NULL);
@@ -198,21 +179,20 @@ out_pipe:
 	if (pfd[1] >= 0)
 		close(pfd[1]);
 out:
-	free(pre);
-	free(exe_env);
-	callgrind_env_free(extra);
-	callgrind_env_free(env);
+	measure_env_free(extra);
+	measure_env_free(env);
 	return got;
 }
 
 int measure_perf(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		 const struct measure_plan *plan, bool isolate, const struct measure_hooks *hooks,
-		 struct bench_result *results, char **ret_error)
+		 const struct measure_plan *plan, bool isolate, const struct measure_opts *opts,
+		 const struct measure_hooks *hooks, struct bench_result *results, char **ret_error)
 {
 	const struct bench_spec **batch;
 	int err = probe();
 	char *driver;
 
+	(void)opts; /* none applies */
 	switch (perf_classify_errno(err)) {
 	case PERF_AVAILABLE:
 		break;
@@ -237,7 +217,7 @@ int measure_perf(const struct measure_target *t, const struct bench_spec *specs,
 			*ret_error = NULL;
 		return -err;
 	}
-	driver = callgrind_find_driver();
+	driver = measure_find_driver();
 	if (!driver) {
 		*ret_error = strdup("cannot find benchtrap's driver library (set "
 				    "BENCHTRAP_DRIVER_LIB)");
@@ -315,14 +295,12 @@ int measure_perf(const struct measure_target *t, const struct bench_spec *specs,
 						"instructions per call (%s)",
 						ins, measure_no_time_advice(res->spec));
 			}
-			if (hooks && hooks->event) {
-				struct measure_event st = ev;
+			struct measure_event st = ev;
 
-				st.kind = MEASURE_BENCH_START;
-				st.t_ns = res->t_start_ns;
-				hooks->event(&st, hooks->userdata);
-				hooks->event(&ev, hooks->userdata);
-			}
+			st.kind = MEASURE_BENCH_START;
+			st.t_ns = res->t_start_ns;
+			measure_emit(hooks, &st);
+			measure_emit(hooks, &ev);
 		}
 		i += got < k ? got + 1 : k;
 	}

@@ -30,7 +30,6 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "arch/harness.h"
@@ -52,60 +51,6 @@ struct child {
 	uint64_t clock;	    /* clock_gettime to call */
 	bool vdso_clock;    /* clock is the vDSO's */
 };
-
-uint64_t measure_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-int measure_open_input(const struct measure_target *t)
-{
-	int fd;
-
-	if (t->input && !strcmp(t->input, "-"))
-		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
-	else
-		fd = open(t->input ? t->input : "/dev/null", O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-void measure_plan_default(struct measure_plan *p)
-{
-	/* docs/run.md explains these choices. */
-	*p = (struct measure_plan){
-		.warmup_ns = 200000000,	      /* 0.2 s */
-		.time_ns = 1000000000,	      /* 1 s */
-		.sample_target_ns = 10000000, /* 10 ms: 100 samples in the budget */
-		.min_samples = 10,
-		.max_samples = 1000,
-		.timeout_ns = 60000000000ull, /* 60 s */
-	};
-}
-
-uint64_t measure_grow(uint64_t n, uint64_t elapsed_ns, uint64_t target_ns)
-{
-	/* Aim 10% past the target so that noise does not leave the next
-	 * sample just short of it; never more than 100x at once, in case the
-	 * first samples were too short to measure. */
-	double want = (double)n * (double)target_ns * 1.1 / (double)(elapsed_ns ? elapsed_ns : 1);
-	uint64_t next = want >= (double)n * 100 ? n * 100 : (uint64_t)ceil(want);
-
-	if (next <= n)
-		next = n + 1;
-	return next < MEASURE_MAX_ITERATIONS ? next : MEASURE_MAX_ITERATIONS;
-}
-
-bool measure_machine_noisy(double cal_median, double cal_q1, double cal_q3, uint64_t n)
-{
-	/* Only when the empty loop ran long enough per sample (50 us) for the
-	 * clock's own jitter not to explain the spread. */
-	if (cal_median <= 0 || cal_median * (double)n < 50000)
-		return false;
-	return (cal_q3 - cal_q1) / cal_median > 0.10;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -149,58 +94,12 @@ bool measure_no_time(double median, double ci_low, double resolution, size_t n)
 	return low <= resolution;
 }
 
-const char *measure_no_time_advice(const struct bench_spec *s)
-{
-	if (s && s->registered)
-		return "optimized away? use benchtrap_black_box on its result";
-	return "does the function do work with these arguments, or is it a stub that "
-	       "returns at once?";
-}
-
-void bench_spec_clear(struct bench_spec *s)
-{
-	free(s->name);
-	free(s->symbol);
-	free(s->object);
-	free(s->build_id);
-	*s = (struct bench_spec){ 0 };
-}
-
-void bench_result_clear(struct bench_result *r)
-{
-	free(r->error);
-	free(r->samples);
-	for (size_t i = 0; i < r->ndiagnostics; i++)
-		free(r->diagnostics[i]);
-	free(r->diagnostics);
-	*r = (struct bench_result){ 0 };
-}
-
-int bench_result_diagnose(struct bench_result *r, const char *fmt, ...)
-{
-	char **v = realloc(r->diagnostics, (r->ndiagnostics + 2) * sizeof(*v));
-	va_list ap;
-	int n;
-
-	if (!v)
-		return -ENOMEM;
-	r->diagnostics = v;
-	va_start(ap, fmt);
-	n = vasprintf(&v[r->ndiagnostics], fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -ENOMEM;
-	v[++r->ndiagnostics] = NULL;
-	return 0;
-}
-
 static void emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
 		 pid_t pid, uint64_t t, size_t sample, uint64_t iterations, bool warmup)
 {
 	struct measure_event ev = { kind, name, pid, t, sample, iterations, warmup };
 
-	if (h && h->event)
-		h->event(&ev, h->userdata);
+	measure_emit(h, &ev);
 }
 
 static int fail_with(char **ret_error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -826,13 +725,14 @@ static void finish_ok(struct bench_result *res)
 }
 
 int measure_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		     const struct measure_plan *plan, bool isolate, const struct measure_hooks *hooks,
-		     struct bench_result *results, char **ret_error)
+		     const struct measure_plan *plan, bool isolate, const struct measure_opts *opts,
+		     const struct measure_hooks *hooks, struct bench_result *results, char **ret_error)
 {
 	struct child c = { 0 };
 	bool no_vdso = false;
 	int r;
 
+	(void)opts; /* none applies */
 	for (size_t i = 0; i < n; i++) {
 		struct bench_result *res = &results[i];
 		struct trace_failure f;

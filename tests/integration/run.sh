@@ -212,6 +212,10 @@ run run "$PLAIN" --symbol 'plain_args(1,x)'
 expect_usage_error "cannot read --symbol 'plain_args\(1,x\)'"
 run run "$EX" --time soon
 expect_usage_error "--time wants seconds"
+run run "$EX" --warmup nan
+expect_usage_error "--warmup wants seconds, e.g. 0.5, not 'nan'"
+run run "$EX" --max-samples 0
+expect_usage_error "--max-samples wants a whole number from 1 to 1000000, not '0'"
 run run "$EX" --isolation none
 expect_usage_error "--isolation is 'benchmark' or 'shared'"
 run run "$EX" --format yaml
@@ -270,5 +274,17 @@ expect_status 0
 expect_out '^usage: benchtrap run BINARY'
 expect_out '--isolation MODE'
 expect_out 'examples:'
+# Every instrument of this version, one line each; the default marked.
+expect_out '^ +walltime +time per call.*\(default\)$'
+expect_out '^ +callgrind +exact instructions per call'
+expect_out '^ +perf +instructions and cycles per call'
+! grep -qE '^ +memory ' <<<"$out" || fail "help lists an instrument not in this version"
+# The unknown name lists them all; one not in this version says so.
+run run "$EX" --instrument magic
+expect_usage_error "unknown instrument 'magic' \(walltime, callgrind, perf or memory\)$"
+run run "$EX" --instrument memory
+expect_usage_error 'the memory instrument is not in this version of benchtrap; use walltime, callgrind or perf$'
+run run "$EX" --instrument perf --keep-profiles "$TMP" --cache-sim
+expect_usage_error '--keep-profiles applies to --instrument callgrind only$'
 
 done_ok

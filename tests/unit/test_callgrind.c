@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "measure/callgrind.h"
+#include "measure/driver-env.h"
+#include "measure/perf.h"
 
 static FILE *text(const char *s)
 {
@@ -165,7 +167,7 @@ static void test_env_fixed(void **state)
 	(void)state;
 	setenv("HOME", "/somewhere", 1);
 	unsetenv("VALGRIND_LIB");
-	a = callgrind_env(extra);
+	a = measure_child_env(extra);
 	assert_non_null(a);
 	assert_true(has(a, "LC_ALL=C"));
 	assert_true(has(a, "LD_BIND_NOW=1"));
@@ -175,12 +177,12 @@ static void test_env_fixed(void **state)
 		assert_null(strstr(a[i], "HOME="));
 	/* The controller's environment does not change it. */
 	setenv("SOMETHING_ELSE", "1", 1);
-	b = callgrind_env(extra);
+	b = measure_child_env(extra);
 	assert_int_equal(count(a), count(b));
 	for (size_t i = 0; a[i]; i++)
 		assert_string_equal(a[i], b[i]);
-	callgrind_env_free(a);
-	callgrind_env_free(b);
+	measure_env_free(a);
+	measure_env_free(b);
 }
 
 static void test_driver_env(void **state)
@@ -193,7 +195,7 @@ static void test_driver_env(void **state)
 	char **e;
 
 	(void)state;
-	e = callgrind_driver_env(specs, 2);
+	e = measure_driver_env(specs, 2, NULL, NULL);
 	assert_non_null(e);
 	assert_true(has(e, "BENCHTRAP_DRIVER_0=0000000000001139"));
 	assert_true(has(e, "BENCHTRAP_DRIVER_1=0000000000000abc 0000000000000001 fffffffffffffffe"));
@@ -202,11 +204,19 @@ static void test_driver_env(void **state)
 	assert_int_equal(count(e), 4);
 	/* Fixed width: another address, the same size. */
 	s1.link_addr = 0x123456789;
-	char **e2 = callgrind_driver_env(specs, 1);
+	char **e2 = measure_driver_env(specs, 1, NULL, NULL);
 
 	assert_int_equal(strlen(e2[0]), strlen("BENCHTRAP_DRIVER_0=0000000000001139"));
-	callgrind_env_free(e);
-	callgrind_env_free(e2);
+	/* With the library to preload and the target's path. */
+	char **e3 = measure_driver_env(specs, 1, "/lib/d.so", "/bin/x");
+
+	assert_non_null(e3);
+	assert_true(has(e3, "LD_PRELOAD=/lib/d.so"));
+	assert_true(has(e3, "BENCHTRAP_DRIVER_EXE=/bin/x"));
+	assert_int_equal(count(e3), 4);
+	measure_env_free(e3);
+	measure_env_free(e);
+	measure_env_free(e2);
 }
 
 static void test_perf_classify(void **state)

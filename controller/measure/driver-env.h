@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_MEASURE_DRIVER_ENV_H
+#define BENCHTRAP_MEASURE_DRIVER_ENV_H
+
+/*
+ * Running a target with benchtrap's driver library preloaded, as the
+ * callgrind and perf instruments do: the child's fixed environment, the
+ * entries that tell the driver what to call (driver/driver-protocol.h), and
+ * where the driver library is.
+ */
+
+#include <stddef.h>
+
+#include "driver/driver-protocol.h"
+#include "measure/measure.h"
+
+/* PATH in the child's environment, and where programs are looked up when
+ * the controller has no PATH. */
+#define MEASURE_CHILD_PATH "/usr/local/bin:/usr/bin:/bin"
+
+/* Append s (malloc'ed; NULL means out of memory) to the NULL-terminated
+ * vector *v of *n entries; s is freed on failure. 0 or -ENOMEM. */
+int measure_env_push(char ***v, size_t *n, char *s);
+
+/* Free a NULL-terminated vector of malloc'ed strings (NULL is fine). */
+void measure_env_free(char **env);
+
+/*
+ * The fixed environment of a driven child, NULL-terminated and malloc'ed
+ * (free with measure_env_free): PATH, LC_ALL=C, LD_BIND_NOW=1 (lazy
+ * binding would otherwise fall inside the first call), VALGRIND_LIB when
+ * the controller has one, then 'extra' (NULL-terminated, may be NULL).
+ * Nothing else of the controller's environment passes, so that the child's
+ * stack starts at the same place in every run.
+ */
+char **measure_child_env(const char *const *extra);
+
+/*
+ * The environment entries that tell the driver library what to call:
+ * BENCHTRAP_DRIVER=<n>, BENCHTRAP_DRIVER_<i>=<addr> [<arg>]..., and
+ * BENCHTRAP_DRIVER_<i>_OBJECT for library functions; then, when given,
+ * LD_PRELOAD=<driver> and BENCHTRAP_DRIVER_EXE=<exe> (the target's real
+ * path). Numbers are 16 hex digits so that the environment's size does not
+ * depend on them. NULL-terminated, malloc'ed; NULL when out of memory.
+ */
+char **measure_driver_env(const struct bench_spec *const *specs, size_t n, const char *driver,
+			  const char *exe);
+
+/* The driver library: $BENCHTRAP_DRIVER_LIB, else driver/ next to the
+ * benchtrap executable (a build tree), else its install path. NULL when
+ * none of them is readable. */
+char *measure_find_driver(void);
+
+#endif

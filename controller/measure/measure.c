@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every instrument shares: the clock, the plan's defaults and how
+ * samples grow, the child's input, the way out after "measured no
+ * execution time", events, and the life of specs and results. The
+ * instruments themselves are leaves (walltime.c, callgrind.c, perf.c),
+ * listed in instruments.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "measure/measure.h"
+
+uint64_t measure_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int measure_open_input(const struct measure_target *t)
+{
+	int fd;
+
+	if (t->input && !strcmp(t->input, "-"))
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	else
+		fd = open(t->input ? t->input : "/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+void measure_plan_default(struct measure_plan *p)
+{
+	/* docs/run.md explains these choices. */
+	*p = (struct measure_plan){
+		.warmup_ns = 200000000,	      /* 0.2 s */
+		.time_ns = 1000000000,	      /* 1 s */
+		.sample_target_ns = 10000000, /* 10 ms: 100 samples in the budget */
+		.min_samples = 10,
+		.max_samples = 1000,
+		.timeout_ns = 60000000000ull, /* 60 s */
+	};
+}
+
+uint64_t measure_grow(uint64_t n, uint64_t elapsed_ns, uint64_t target_ns)
+{
+	/* Aim 10% past the target so that noise does not leave the next
+	 * sample just short of it; never more than 100x at once, in case the
+	 * first samples were too short to measure. */
+	double want = (double)n * (double)target_ns * 1.1 / (double)(elapsed_ns ? elapsed_ns : 1);
+	uint64_t next = want >= (double)n * 100 ? n * 100 : (uint64_t)ceil(want);
+
+	if (next <= n)
+		next = n + 1;
+	return next < MEASURE_MAX_ITERATIONS ? next : MEASURE_MAX_ITERATIONS;
+}
+
+bool measure_machine_noisy(double cal_median, double cal_q1, double cal_q3, uint64_t n)
+{
+	/* Only when the empty loop ran long enough per sample (50 us) for the
+	 * clock's own jitter not to explain the spread. */
+	if (cal_median <= 0 || cal_median * (double)n < 50000)
+		return false;
+	return (cal_q3 - cal_q1) / cal_median > 0.10;
+}
+
+const char *measure_no_time_advice(const struct bench_spec *s)
+{
+	if (s && s->registered)
+		return "optimized away? use benchtrap_black_box on its result";
+	return "does the function do work with these arguments, or is it a stub that "
+	       "returns at once?";
+}
+
+void bench_spec_clear(struct bench_spec *s)
+{
+	free(s->name);
+	free(s->symbol);
+	free(s->object);
+	free(s->build_id);
+	*s = (struct bench_spec){ 0 };
+}
+
+void bench_result_clear(struct bench_result *r)
+{
+	free(r->error);
+	free(r->samples);
+	for (size_t i = 0; i < r->ndiagnostics; i++)
+		free(r->diagnostics[i]);
+	free(r->diagnostics);
+	*r = (struct bench_result){ 0 };
+}
+
+int bench_result_diagnose(struct bench_result *r, const char *fmt, ...)
+{
+	char **v = realloc(r->diagnostics, (r->ndiagnostics + 2) * sizeof(*v));
+	va_list ap;
+	int n;
+
+	if (!v)
+		return -ENOMEM;
+	r->diagnostics = v;
+	va_start(ap, fmt);
+	n = vasprintf(&v[r->ndiagnostics], fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	v[++r->ndiagnostics] = NULL;
+	return 0;
+}
+
+void measure_emit(const struct measure_hooks *h, const struct measure_event *ev)
+{
+	if (h && h->event)
+		h->event(ev, h->userdata);
+}

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which benchmarks a run measures: registered benchmarks chosen by name
+ * (--bench), functions of the binary or its libraries chosen by name with
+ * optional arguments (--symbol), each selected once, and the part of them a
+ * shard runs. What matched nothing is described, not worded: the command
+ * line says it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf.h"
+#include "results/results.h"
+#include "util/match.h"
+#include "measure/measure.h"
+
+static struct bench_spec *specs_add(struct measure_selection *s)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct bench_spec *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n] = (struct bench_spec){ 0 };
+	return &s->v[s->n++];
+}
+
+void measure_selection_clear(struct measure_selection *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		bench_spec_clear(&s->v[i]);
+	free(s->v);
+	*s = (struct measure_selection){ 0 };
+}
+
+void measure_miss_clear(struct measure_miss *m)
+{
+	free(m->pattern);
+	free(m->missing);
+	*m = (struct measure_miss){ 0 };
+}
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* The registered benchmarks that 'glob' selects; *ret_matched counts them,
+ * those selected before included. */
+static int select_bench(struct elf_file *ef, const char *glob, struct measure_selection *out,
+			size_t *ret_matched)
+{
+	size_t n = elf_bench_count(ef), matched = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct elf_bench *b = elf_bench(ef, i);
+		struct bench_spec *s;
+		bool dup = false;
+
+		if (!match_glob(glob, b->name) && !match_glob(glob, b->base))
+			continue;
+		/* Selected twice ('fib*' and 'fib[20]'): run once. */
+		matched++;
+		for (size_t j = 0; j < out->n && !dup; j++)
+			dup = out->v[j].in_main && !strcmp(out->v[j].name, b->name);
+		if (dup)
+			continue;
+		s = specs_add(out);
+		if (!s)
+			return -ENOMEM;
+		s->name = strdup(b->name);
+		s->symbol = b->symbol ? strdup(b->symbol->name) : NULL;
+		s->object = strdup(elf_path(ef));
+		s->build_id = elf_build_id(ef) ? strdup(elf_build_id(ef)) : NULL;
+		s->in_main = s->registered = true;
+		s->link_addr = b->addr;
+		if (b->has_arg) {
+			s->args[0] = b->arg;
+			s->nargs = 1;
+		}
+		if (!s->name || !s->object || (b->symbol && !s->symbol))
+			return -ENOMEM;
+	}
+	*ret_matched = matched;
+	return 0;
+}
+
+/* The names closest to 'pattern' among the registered benchmarks, into
+ * m->suggest ("" when none is close). */
+static int suggest_bench(struct elf_file *ef, const char *pattern, struct measure_miss *m)
+{
+	size_t n = elf_bench_count(ef);
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		names[i] = elf_bench(ef, i)->name;
+	if (!match_suggest(pattern, names, n, 3, m->suggest, sizeof(m->suggest)))
+		m->suggest[0] = '\0';
+	free(names);
+	return 0;
+}
+
+static bool spec_exists(const struct measure_selection *out, const char *object, uint64_t addr,
+			const int64_t *args, unsigned nargs)
+{
+	for (size_t i = 0; i < out->n; i++)
+		if (out->v[i].link_addr == addr && out->v[i].nargs == nargs &&
+		    !memcmp(out->v[i].args, args, nargs * sizeof(*args)) &&
+		    !strcmp(out->v[i].object, object))
+			return true;
+	return false;
+}
+
+/* Add symbol 'sym' of scope object 'obj' (the binary when main) called
+ * with args. */
+static int add_symbol(struct measure_selection *out, struct elf_file *obj, bool main,
+		      const struct elf_symbol *sym, const int64_t *args, unsigned nargs)
+{
+	struct bench_spec *s = specs_add(out);
+	char *bare = s ? match_strip_params(sym->demangled) : NULL;
+
+	if (!bare)
+		return -ENOMEM;
+	if (nargs) {
+		char list[256] = "";
+
+		for (unsigned a = 0; a < nargs; a++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%" PRId64,
+				 a ? "," : "", args[a]);
+		if (asprintf(&s->name, "%s(%s)", bare, list) < 0)
+			s->name = NULL;
+	} else {
+		s->name = strdup(sym->demangled);
+	}
+	free(bare);
+	s->symbol = strdup(sym->name);
+	s->object = strdup(elf_path(obj));
+	if (elf_build_id(obj))
+		s->build_id = strdup(elf_build_id(obj));
+	s->in_main = main;
+	s->link_addr = sym->addr;
+	s->ifunc = sym->ifunc;
+	memcpy(s->args, args, nargs * sizeof(*args));
+	s->nargs = nargs;
+	if (!s->name || !s->symbol || !s->object)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The functions that 'pattern' selects in the scope; *ret_matched counts
+ * them, those selected before included. */
+static int select_symbol(const struct elf_scope *scope, const char *pattern, const int64_t *args,
+			 unsigned nargs, struct measure_selection *out, size_t *ret_matched)
+{
+	size_t matched = 0;
+	int r;
+
+	/* An exact name is looked up as the loader would: the first object
+	 * that defines it wins. A glob selects from all. */
+	for (size_t j = 0; j < scope->n && !(matched && !has_glob(pattern)); j++) {
+		for (size_t i = 0; i < elf_symbol_count(scope->objs[j]); i++) {
+			const struct elf_symbol *sym = elf_symbol(scope->objs[j], i);
+
+			if (!match_function(pattern, sym->name, sym->demangled))
+				continue;
+			matched++;
+			if (spec_exists(out, elf_path(scope->objs[j]), sym->addr, args, nargs))
+				continue;
+			r = add_symbol(out, scope->objs[j], j == 0, sym, args, nargs);
+			if (r < 0)
+				return r;
+		}
+	}
+	*ret_matched = matched;
+	return 0;
+}
+
+/* Why 'pattern' matched no function: a library not found, or the closest
+ * names. */
+static int explain_symbol(const struct elf_scope *scope, const char *pattern,
+			  struct measure_miss *m)
+{
+	size_t n = 0;
+	const char **names;
+
+	if (scope->missing[0]) {
+		m->missing = strdup(scope->missing[0]);
+		return m->missing ? 0 : -ENOMEM;
+	}
+	names = elf_scope_names(scope, &n);
+	if (!names || !match_suggest(pattern, names, n, 3, m->suggest, sizeof(m->suggest)))
+		m->suggest[0] = '\0';
+	free(names);
+	return 0;
+}
+
+static int select_symbols(struct elf_file *ef, const char *const *symbols, size_t nsymbols,
+			  struct measure_selection *out, struct measure_miss *miss)
+{
+	struct elf_scope scope;
+	int r = 0;
+
+	if (nsymbols == 0)
+		return 0;
+	if (elf_scope_open(ef, true, &scope) < 0)
+		return -ENOMEM;
+	for (size_t k = 0; k < nsymbols && r == 0; k++) {
+		int64_t args[MEASURE_MAX_ARGS] = { 0 };
+		unsigned nargs = 0;
+		char *pattern = NULL;
+		size_t matched = 0;
+
+		if (match_parse_call(symbols[k], &pattern, args, MEASURE_MAX_ARGS, &nargs) < 0) {
+			*miss = (struct measure_miss){ .what = MEASURE_MISS_BAD_CALL,
+						       .selector = symbols[k] };
+			r = -EINVAL;
+			break;
+		}
+		r = select_symbol(&scope, pattern, args, nargs, out, &matched);
+		if (r == 0 && !matched) {
+			*miss = (struct measure_miss){ .what = MEASURE_MISS_SYMBOL,
+						       .selector = symbols[k],
+						       .pattern = pattern };
+			pattern = NULL;
+			r = explain_symbol(&scope, miss->pattern, miss);
+			if (r == 0)
+				r = -ENOENT;
+		}
+		free(pattern);
+	}
+	elf_scope_close(&scope);
+	return r;
+}
+
+int measure_select(struct elf_file *ef, const char *const *benches, size_t nbenches,
+		   const char *const *symbols, size_t nsymbols, struct measure_selection *ret,
+		   struct measure_miss *ret_miss)
+{
+	static const char *const all[] = { "*" };
+	struct measure_selection sel = { 0 };
+	struct measure_miss miss = { 0 };
+	int r = 0;
+
+	/* No selection: every registered benchmark. */
+	if (!nbenches && !nsymbols) {
+		benches = all;
+		nbenches = 1;
+	}
+	for (size_t k = 0; k < nbenches && r == 0; k++) {
+		size_t matched = 0;
+
+		r = select_bench(ef, benches[k], &sel, &matched);
+		if (r == 0 && !matched) {
+			miss = (struct measure_miss){ .what = MEASURE_MISS_BENCH,
+						      .selector = benches == all ? NULL :
+										 benches[k] };
+			if (!elf_bench_count(ef))
+				miss.none_registered = true;
+			else
+				r = suggest_bench(ef, benches[k], &miss);
+			if (r == 0)
+				r = -ENOENT;
+		}
+	}
+	if (r == 0)
+		r = select_symbols(ef, symbols, nsymbols, &sel, &miss);
+	if (r < 0) {
+		measure_selection_clear(&sel);
+		if (r == -ENOENT || r == -EINVAL)
+			*ret_miss = miss;
+		else
+			measure_miss_clear(&miss);
+		return r;
+	}
+	*ret = sel;
+	return 0;
+}
+
+/*
+ * --shard K/N: keep the benchmarks whose name hashes to part K (FNV-1a of
+ * the name, modulo N; docs/run.md). The part of a benchmark depends on its
+ * name alone, so N machines with the same selection run disjoint parts
+ * that together are the whole selection.
+ */
+void measure_select_shard(struct measure_selection *s, unsigned k, unsigned n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (results_shard_of(s->v[i].name, n) == k - 1)
+			s->v[kept++] = s->v[i];
+		else
+			bench_spec_clear(&s->v[i]);
+	}
+	s->n = kept;
+}
