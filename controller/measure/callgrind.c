@@ -91,7 +91,7 @@ struct ctx {
 	const struct measure_hooks *hooks;
 	char *valgrind, *driver;
 	char exe[PATH_MAX]; /* the binary's real path, for the driver */
-	char dir[64]; /* temporary directory for profiles and logs */
+	char dir[200]; /* temporary directory for profiles and logs, in $TMPDIR */
 };
 
 /* How a valgrind process ended. */
@@ -611,8 +611,16 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		r = -ENAMETOOLONG;
 		goto out;
 	}
-	snprintf(c.dir, sizeof(c.dir), "/tmp/benchtrap-callgrind.XXXXXX");
-	r = launch_temp_dir(c.dir);
+	/* $TMPDIR, as mkstemp users do, else /tmp. */
+	const char *tmpdir = getenv("TMPDIR");
+
+	if (!tmpdir || tmpdir[0] != '/')
+		tmpdir = "/tmp";
+	if (snprintf(c.dir, sizeof(c.dir), "%s/benchtrap-callgrind.XXXXXX", tmpdir) >=
+	    (int)sizeof(c.dir))
+		r = -ENAMETOOLONG;
+	else
+		r = launch_temp_dir(c.dir);
 	if (r < 0) {
 		if (asprintf(ret_error, "cannot create a temporary directory: %s", strerror(-r)) < 0)
 			*ret_error = NULL;

@@ -44,8 +44,12 @@ wait_for_fixture() {
 	fail "the fixture $1 never started"
 }
 
+# callgrind's temporary directories go to $TMPDIR: this test's own, so
+# that other runs of benchtrap on the machine cannot disturb the count.
+export TMPDIR=$TMP/tmpdir
+mkdir "$TMPDIR"
 temp_dirs() {
-	ls -d /tmp/benchtrap-callgrind.* 2>/dev/null | sort
+	ls -d "$TMPDIR"/benchtrap-callgrind.* 2>/dev/null | sort
 }
 
 # ---- daemons a benchmark leaves behind (setsid, double fork) ----------------------------
