@@ -125,7 +125,7 @@ static json_t *doc_json(const struct report_observe *run)
 					      (json_int_t)res->restored_mismatch));
 	if (o)
 		json_object_set_new(o, "diagnostics", diags);
-	return json_pack("{s:s, s:o, s:o, s:o}", "schema", REPORT_RESULTS_SCHEMA, "environment",
+	return json_pack("{s:s, s:o, s:o, s:o}", "schema", RESULTS_SCHEMA, "environment",
 			 report_json_env(&run->env), "run", o, "benchmarks", benches);
 }
 

@@ -13,15 +13,12 @@
 
 #include "report/report.h"
 
-/* The results document's schema (docs/results.md). */
-#define REPORT_RESULTS_SCHEMA "benchtrap-results/1"
-
 /* A string, or null for NULL. */
 json_t *report_json_str(const char *s);
 /* A number, or null when it is not finite (JSON has no NaN or infinity). */
 json_t *report_json_num(double v);
 /* The "environment" object of a results document. */
-json_t *report_json_env(const struct report_env *e);
+json_t *report_json_env(const struct results_env *e);
 /* Write 'doc' indented, with a final newline, and release it. 'doc' may be
  * NULL (a failed json_pack): -ENOMEM. 0, or the write's -errno (-ENOSPC on a
  * full disk; -EIO when the stream gave none) when writing failed. */

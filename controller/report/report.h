@@ -15,28 +15,18 @@
 #include "measure/measure.h"
 #include "results/results.h"
 
-/* Where the numbers were taken: enough to tell two runs' machines apart. */
-struct report_env {
-	char *cpu;	     /* "Intel(R) Xeon(R) ..." from /proc/cpuinfo */
-	int cores;	     /* online CPUs */
-	char *kernel;	     /* "Linux 6.1.0-18-amd64 #1 SMP ..." */
-	char *libc;	     /* "glibc 2.36" */
-	char *binary;	     /* path as given */
-	char *build_id;	     /* of the binary, or NULL */
-	char *compiler;	     /* from the binary's .comment, or NULL */
-	bool aslr;	     /* randomization kept in the children */
-	char *governor;	     /* cpufreq governor of cpu0, or NULL where unreadable */
-	char *hostname;
-	char *benchtrap;     /* benchtrap version */
-	char *date;	     /* UTC, ISO 8601 */
-};
-
+/* The environment of a run about to start (results.h, struct results_env):
+ * the machine, and 'binary' as given. 0 or -ENOMEM; *ret untouched then. */
 int report_env_collect(const struct elf_file *binary, bool aslr, const char *version,
-		       struct report_env *ret);
-void report_env_clear(struct report_env *e);
+		       struct results_env *ret);
+/* The same as results_env_clear(). */
+static inline void report_env_clear(struct results_env *e)
+{
+	results_env_clear(e);
+}
 
 struct report_run {
-	struct report_env env;
+	struct results_env env;
 	const char *instrument;
 	const char *isolation;	    /* "benchmark" or "shared" */
 	const struct measure_plan *plan;
@@ -98,7 +88,7 @@ struct observe_result;
 /* One observing run: the observed process's figures, for the results file
  * (instrument "observe") and the table. */
 struct report_observe {
-	struct report_env env;
+	struct results_env env;
 	char **argv; /* the benchtrap command line */
 	int argc;
 	char *const *target_argv; /* the program's command, or NULL when attached */

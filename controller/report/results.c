@@ -58,9 +58,9 @@ static char *cpu_model(void)
 }
 
 int report_env_collect(const struct elf_file *binary, bool aslr, const char *version,
-		       struct report_env *ret)
+		       struct results_env *ret)
 {
-	struct report_env e = { 0 };
+	struct results_env e = { 0 };
 	struct utsname u;
 	char host[256], date[32];
 	time_t now = time(NULL);
@@ -83,26 +83,11 @@ int report_env_collect(const struct elf_file *binary, bool aslr, const char *ver
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	e.date = strdup(date);
 	if (!e.binary || !e.benchtrap || !e.date) {
-		report_env_clear(&e);
+		results_env_clear(&e);
 		return -ENOMEM;
 	}
 	*ret = e;
 	return 0;
-}
-
-void report_env_clear(struct report_env *e)
-{
-	free(e->cpu);
-	free(e->kernel);
-	free(e->libc);
-	free(e->binary);
-	free(e->build_id);
-	free(e->compiler);
-	free(e->governor);
-	free(e->hostname);
-	free(e->benchtrap);
-	free(e->date);
-	*e = (struct report_env){ 0 };
 }
 
 json_t *report_json_str(const char *s)
@@ -132,15 +117,17 @@ int report_json_dump(json_t *doc, FILE *f)
 	return r;
 }
 
-json_t *report_json_env(const struct report_env *e)
+json_t *report_json_env(const struct results_env *e)
 {
-	return json_pack("{s:o, s:i, s:o, s:o, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:s}", "cpu",
-			 report_json_str(e->cpu), "cores", e->cores, "kernel",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "cpu",
+			 report_json_str(e->cpu), "cores",
+			 e->cores >= 0 ? json_integer(e->cores) : json_null(), "kernel",
 			 report_json_str(e->kernel), "libc", report_json_str(e->libc), "binary",
-			 e->binary, "build_id", report_json_str(e->build_id), "compiler",
-			 report_json_str(e->compiler), "aslr", e->aslr, "governor",
+			 report_json_str(e->binary), "build_id", report_json_str(e->build_id),
+			 "compiler", report_json_str(e->compiler), "aslr",
+			 e->aslr >= 0 ? json_boolean(e->aslr) : json_null(), "governor",
 			 report_json_str(e->governor), "hostname", report_json_str(e->hostname),
-			 "benchtrap", e->benchtrap, "date", e->date);
+			 "benchtrap", report_json_str(e->benchtrap), "date", report_json_str(e->date));
 }
 
 static json_t *bench_json(const struct bench_result *r)
@@ -217,7 +204,7 @@ static json_t *run_json(const struct report_run *run)
 	for (int i = 0; i < run->argc; i++)
 		json_array_append_new(argv, json_string(run->argv[i]));
 	return json_pack("{s:s, s:o, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:I, s:I, s:f}, s:o}",
-			 "schema", REPORT_RESULTS_SCHEMA, "environment", report_json_env(&run->env),
+			 "schema", RESULTS_SCHEMA, "environment", report_json_env(&run->env),
 			 "run", "instrument", run->instrument, "isolation", run->isolation,
 			 "command", argv, "warmup_s", run->plan->warmup_ns / 1e9, "time_s",
 			 run->plan->time_ns / 1e9, "sample_target_s",

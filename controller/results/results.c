@@ -388,7 +388,7 @@ static void bench_clear(struct results_bench *b)
 	free(b->diagnostics);
 }
 
-static void env_clear(struct results_env *e)
+void results_env_clear(struct results_env *e)
 {
 	free(e->cpu);
 	free(e->kernel);
@@ -400,6 +400,7 @@ static void env_clear(struct results_env *e)
 	free(e->hostname);
 	free(e->benchtrap);
 	free(e->date);
+	*e = (struct results_env){ 0 };
 }
 
 void results_free(struct results_file *f)
@@ -409,7 +410,7 @@ void results_free(struct results_file *f)
 	for (size_t i = 0; i < f->n; i++)
 		bench_clear(&f->benches[i]);
 	free(f->benches);
-	env_clear(&f->env);
+	results_env_clear(&f->env);
 	free(f->instrument);
 	free(f->isolation);
 	free(f->target);
