@@ -5,7 +5,8 @@
 /*
  * Reporting a run: the results file (docs/results.md, schema
  * "benchtrap-results/1"), the text and Markdown tables, and marker lines.
- * jansson stays inside this module.
+ * jansson stays inside this module and results/, whose results/json.h
+ * writes every document.
  */
 
 #include <stdbool.h>
