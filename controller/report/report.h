@@ -52,6 +52,31 @@ void report_print_table(const struct report_run *run, FILE *f, enum report_forma
 /* One JSON line for a marker event. */
 void report_marker_line(FILE *f, const struct measure_event *ev);
 
+/* ---- benchtrap list --json (list.c) ------------------------------------ */
+
+/* A function listed, and the object (the binary or a library) defining it. */
+struct report_list_symbol {
+	const struct elf_file *object;
+	const struct elf_symbol *symbol;
+};
+
+/* What `benchtrap list` selected. */
+struct report_list {
+	const struct elf_file *binary;
+	/* Without --symbols: the registered benchmarks listed. */
+	const struct elf_bench *const *benches;
+	size_t nbenches;
+	/* With --symbols: the binary and its libraries (NULL without), and the
+	 * functions listed. */
+	const struct elf_scope *scope;
+	const struct report_list_symbol *symbols;
+	size_t nsymbols;
+};
+
+/* The list as JSON (docs/list.md, schema "benchtrap-list/1"): the
+ * benchmarks, or with a scope the functions. 0 or a negative errno. */
+int report_list_json(const struct report_list *l, FILE *f);
+
 /* ---- benchtrap compare (compare.c) ------------------------------------- */
 
 /* "this change degrades performance by 1.6% (geometric mean of 9 benchmarks)" */
