@@ -226,22 +226,25 @@ nomem:
 	return NULL;
 }
 
-int report_export(const struct results_file *rf, enum report_export_format fmt, FILE *f)
-{
-	json_t *doc;
+/* One row per format: adding one is a function and a row. */
+static const struct {
+	const char *name;
+	json_t *(*build)(const struct results_file *rf);
+} formats[] = {
+	{ "bmf", export_bmf },
+	{ "gbench", export_gbench },
+	{ "gab", export_gab },
+};
 
-	switch (fmt) {
-	case REPORT_EXPORT_BMF:
-		doc = export_bmf(rf);
-		break;
-	case REPORT_EXPORT_GBENCH:
-		doc = export_gbench(rf);
-		break;
-	case REPORT_EXPORT_GAB:
-		doc = export_gab(rf);
-		break;
-	default:
-		return -EINVAL;
-	}
-	return results_json_dump(doc, f);
+const char *report_export_name(size_t i)
+{
+	return i < sizeof(formats) / sizeof(formats[0]) ? formats[i].name : NULL;
+}
+
+int report_export(const struct results_file *rf, const char *format, FILE *f)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(format, formats[i].name))
+			return results_json_dump(formats[i].build(rf), f);
+	return -EINVAL;
 }

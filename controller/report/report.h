@@ -42,10 +42,13 @@ struct report_run {
 int report_write_json(const struct report_run *run, FILE *f);
 int report_write_json_file(const struct report_run *run, const char *path);
 
-enum report_format { REPORT_TEXT, REPORT_MARKDOWN };
+/* What a command prints (--format): a table for a terminal, Markdown for a
+ * pull-request comment, or the JSON document. cli_parse_format() reads it. */
+enum report_format { REPORT_TEXT, REPORT_MARKDOWN, REPORT_JSON };
 
-/* The summary table; failures and diagnostics follow it. 'color': ANSI
- * colours (only ever for a terminal without NO_COLOR). */
+/* The summary table, in Markdown for REPORT_MARKDOWN and as text otherwise;
+ * failures and diagnostics follow it. 'color': ANSI colours (only ever for
+ * a terminal without NO_COLOR). */
 void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt,
 			bool color);
 
@@ -98,14 +101,15 @@ int report_compare_json(const struct results_comparison *c, const char *base, co
 
 /* ---- benchtrap export (export.c) --------------------------------------- */
 
-enum report_export_format {
-	REPORT_EXPORT_BMF,    /* Bencher Metric Format */
-	REPORT_EXPORT_GBENCH, /* Google Benchmark JSON, for its tools/compare.py */
-	REPORT_EXPORT_GAB,    /* github-action-benchmark, tool customSmallerIsBetter */
-};
+/* The export formats by name, in the order docs/ci.md ("Exports") gives
+ * them: "bmf" (Bencher Metric Format), "gbench" (Google Benchmark JSON, for
+ * its tools/compare.py), "gab" (github-action-benchmark, tool
+ * customSmallerIsBetter). The i-th name, or NULL past the last. */
+const char *report_export_name(size_t i);
 
-/* 'rf' in another tool's format (docs/ci.md, "Exports"). 0 or a negative errno. */
-int report_export(const struct results_file *rf, enum report_export_format fmt, FILE *f);
+/* 'rf' in the export format named 'format'. 0, -EINVAL for a name
+ * report_export_name() does not give, or a negative errno. */
+int report_export(const struct results_file *rf, const char *format, FILE *f);
 
 /* ---- benchtrap observe (observe.c) ------------------------------------------ */
 
