@@ -83,16 +83,17 @@ int cli_parse_name(const char *cmd, const char *opt, const char *choices, const 
 			return 0;
 		}
 		/* "a,b,c" is said "a, b or c". */
+		const char *sep = p == choices ? "" : next ? ", " : " or ";
+
 		if (n < sizeof(list))
-			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%.*s",
-					      p == choices ? "" : next ? ", " : " or ", (int)len, p);
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%.*s", sep, (int)len,
+					      p);
 		p = next;
 	}
 	return cli_error("%s: %s is %s, not '%s'", cmd, opt, list, arg);
 }
 
-int cli_parse_format(const char *cmd, const char *choices, const char *arg,
-		     enum report_format *ret)
+int cli_parse_format(const char *cmd, const char *choices, const char *arg, enum report_format *ret)
 {
 	static const char *const names[] = {
 		[REPORT_TEXT] = "text",

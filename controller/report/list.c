@@ -30,8 +30,8 @@ static json_t *binary_json(const struct elf_file *ef)
 static json_t *bench_json(const struct elf_bench *b)
 {
 	return json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", b->name, "base", b->base, "args",
-			 b->has_arg ? json_pack("[I]", (json_int_t)b->arg) : json_array(),
-			 "symbol", results_json_str(b->symbol ? b->symbol->name : NULL), "address",
+			 b->has_arg ? json_pack("[I]", (json_int_t)b->arg) : json_array(), "symbol",
+			 results_json_str(b->symbol ? b->symbol->name : NULL), "address",
 			 hex(b->addr));
 }
 
@@ -59,23 +59,23 @@ static json_t *benches_doc(const struct report_list *l)
 			json_decref(arr);
 			return NULL;
 		}
-	return json_pack("{s:s, s:o, s:o}", "schema", LIST_SCHEMA, "binary",
-			 binary_json(l->binary), "benchmarks", arr);
+	return json_pack("{s:s, s:o, s:o}", "schema", LIST_SCHEMA, "binary", binary_json(l->binary),
+			 "benchmarks", arr);
 }
 
 static json_t *symbols_doc(const struct report_list *l)
 {
 	const struct elf_scope *scope = l->scope;
 	json_t *libs = json_array(), *miss = json_array(), *arr = json_array();
-	const char *registry = elf_registry_error(l->binary) < 0 ? "corrupt" :
-			       elf_bench_count(l->binary)	 ? "ok" :
-								   "none";
+	const char *registry = elf_registry_error(l->binary) < 0 ? "corrupt"
+			       : elf_bench_count(l->binary)	 ? "ok"
+								 : "none";
 
 	/* The scope's first object is the binary itself. */
 	for (size_t i = 1; libs && i < scope->n; i++)
-		json_array_append_new(libs, json_pack("{s:s, s:o}", "path",
-						      elf_path(scope->objs[i]), "build_id",
-						      results_json_str(elf_build_id(scope->objs[i]))));
+		json_array_append_new(
+			libs, json_pack("{s:s, s:o}", "path", elf_path(scope->objs[i]), "build_id",
+					results_json_str(elf_build_id(scope->objs[i]))));
 	for (char **m = scope->missing; miss && *m; m++)
 		json_array_append_new(miss, json_string(*m));
 	for (size_t i = 0; arr && i < l->nsymbols; i++)

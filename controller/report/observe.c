@@ -74,8 +74,8 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 	}
 	return json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:o, s:[], s:I, s:I, "
 			 "s:b, s:o, s:o}",
-			 "name", f->name, "symbol", results_json_str(f->symbol), "object", f->object,
-			 "args", "instrument", "observe", "unit", "ns", "value",
+			 "name", f->name, "symbol", results_json_str(f->symbol), "object",
+			 f->object, "args", "instrument", "observe", "unit", "ns", "value",
 			 timed ? results_json_num(f->sum.median) : json_null(), "status", "ok",
 			 "error", "stats", stats, "diagnostics", "calls", (json_int_t)f->calls,
 			 "unmatched_returns", (json_int_t)f->unmatched, "skipped", f->skip,

@@ -28,15 +28,15 @@
  * string may be NULL (unknown, or absent from the file).
  */
 struct results_env {
-	char *cpu;	 /* "Intel(R) Xeon(R) ..." from /proc/cpuinfo */
-	int cores;	 /* online CPUs; -1 when unknown */
-	char *kernel;	 /* "Linux 6.1.0-18-amd64 #1 SMP ..." */
-	char *libc;	 /* "glibc 2.36" */
-	char *binary;	 /* path as given */
-	char *build_id;	 /* of the binary */
-	char *compiler;	 /* from the binary's .comment */
-	int aslr;	 /* randomization kept in the children: 0, 1, or -1 when unknown */
-	char *governor;	 /* cpufreq governor of cpu0 */
+	char *cpu;	/* "Intel(R) Xeon(R) ..." from /proc/cpuinfo */
+	int cores;	/* online CPUs; -1 when unknown */
+	char *kernel;	/* "Linux 6.1.0-18-amd64 #1 SMP ..." */
+	char *libc;	/* "glibc 2.36" */
+	char *binary;	/* path as given */
+	char *build_id; /* of the binary */
+	char *compiler; /* from the binary's .comment */
+	int aslr;	/* randomization kept in the children: 0, 1, or -1 when unknown */
+	char *governor; /* cpufreq governor of cpu0 */
 	char *hostname;
 	char *benchtrap; /* benchtrap version */
 	char *date;	 /* UTC, ISO 8601 */
