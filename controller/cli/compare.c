@@ -48,8 +48,6 @@ static const char usage[] =
 
 enum { OPT_THRESHOLD = 0x100, OPT_FORMAT };
 
-enum compare_format { FMT_TEXT, FMT_MARKDOWN, FMT_JSON };
-
 static int load(const char *path, struct results_file **ret)
 {
 	char *msg = NULL;
@@ -93,7 +91,7 @@ int cli_compare(int argc, char **argv)
 	struct results_compare_opts opts;
 	struct results_file *base = NULL, *head = NULL;
 	struct results_comparison cmp = { 0 };
-	enum compare_format fmt = FMT_TEXT;
+	enum report_format fmt = REPORT_TEXT;
 	const char *paths[2];
 	int npaths = 0, c, r, code = EXIT_USAGE;
 
@@ -125,16 +123,9 @@ int cli_compare(int argc, char **argv)
 			opts.threshold = v / 100.0;
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				fmt = FMT_TEXT;
-			else if (!strcmp(optarg, "markdown"))
-				fmt = FMT_MARKDOWN;
-			else if (!strcmp(optarg, "json"))
-				fmt = FMT_JSON;
-			else
-				return cli_error("compare: --format is text, markdown or json, not "
-						 "'%s'",
-						 optarg);
+			r = cli_parse_format("compare", "text,markdown,json", optarg, &fmt);
+			if (r != 0)
+				return r;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -153,13 +144,13 @@ int cli_compare(int argc, char **argv)
 		goto out;
 	}
 	switch (fmt) {
-	case FMT_TEXT:
+	case REPORT_TEXT:
 		report_compare_text(&cmp, stdout, isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
 		break;
-	case FMT_MARKDOWN:
+	case REPORT_MARKDOWN:
 		report_compare_markdown(&cmp, stdout);
 		break;
-	case FMT_JSON:
+	case REPORT_JSON:
 		r = report_compare_json(&cmp, paths[0], paths[1], stdout);
 		if (r < 0) {
 			if (r == -ENOMEM)

@@ -40,6 +40,17 @@ static const char usage[] =
 
 enum { OPT_FORMAT = 0x100 };
 
+/* The export formats, "bmf,gbench,gab", from report's table. */
+static void export_choices(char *buf, size_t size)
+{
+	const char *name;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; (name = report_export_name(i)) && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? "," : "", name);
+}
+
 int cli_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -47,11 +58,10 @@ int cli_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	enum report_export_format fmt = REPORT_EXPORT_BMF;
 	struct results_file *rf = NULL;
-	const char *path = NULL;
-	bool have_format = false;
-	char *msg = NULL;
+	const char *path = NULL, *fmt = NULL;
+	char *msg = NULL, choices[128];
+	size_t i;
 	int c, r;
 
 	optind = 1;
@@ -67,16 +77,11 @@ int cli_export(int argc, char **argv)
 			path = optarg;
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "bmf"))
-				fmt = REPORT_EXPORT_BMF;
-			else if (!strcmp(optarg, "gbench"))
-				fmt = REPORT_EXPORT_GBENCH;
-			else if (!strcmp(optarg, "gab"))
-				fmt = REPORT_EXPORT_GAB;
-			else
-				return cli_error("export: --format is bmf, gbench or gab, not '%s'",
-						 optarg);
-			have_format = true;
+			export_choices(choices, sizeof(choices));
+			r = cli_parse_name("export", "--format", choices, optarg, &i);
+			if (r != 0)
+				return r;
+			fmt = report_export_name(i);
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -88,7 +93,7 @@ int cli_export(int argc, char **argv)
 	if (!path)
 		return cli_error("export: which file? usage: benchtrap export FILE --format "
 				 "bmf|gbench|gab");
-	if (!have_format)
+	if (!fmt)
 		return cli_error("export: which format? add --format bmf, gbench or gab");
 	r = results_load(path, &rf, &msg);
 	if (r < 0) {

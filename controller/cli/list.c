@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* benchtrap list: what a binary offers to run. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
+#include "report/report.h"
 #include "report/table.h"
 #include "util/strutil.h"
 #include "util/match.h"
@@ -103,22 +103,10 @@ static int no_match(const struct list_opts *o, const char *pat, const char *what
 			 o->binary, what, pat);
 }
 
-static json_t *json_hex(uint64_t v)
+/* The list as JSON on stdout; a failed write is for main's check of stdout. */
+static int print_json(const struct report_list *l)
 {
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	return json_string(buf);
-}
-
-static json_t *json_binary(const struct elf_file *ef)
-{
-	const char *id = elf_build_id(ef), *interp = elf_interp(ef);
-
-	return json_pack("{s:s, s:o, s:b, s:b, s:b, s:o}", "path", elf_path(ef), "build_id",
-			 id ? json_string(id) : json_null(), "pie", elf_is_pic(ef), "static",
-			 !elf_is_dynamic(ef), "stripped", elf_is_stripped(ef), "interpreter",
-			 interp ? json_string(interp) : json_null());
+	return report_list_json(l, stdout) == -ENOMEM ? cli_error("out of memory") : EXIT_OK;
 }
 
 static int list_benches(struct list_opts *o, struct elf_file *ef)
@@ -128,9 +116,13 @@ static int list_benches(struct list_opts *o, struct elf_file *ef)
 	static const enum table_align align[] = { TABLE_LEFT, TABLE_RIGHT, TABLE_LEFT,
 						  TABLE_RIGHT };
 	struct table *t = table_new(4, headers, align);
-	json_t *arr = json_array();
+	const struct elf_bench **benches = calloc(n + 1, sizeof(*benches));
 	int r = EXIT_OK;
 
+	if (!t || !benches) {
+		r = cli_error("out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct elf_bench *b = elf_bench(ef, i);
 		const char *sym = b->symbol ? b->symbol->name : NULL;
@@ -138,23 +130,15 @@ static int list_benches(struct list_opts *o, struct elf_file *ef)
 
 		if (!match_bench(o, b))
 			continue;
-		shown++;
+		benches[shown++] = b;
 		if (b->has_arg)
 			snprintf(arg, sizeof(arg), "%" PRId64, b->arg);
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, b->addr);
 		table_add(t, (const char *const[]){ b->name, arg, sym ? sym : "?", addr });
-		json_array_append_new(
-			arr, json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", b->name, "base",
-				       b->base, "args",
-				       b->has_arg ? json_pack("[I]", (json_int_t)b->arg) :
-						    json_array(),
-				       "symbol", sym ? json_string(sym) : json_null(), "address",
-				       json_hex(b->addr)));
 	}
 
 	const char *missing = unmatched_filter(o);
 
-	(void)shown;
 	if (n && missing) {
 		const char **names = calloc(n, sizeof(*names));
 
@@ -163,12 +147,8 @@ static int list_benches(struct list_opts *o, struct elf_file *ef)
 		r = no_match(o, missing, "benchmark", names, names ? n : 0);
 		free(names);
 	} else if (o->json) {
-		json_t *root = json_pack("{s:s, s:o, s:o}", "schema", "benchtrap-list/1", "binary",
-					 json_binary(ef), "benchmarks", json_incref(arr));
-
-		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-		json_decref(root);
+		r = print_json(&(struct report_list){
+			.binary = ef, .benches = benches, .nbenches = shown });
 	} else if (!n) {
 		if (o->nfilters)
 			r = no_match(o, o->filters[0], "benchmark", NULL, 0);
@@ -180,7 +160,8 @@ static int list_benches(struct list_opts *o, struct elf_file *ef)
 	} else {
 		table_print_text(t, stdout);
 	}
-	json_decref(arr);
+out:
+	free(benches);
 	table_free(t);
 	return r;
 }
@@ -191,15 +172,18 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 	static const enum table_align align[] = { TABLE_RIGHT, TABLE_RIGHT, TABLE_LEFT, TABLE_LEFT,
 						  TABLE_LEFT };
 	struct elf_scope scope = { 0 };
+	struct report_list_symbol *syms = NULL;
 	struct table *t = NULL;
-	json_t *arr = NULL;
+	size_t nsyms = 0, total = 0;
 	int r = EXIT_OK;
 
 	if (elf_scope_open(ef, o->libs, &scope) < 0)
 		return cli_error("out of memory");
+	for (size_t k = 0; k < scope.n; k++)
+		total += elf_symbol_count(scope.objs[k]);
 	t = table_new(5, headers, align);
-	arr = json_array();
-	if (!t || !arr) {
+	syms = calloc(total + 1, sizeof(*syms));
+	if (!t || !syms) {
 		r = cli_error("out of memory");
 		goto out;
 	}
@@ -213,21 +197,13 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 
 			if (!match_symbol(o, s))
 				continue;
+			syms[nsyms++] = (struct report_list_symbol){ .object = obj, .symbol = s };
 			snprintf(addr, sizeof(addr), "0x%" PRIx64, s->addr);
 			snprintf(size, sizeof(size), "%" PRIu64, s->size);
 			table_add(t, (const char *const[]){ addr, size, str_basename(elf_path(obj)),
 							    s->demangled,
 							    s->demangled != s->name ? s->name :
 										      NULL });
-			json_array_append_new(
-				arr, json_pack("{s:s, s:s, s:s, s:o, s:I, s:s, s:b, s:b}", "name",
-					       s->demangled, "raw", s->name, "object", elf_path(obj),
-					       "address", json_hex(s->addr), "size",
-					       (json_int_t)s->size, "binding",
-					       s->binding == ELF_BIND_LOCAL  ? "local" :
-					       s->binding == ELF_BIND_WEAK   ? "weak" :
-									       "global",
-					       "exported", s->dynamic, "ifunc", s->ifunc));
 		}
 	}
 
@@ -257,36 +233,13 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 			 "benchtrap's target-stub)",
 			 o->binary);
 
-	if (o->json) {
-		json_t *libarr = json_array();
-		json_t *miss = json_array();
-
-		for (size_t i = 1; i < scope.n; i++) {
-			const char *id = elf_build_id(scope.objs[i]);
-
-			json_array_append_new(libarr, json_pack("{s:s, s:o}", "path",
-								elf_path(scope.objs[i]), "build_id",
-								id ? json_string(id) : json_null()));
-		}
-		for (char **m = scope.missing; *m; m++)
-			json_array_append_new(miss, json_string(*m));
-		json_t *root = json_pack("{s:s, s:o, s:o, s:o, s:s, s:o}", "schema",
-					 "benchtrap-list/1", "binary", json_binary(ef), "libraries",
-					 libarr, "missing_libraries", miss, "registry",
-					 elf_registry_error(ef) < 0 ? "corrupt" :
-					 elf_bench_count(ef)	     ? "ok" :
-									"none",
-					 "symbols",
-					 json_incref(arr));
-
-		json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		fputc('\n', stdout);
-		json_decref(root);
-	} else {
+	if (o->json)
+		r = print_json(&(struct report_list){
+			.binary = ef, .scope = &scope, .symbols = syms, .nsymbols = nsyms });
+	else
 		table_print_text(t, stdout);
-	}
 out:
-	json_decref(arr);
+	free(syms);
 	table_free(t);
 	elf_scope_close(&scope);
 	return r;

@@ -9,8 +9,9 @@
 #include <jansson.h>
 
 #include "stats/stats.h"
+#include "results/json.h"
+#include "report/report.h"
 #include "report/table.h"
-#include "report/report-json.h"
 
 #define COMPARE_SCHEMA "benchtrap-compare/1"
 
@@ -315,5 +316,5 @@ int report_compare_json(const struct results_comparison *c, const char *base, co
 			"benchmarks_in_geomean", (json_int_t)c->ngeomean, "counts", counts,
 			"same_build", c->same_build, "gate", c->gate_failed ? "fail" : "pass",
 			"benchmarks", pairs, "warnings", w, "notes", notes);
-	return report_json_dump(doc, f);
+	return results_json_dump(doc, f);
 }

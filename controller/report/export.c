@@ -8,12 +8,8 @@
 
 #include <jansson.h>
 
-#include "report/report-json.h"
-
-static json_t *finite_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
+#include "results/json.h"
+#include "report/report.h"
 
 static bool has_ci(const struct results_bench *b)
 {
@@ -90,7 +86,7 @@ static json_t *gbench_entry(const struct results_bench *b, size_t family, double
 		      (json_int_t)reps, "repetition_index", (json_int_t)rep, "threads",
 		      (json_int_t)1, "iterations",
 		      (json_int_t)(b->has_stats ? b->stats.iterations_per_sample : 1), "real_time",
-		      finite_or_null(v), "cpu_time", finite_or_null(v), "time_unit", "ns");
+		      results_json_num(v), "cpu_time", results_json_num(v), "time_unit", "ns");
 	if (!e)
 		return NULL;
 	if (aggregate) {
@@ -101,7 +97,7 @@ static json_t *gbench_entry(const struct results_bench *b, size_t family, double
 	if (strcmp(b->unit, "ns") != 0) {
 		char label[128];
 
-		json_object_set_new(e, b->unit, finite_or_null(v));
+		json_object_set_new(e, b->unit, results_json_num(v));
 		snprintf(label, sizeof(label), "%s per call (real_time holds the count)", b->unit);
 		json_object_set_new(e, "label", json_string(label));
 	}
@@ -230,22 +226,25 @@ nomem:
 	return NULL;
 }
 
-int report_export(const struct results_file *rf, enum report_export_format fmt, FILE *f)
-{
-	json_t *doc;
+/* One row per format: adding one is a function and a row. */
+static const struct {
+	const char *name;
+	json_t *(*build)(const struct results_file *rf);
+} formats[] = {
+	{ "bmf", export_bmf },
+	{ "gbench", export_gbench },
+	{ "gab", export_gab },
+};
 
-	switch (fmt) {
-	case REPORT_EXPORT_BMF:
-		doc = export_bmf(rf);
-		break;
-	case REPORT_EXPORT_GBENCH:
-		doc = export_gbench(rf);
-		break;
-	case REPORT_EXPORT_GAB:
-		doc = export_gab(rf);
-		break;
-	default:
-		return -EINVAL;
-	}
-	return report_json_dump(doc, f);
+const char *report_export_name(size_t i)
+{
+	return i < sizeof(formats) / sizeof(formats[0]) ? formats[i].name : NULL;
+}
+
+int report_export(const struct results_file *rf, const char *format, FILE *f)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (!strcmp(format, formats[i].name))
+			return results_json_dump(formats[i].build(rf), f);
+	return -EINVAL;
 }

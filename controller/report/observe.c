@@ -15,9 +15,9 @@
 
 #include "observe/observe.h"
 #include "stats/stats.h"
+#include "results/json.h"
+#include "report/report.h"
 #include "report/table.h"
-#include "util/atomic.h"
-#include "report/report-json.h"
 
 static const char *end_name(enum observe_end e)
 {
@@ -37,10 +37,10 @@ static const char *end_name(enum observe_end e)
 static json_t *summary_json(const struct observe_summary *s)
 {
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "median",
-			 report_json_num(s->median), "mean", report_json_num(s->mean), "min",
-			 report_json_num(s->min), "max", report_json_num(s->max), "q1",
-			 report_json_num(s->q1), "q3", report_json_num(s->q3), "p10",
-			 report_json_num(s->p10), "p90", report_json_num(s->p90), "samples",
+			 results_json_num(s->median), "mean", results_json_num(s->mean), "min",
+			 results_json_num(s->min), "max", results_json_num(s->max), "q1",
+			 results_json_num(s->q1), "q3", results_json_num(s->q3), "p10",
+			 results_json_num(s->p10), "p90", results_json_num(s->p90), "samples",
 			 (json_int_t)s->n);
 }
 
@@ -59,24 +59,24 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 	}
 	if (timed) {
 		stats = summary_json(&f->sum);
-		json_object_set_new(stats, "uncertainty", report_json_num(f->uncertainty));
+		json_object_set_new(stats, "uncertainty", results_json_num(f->uncertainty));
 		json_object_set_new(stats, "calibration",
-				    res->calibrated ? report_json_num(res->calib.latency)
+				    res->calibrated ? results_json_num(res->calib.latency)
 						    : json_null());
 	}
 	rounds = json_pack("{s:I, s:I}", "count", (json_int_t)f->rounds, "max_threads",
 			   (json_int_t)f->round_max_threads);
 	if (f->rounds) {
-		json_object_set_new(rounds, "median", report_json_num(f->round_sum.median));
-		json_object_set_new(rounds, "min", report_json_num(f->round_sum.min));
-		json_object_set_new(rounds, "max", report_json_num(f->round_sum.max));
-		json_object_set_new(rounds, "mean", report_json_num(f->round_sum.mean));
+		json_object_set_new(rounds, "median", results_json_num(f->round_sum.median));
+		json_object_set_new(rounds, "min", results_json_num(f->round_sum.min));
+		json_object_set_new(rounds, "max", results_json_num(f->round_sum.max));
+		json_object_set_new(rounds, "mean", results_json_num(f->round_sum.mean));
 	}
 	return json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:o, s:[], s:I, s:I, "
 			 "s:b, s:o, s:o}",
-			 "name", f->name, "symbol", report_json_str(f->symbol), "object", f->object,
-			 "args", "instrument", "observe", "unit", "ns", "value",
-			 timed ? report_json_num(f->sum.median) : json_null(), "status", "ok",
+			 "name", f->name, "symbol", results_json_str(f->symbol), "object",
+			 f->object, "args", "instrument", "observe", "unit", "ns", "value",
+			 timed ? results_json_num(f->sum.median) : json_null(), "status", "ok",
 			 "error", "stats", stats, "diagnostics", "calls", (json_int_t)f->calls,
 			 "unmatched_returns", (json_int_t)f->unmatched, "skipped", f->skip,
 			 "histogram", hist, "parallel_rounds", rounds);
@@ -100,10 +100,10 @@ static json_t *doc_json(const struct report_observe *run)
 	if (res->calibrated)
 		calib = json_pack("{s:I, s:o, s:o, s:o, s:o}", "calls",
 				  (json_int_t)res->calib.calls, "latency_ns",
-				  report_json_num(res->calib.latency), "latency_p10_ns",
-				  report_json_num(res->calib.latency_p10), "latency_p90_ns",
-				  report_json_num(res->calib.latency_p90), "stop_ns",
-				  report_json_num(res->calib.stop_median));
+				  results_json_num(res->calib.latency), "latency_p10_ns",
+				  results_json_num(res->calib.latency_p10), "latency_p90_ns",
+				  results_json_num(res->calib.latency_p90), "stop_ns",
+				  results_json_num(res->calib.stop_median));
 	o = json_pack("{s:s, s:o, s:I, s:b, s:o, s:o, s:s, s:o, s:o, s:o, s:I, s:f, s:o}",
 		      "instrument", "observe", "command", argv, "pid", (json_int_t)res->pid,
 		      "attached", res->attached, "target", run->target_argv ? target : json_null(),
@@ -114,7 +114,7 @@ static json_t *doc_json(const struct report_observe *run)
 		      res->end == OBSERVE_KILLED && sigabbrev_np(res->sig)
 			      ? json_string(sigabbrev_np(res->sig))
 			      : json_null(),
-		      "crash", report_json_str(res->crash), "events", (json_int_t)res->events,
+		      "crash", results_json_str(res->crash), "events", (json_int_t)res->events,
 		      "observed_s", res->observed_s, "calibration", calib);
 	if (!run->target_argv)
 		json_decref(target);
@@ -125,23 +125,18 @@ static json_t *doc_json(const struct report_observe *run)
 					      (json_int_t)res->restored_mismatch));
 	if (o)
 		json_object_set_new(o, "diagnostics", diags);
-	return json_pack("{s:s, s:o, s:o, s:o}", "schema", REPORT_RESULTS_SCHEMA, "environment",
-			 report_json_env(&run->env), "run", o, "benchmarks", benches);
+	return json_pack("{s:s, s:o, s:o, s:o}", "schema", RESULTS_SCHEMA, "environment",
+			 results_json_env(&run->env), "run", o, "benchmarks", benches);
 }
 
 int report_observe_json(const struct report_observe *run, FILE *f)
 {
-	return report_json_dump(doc_json(run), f);
-}
-
-static int fill_observe(FILE *f, void *run)
-{
-	return report_observe_json(run, f);
+	return results_json_dump(doc_json(run), f);
 }
 
 int report_observe_json_file(const struct report_observe *run, const char *path)
 {
-	return atomic_write(path, fill_observe, (void *)run);
+	return results_json_dump_file(doc_json(run), path);
 }
 
 static void dur(double ns, char *buf, size_t size)

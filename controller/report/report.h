@@ -5,7 +5,8 @@
 /*
  * Reporting a run: the results file (docs/results.md, schema
  * "benchtrap-results/1"), the text and Markdown tables, and marker lines.
- * jansson stays inside this module.
+ * jansson stays inside this module and results/, whose results/json.h
+ * writes every document.
  */
 
 #include <stdbool.h>
@@ -15,28 +16,18 @@
 #include "measure/measure.h"
 #include "results/results.h"
 
-/* Where the numbers were taken: enough to tell two runs' machines apart. */
-struct report_env {
-	char *cpu;	     /* "Intel(R) Xeon(R) ..." from /proc/cpuinfo */
-	int cores;	     /* online CPUs */
-	char *kernel;	     /* "Linux 6.1.0-18-amd64 #1 SMP ..." */
-	char *libc;	     /* "glibc 2.36" */
-	char *binary;	     /* path as given */
-	char *build_id;	     /* of the binary, or NULL */
-	char *compiler;	     /* from the binary's .comment, or NULL */
-	bool aslr;	     /* randomization kept in the children */
-	char *governor;	     /* cpufreq governor of cpu0, or NULL where unreadable */
-	char *hostname;
-	char *benchtrap;     /* benchtrap version */
-	char *date;	     /* UTC, ISO 8601 */
-};
-
+/* The environment of a run about to start (results.h, struct results_env):
+ * the machine, and 'binary' as given. 0 or -ENOMEM; *ret untouched then. */
 int report_env_collect(const struct elf_file *binary, bool aslr, const char *version,
-		       struct report_env *ret);
-void report_env_clear(struct report_env *e);
+		       struct results_env *ret);
+/* The same as results_env_clear(). */
+static inline void report_env_clear(struct results_env *e)
+{
+	results_env_clear(e);
+}
 
 struct report_run {
-	struct report_env env;
+	struct results_env env;
 	const char *instrument;
 	const char *isolation;	    /* "benchmark" or "shared" */
 	const struct measure_plan *plan;
@@ -51,15 +42,43 @@ struct report_run {
 int report_write_json(const struct report_run *run, FILE *f);
 int report_write_json_file(const struct report_run *run, const char *path);
 
-enum report_format { REPORT_TEXT, REPORT_MARKDOWN };
+/* What a command prints (--format): a table for a terminal, Markdown for a
+ * pull-request comment, or the JSON document. cli_parse_format() reads it. */
+enum report_format { REPORT_TEXT, REPORT_MARKDOWN, REPORT_JSON };
 
-/* The summary table; failures and diagnostics follow it. 'color': ANSI
- * colours (only ever for a terminal without NO_COLOR). */
+/* The summary table, in Markdown for REPORT_MARKDOWN and as text otherwise;
+ * failures and diagnostics follow it. 'color': ANSI colours (only ever for
+ * a terminal without NO_COLOR). */
 void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt,
 			bool color);
 
 /* One JSON line for a marker event. */
 void report_marker_line(FILE *f, const struct measure_event *ev);
+
+/* ---- benchtrap list --json (list.c) ------------------------------------ */
+
+/* A function listed, and the object (the binary or a library) defining it. */
+struct report_list_symbol {
+	const struct elf_file *object;
+	const struct elf_symbol *symbol;
+};
+
+/* What `benchtrap list` selected. */
+struct report_list {
+	const struct elf_file *binary;
+	/* Without --symbols: the registered benchmarks listed. */
+	const struct elf_bench *const *benches;
+	size_t nbenches;
+	/* With --symbols: the binary and its libraries (NULL without), and the
+	 * functions listed. */
+	const struct elf_scope *scope;
+	const struct report_list_symbol *symbols;
+	size_t nsymbols;
+};
+
+/* The list as JSON (docs/list.md, schema "benchtrap-list/1"): the
+ * benchmarks, or with a scope the functions. 0 or a negative errno. */
+int report_list_json(const struct report_list *l, FILE *f);
 
 /* ---- benchtrap compare (compare.c) ------------------------------------- */
 
@@ -82,14 +101,15 @@ int report_compare_json(const struct results_comparison *c, const char *base, co
 
 /* ---- benchtrap export (export.c) --------------------------------------- */
 
-enum report_export_format {
-	REPORT_EXPORT_BMF,    /* Bencher Metric Format */
-	REPORT_EXPORT_GBENCH, /* Google Benchmark JSON, for its tools/compare.py */
-	REPORT_EXPORT_GAB,    /* github-action-benchmark, tool customSmallerIsBetter */
-};
+/* The export formats by name, in the order docs/ci.md ("Exports") gives
+ * them: "bmf" (Bencher Metric Format), "gbench" (Google Benchmark JSON, for
+ * its tools/compare.py), "gab" (github-action-benchmark, tool
+ * customSmallerIsBetter). The i-th name, or NULL past the last. */
+const char *report_export_name(size_t i);
 
-/* 'rf' in another tool's format (docs/ci.md, "Exports"). 0 or a negative errno. */
-int report_export(const struct results_file *rf, enum report_export_format fmt, FILE *f);
+/* 'rf' in the export format named 'format'. 0, -EINVAL for a name
+ * report_export_name() does not give, or a negative errno. */
+int report_export(const struct results_file *rf, const char *format, FILE *f);
 
 /* ---- benchtrap observe (observe.c) ------------------------------------------ */
 
@@ -98,7 +118,7 @@ struct observe_result;
 /* One observing run: the observed process's figures, for the results file
  * (instrument "observe") and the table. */
 struct report_observe {
-	struct report_env env;
+	struct results_env env;
 	char **argv; /* the benchtrap command line */
 	int argc;
 	char *const *target_argv; /* the program's command, or NULL when attached */

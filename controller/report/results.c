@@ -16,9 +16,9 @@
 
 #include <jansson.h>
 
+#include "results/json.h"
+#include "report/report.h"
 #include "report/table.h"
-#include "util/atomic.h"
-#include "report/report-json.h"
 
 static char *read_first_line(const char *path)
 {
@@ -58,9 +58,9 @@ static char *cpu_model(void)
 }
 
 int report_env_collect(const struct elf_file *binary, bool aslr, const char *version,
-		       struct report_env *ret)
+		       struct results_env *ret)
 {
-	struct report_env e = { 0 };
+	struct results_env e = { 0 };
 	struct utsname u;
 	char host[256], date[32];
 	time_t now = time(NULL);
@@ -83,64 +83,11 @@ int report_env_collect(const struct elf_file *binary, bool aslr, const char *ver
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	e.date = strdup(date);
 	if (!e.binary || !e.benchtrap || !e.date) {
-		report_env_clear(&e);
+		results_env_clear(&e);
 		return -ENOMEM;
 	}
 	*ret = e;
 	return 0;
-}
-
-void report_env_clear(struct report_env *e)
-{
-	free(e->cpu);
-	free(e->kernel);
-	free(e->libc);
-	free(e->binary);
-	free(e->build_id);
-	free(e->compiler);
-	free(e->governor);
-	free(e->hostname);
-	free(e->benchtrap);
-	free(e->date);
-	*e = (struct report_env){ 0 };
-}
-
-json_t *report_json_str(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
-json_t *report_json_num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-int report_json_dump(json_t *doc, FILE *f)
-{
-	int r;
-
-	if (!doc)
-		return -ENOMEM;
-	errno = 0;
-	r = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	if (r == 0 && fputc('\n', f) == EOF)
-		r = -1;
-	/* The write's own errno (ENOSPC on a full disk), before anything else
-	 * can change it; EIO only when the stream did not say. */
-	r = r < 0 ? (errno > 0 ? -errno : -EIO) : 0;
-	json_decref(doc);
-	return r;
-}
-
-json_t *report_json_env(const struct report_env *e)
-{
-	return json_pack("{s:o, s:i, s:o, s:o, s:s, s:o, s:o, s:b, s:o, s:o, s:s, s:s}", "cpu",
-			 report_json_str(e->cpu), "cores", e->cores, "kernel",
-			 report_json_str(e->kernel), "libc", report_json_str(e->libc), "binary",
-			 e->binary, "build_id", report_json_str(e->build_id), "compiler",
-			 report_json_str(e->compiler), "aslr", e->aslr, "governor",
-			 report_json_str(e->governor), "hostname", report_json_str(e->hostname),
-			 "benchtrap", e->benchtrap, "date", e->date);
 }
 
 static json_t *bench_json(const struct bench_result *r)
@@ -157,35 +104,35 @@ static json_t *bench_json(const struct bench_result *r)
 		const struct stats_summary *st = &r->stats;
 
 		for (size_t i = 0; i < r->nsamples; i++)
-			json_array_append_new(samples, report_json_num(r->samples[i]));
+			json_array_append_new(samples, results_json_num(r->samples[i]));
 		stats = json_pack(
 			"{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, "
 			"s:o, s:o, s:o, s:o, s:o}",
-			"median", report_json_num(st->median), "mean", report_json_num(st->mean),
-			"stddev", report_json_num(st->stddev), "min", report_json_num(st->min),
-			"max", report_json_num(st->max), "q1", report_json_num(st->q1), "q3",
-			report_json_num(st->q3), "iqr", report_json_num(st->iqr), "mad",
-			report_json_num(st->mad), "samples", (json_int_t)st->n,
+			"median", results_json_num(st->median), "mean", results_json_num(st->mean),
+			"stddev", results_json_num(st->stddev), "min", results_json_num(st->min),
+			"max", results_json_num(st->max), "q1", results_json_num(st->q1), "q3",
+			results_json_num(st->q3), "iqr", results_json_num(st->iqr), "mad",
+			results_json_num(st->mad), "samples", (json_int_t)st->n,
 			"iterations_per_sample", (json_int_t)r->iterations, "outliers",
-			(json_int_t)st->outliers, "cv", report_json_num(st->cv), "ci_low",
-			report_json_num(st->ci_low), "ci_high", report_json_num(st->ci_high),
-			"confidence", report_json_num(st->confidence), "calibration",
-			report_json_num(r->calibration));
+			(json_int_t)st->outliers, "cv", results_json_num(st->cv), "ci_low",
+			results_json_num(st->ci_low), "ci_high", results_json_num(st->ci_high),
+			"confidence", results_json_num(st->confidence), "calibration",
+			results_json_num(r->calibration));
 		/* What measuring nothing gave in the same child (walltime). */
 		if (stats)
 			json_object_set_new(stats, "resolution",
 					    strcmp(r->instrument, "walltime") ?
 						    json_null() :
-						    report_json_num(r->resolution));
+						    results_json_num(r->resolution));
 	}
 	json_t *b = json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I}",
-			      "name", s->name, "symbol", report_json_str(s->symbol), "object",
-			      report_json_str(s->object), "build_id", report_json_str(s->build_id),
+			      "name", s->name, "symbol", results_json_str(s->symbol), "object",
+			      results_json_str(s->object), "build_id", results_json_str(s->build_id),
 			      "args", args, "instrument", r->instrument,
 			      "unit", r->unit, "value",
-			      r->status == BENCH_OK ? report_json_num(r->value) : json_null(),
+			      r->status == BENCH_OK ? results_json_num(r->value) : json_null(),
 			      "status", r->status == BENCH_OK ? "ok" : "failed", "error",
-			      report_json_str(r->error), "stats", stats, "diagnostics", diags,
+			      results_json_str(r->error), "stats", stats, "diagnostics", diags,
 			      "raw_samples", samples, "pid", (json_int_t)r->pid);
 
 	/* Counting instruments: every counted event per call, the calls
@@ -195,7 +142,7 @@ static json_t *bench_json(const struct bench_result *r)
 
 		for (size_t i = 0; i < r->ncounters; i++)
 			json_object_set_new(counters, r->counters[i].name,
-					    report_json_num(r->counters[i].value));
+					    results_json_num(r->counters[i].value));
 		json_object_set_new(b, "counters", counters);
 		json_object_set_new(b, "calls", json_integer((json_int_t)r->calls));
 	}
@@ -217,7 +164,7 @@ static json_t *run_json(const struct report_run *run)
 	for (int i = 0; i < run->argc; i++)
 		json_array_append_new(argv, json_string(run->argv[i]));
 	return json_pack("{s:s, s:o, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:I, s:I, s:f}, s:o}",
-			 "schema", REPORT_RESULTS_SCHEMA, "environment", report_json_env(&run->env),
+			 "schema", RESULTS_SCHEMA, "environment", results_json_env(&run->env),
 			 "run", "instrument", run->instrument, "isolation", run->isolation,
 			 "command", argv, "warmup_s", run->plan->warmup_ns / 1e9, "time_s",
 			 run->plan->time_ns / 1e9, "sample_target_s",
@@ -229,17 +176,12 @@ static json_t *run_json(const struct report_run *run)
 
 int report_write_json(const struct report_run *run, FILE *f)
 {
-	return report_json_dump(run_json(run), f);
-}
-
-static int fill_run(FILE *f, void *run)
-{
-	return report_write_json(run, f);
+	return results_json_dump(run_json(run), f);
 }
 
 int report_write_json_file(const struct report_run *run, const char *path)
 {
-	return atomic_write(path, fill_run, (void *)run);
+	return results_json_dump_file(run_json(run), path);
 }
 
 /* Length of 's' without trailing newlines (1 for NULL, which prints "?"). */

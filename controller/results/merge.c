@@ -15,6 +15,7 @@
 #include "util/atomic.h"
 #include "util/strutil.h"
 #include "results/internal.h"
+#include "results/json.h"
 #include "results/results.h"
 
 uint64_t results_fnv1a64(const char *s)
@@ -112,18 +113,19 @@ static int check_duplicates(struct results_file *const *files, size_t n, char **
 	return r;
 }
 
-/* A failed write's errno is what the user needs (ENOSPC: a full disk). */
-static int fill_doc(FILE *f, void *doc)
+/* The first file's environment, written as a run writes one; fields this
+ * benchtrap does not know are kept. */
+static int write_env(json_t *doc, const struct results_env *e)
 {
-	errno = 0;
-	if (json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 || fputc('\n', f) == EOF)
-		return errno > 0 ? -errno : -EIO;
-	return 0;
-}
+	json_t *env = results_json_env(e), *old = json_object_get(doc, "environment");
 
-static int write_atomic(json_t *doc, const char *path)
-{
-	return atomic_write(path, fill_doc, doc);
+	if (!env)
+		return -ENOMEM;
+	if (json_is_object(old) && json_object_update_missing(env, old) < 0) {
+		json_decref(env);
+		return -ENOMEM;
+	}
+	return json_object_set_new(doc, "environment", env) < 0 ? -ENOMEM : 0;
 }
 
 int results_merge(struct results_file *const *files, size_t n, const char *output, unsigned flags,
@@ -149,7 +151,7 @@ int results_merge(struct results_file *const *files, size_t n, const char *outpu
 	doc = json_deep_copy(files[0]->doc->root);
 	benches = json_array();
 	from = json_array();
-	if (!doc || !benches || !from)
+	if (!doc || !benches || !from || write_env(doc, &files[0]->env) < 0)
 		goto nomem;
 	for (size_t i = 0; i < n; i++) {
 		json_t *b = json_object_get(files[i]->doc->root, "benchmarks");
@@ -173,8 +175,7 @@ int results_merge(struct results_file *const *files, size_t n, const char *outpu
 		goto nomem;
 	}
 	from = NULL;
-	r = write_atomic(doc, output);
-	json_decref(doc);
+	r = results_json_dump_file(doc, output);
 	if (r < 0)
 		return set_error(ret_error, r, "%s: cannot write the merged results: %s", output,
 				 atomic_strerror(r));

@@ -79,21 +79,28 @@ static void path_join(char *buf, size_t size, const char *base, const char *key)
 	snprintf(buf, size, "%s%s%s", base ? base : "", base && *base ? "." : "", key);
 }
 
+/* The member 'key' of 'obj', its path in 'where'; NULL when absent, which
+ * is a failure when 'required'. */
+static json_t *member(struct parser *p, const json_t *obj, const char *base, const char *key,
+		      bool required, char *where, size_t size)
+{
+	json_t *v = json_object_get(obj, key);
+
+	path_join(where, size, base, key);
+	if (!v && required)
+		failf(p, where, "missing");
+	return v;
+}
+
 /* A string member: required or optional; null is NULL when 'nullable'. */
 static char *get_string(struct parser *p, const json_t *obj, const char *base, const char *key,
 			bool required, bool nullable)
 {
 	char where[256];
-	json_t *v = json_object_get(obj, key);
+	json_t *v = member(p, obj, base, key, required, where, sizeof(where));
 	char *s;
 
-	path_join(where, sizeof(where), base, key);
-	if (!v) {
-		if (required)
-			failf(p, where, "missing");
-		return NULL;
-	}
-	if (json_is_null(v) && nullable)
+	if (!v || (json_is_null(v) && nullable))
 		return NULL;
 	if (!json_is_string(v)) {
 		failf(p, where, "expected a string, not %s", type_name(v));
@@ -110,15 +117,9 @@ static double get_number(struct parser *p, const json_t *obj, const char *base, 
 			 bool required)
 {
 	char where[256];
-	json_t *v = json_object_get(obj, key);
+	json_t *v = member(p, obj, base, key, required, where, sizeof(where));
 
-	path_join(where, sizeof(where), base, key);
-	if (!v) {
-		if (required)
-			failf(p, where, "missing");
-		return NAN;
-	}
-	if (json_is_null(v))
+	if (!v || json_is_null(v))
 		return NAN;
 	if (!json_is_number(v)) {
 		failf(p, where, "expected a number, not %s", type_name(v));
@@ -131,20 +132,48 @@ static uint64_t get_count(struct parser *p, const json_t *obj, const char *base,
 			  bool required)
 {
 	char where[256];
-	json_t *v = json_object_get(obj, key);
+	json_t *v = member(p, obj, base, key, required, where, sizeof(where));
 
-	path_join(where, sizeof(where), base, key);
-	if (!v) {
-		if (required)
-			failf(p, where, "missing");
+	if (!v)
 		return 0;
-	}
 	if (!json_is_integer(v) || json_integer_value(v) < 0) {
 		failf(p, where, "expected a whole number, not %s",
 		      json_is_integer(v) ? "a negative one" : type_name(v));
 		return 0;
 	}
 	return (uint64_t)json_integer_value(v);
+}
+
+/* An array member, or NULL when absent or null (or not an array: a
+ * failure). */
+static json_t *get_array(struct parser *p, const json_t *obj, const char *base, const char *key)
+{
+	char where[256];
+	json_t *v = member(p, obj, base, key, false, where, sizeof(where));
+
+	if (!v || json_is_null(v))
+		return NULL;
+	if (!json_is_array(v)) {
+		failf(p, where, "expected an array, not %s", type_name(v));
+		return NULL;
+	}
+	return v;
+}
+
+/* Element 'i' of the array member 'key' is not 'expected'. */
+static int bad_element(struct parser *p, const char *base, const char *key, size_t i,
+		       const char *expected, const json_t *v)
+{
+	char where[256];
+
+	snprintf(where, sizeof(where), "%s.%s[%zu]", base, key, i);
+	return failf(p, where, "expected %s, not %s", expected, type_name(v));
+}
+
+static int nomem(struct parser *p)
+{
+	p->nomem = true;
+	return -ENOMEM;
 }
 
 /*
@@ -258,7 +287,8 @@ static void parse_stats(struct parser *p, const json_t *obj, const char *base,
 static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct results_bench *r)
 {
 	char base[48], where[160];
-	json_t *v;
+	json_t *v, *d;
+	size_t i;
 
 	snprintf(base, sizeof(base), "benchmarks[%zu]", idx);
 	r->value = NAN;
@@ -277,10 +307,9 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	if (failed(p))
 		return -EINVAL;
 
-	v = json_object_get(b, "status");
-	snprintf(where, sizeof(where), "%s.status", base);
+	v = member(p, b, base, "status", true, where, sizeof(where));
 	if (!v)
-		return failf(p, where, "missing");
+		return -EINVAL;
 	if (!json_is_string(v))
 		return failf(p, where, "expected a string, not %s", type_name(v));
 	if (!strcmp(json_string_value(v), "ok"))
@@ -290,12 +319,11 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 			     json_string_value(v));
 
 	r->value = get_number(p, b, base, "value", r->ok);
-	snprintf(where, sizeof(where), "%s.value", base);
+	path_join(where, sizeof(where), base, "value");
 	if (r->ok && !failed(p) && isnan(r->value))
 		return failf(p, where, "null, but status is \"ok\"");
 
-	v = json_object_get(b, "stats");
-	snprintf(where, sizeof(where), "%s.stats", base);
+	v = member(p, b, base, "stats", false, where, sizeof(where));
 	if (r->ok && (!v || json_is_null(v)))
 		return failf(p, where, "%s, but status is \"ok\"", v ? "null" : "missing");
 	if (v && !json_is_null(v)) {
@@ -306,8 +334,7 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	}
 
 	/* Files written before the field existed say it in a diagnostic. */
-	v = json_object_get(b, "no_time");
-	snprintf(where, sizeof(where), "%s.no_time", base);
+	v = member(p, b, base, "no_time", false, where, sizeof(where));
 	bool has_no_time = v && !json_is_null(v);
 
 	if (has_no_time && !json_is_boolean(v))
@@ -315,30 +342,18 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	if (has_no_time)
 		r->no_time = json_is_true(v);
 
-	v = json_object_get(b, "diagnostics");
-	snprintf(where, sizeof(where), "%s.diagnostics", base);
-	if (v && !json_is_null(v)) {
-		size_t i;
-		json_t *d;
-
-		if (!json_is_array(v))
-			return failf(p, where, "expected an array, not %s", type_name(v));
+	v = get_array(p, b, base, "diagnostics");
+	if (v) {
 		r->diagnostics = calloc(json_array_size(v) + 1, sizeof(*r->diagnostics));
-		if (!r->diagnostics) {
-			p->nomem = true;
-			return -ENOMEM;
-		}
+		if (!r->diagnostics)
+			return nomem(p);
 		json_array_foreach(v, i, d)
 		{
-			if (!json_is_string(d)) {
-				snprintf(where, sizeof(where), "%s.diagnostics[%zu]", base, i);
-				return failf(p, where, "expected a string, not %s", type_name(d));
-			}
+			if (!json_is_string(d))
+				return bad_element(p, base, "diagnostics", i, "a string", d);
 			r->diagnostics[i] = strdup(json_string_value(d));
-			if (!r->diagnostics[i]) {
-				p->nomem = true;
-				return -ENOMEM;
-			}
+			if (!r->diagnostics[i])
+				return nomem(p);
 			r->ndiagnostics = i + 1;
 			if (!has_no_time &&
 			    !strncmp(r->diagnostics[i], "measured no execution time", 26))
@@ -346,32 +361,21 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 		}
 	}
 
-	v = json_object_get(b, "raw_samples");
-	snprintf(where, sizeof(where), "%s.raw_samples", base);
-	if (v && !json_is_null(v)) {
-		size_t i;
-		json_t *d;
-
-		if (!json_is_array(v))
-			return failf(p, where, "expected an array, not %s", type_name(v));
-		if (json_array_size(v) == 0)
-			return -ENOMEM;
+	/* An empty list is no samples. */
+	v = get_array(p, b, base, "raw_samples");
+	if (v && json_array_size(v)) {
 		r->raw = malloc(json_array_size(v) * sizeof(*r->raw));
-		if (!r->raw) {
-			p->nomem = true;
-			return -ENOMEM;
-		}
+		if (!r->raw)
+			return nomem(p);
 		json_array_foreach(v, i, d)
 		{
-			if (!json_is_number(d)) {
-				snprintf(where, sizeof(where), "%s.raw_samples[%zu]", base, i);
-				return failf(p, where, "expected a number, not %s", type_name(d));
-			}
+			if (!json_is_number(d))
+				return bad_element(p, base, "raw_samples", i, "a number", d);
 			r->raw[i] = json_number_value(d);
 		}
 		r->nraw = json_array_size(v);
 	}
-	return 0;
+	return failed(p) ? -EINVAL : 0;
 }
 
 static void bench_clear(struct results_bench *b)
@@ -388,7 +392,7 @@ static void bench_clear(struct results_bench *b)
 	free(b->diagnostics);
 }
 
-static void env_clear(struct results_env *e)
+void results_env_clear(struct results_env *e)
 {
 	free(e->cpu);
 	free(e->kernel);
@@ -400,6 +404,7 @@ static void env_clear(struct results_env *e)
 	free(e->hostname);
 	free(e->benchtrap);
 	free(e->date);
+	*e = (struct results_env){ 0 };
 }
 
 void results_free(struct results_file *f)
@@ -409,7 +414,7 @@ void results_free(struct results_file *f)
 	for (size_t i = 0; i < f->n; i++)
 		bench_clear(&f->benches[i]);
 	free(f->benches);
-	env_clear(&f->env);
+	results_env_clear(&f->env);
 	free(f->instrument);
 	free(f->isolation);
 	free(f->target);

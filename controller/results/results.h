@@ -18,23 +18,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The results document's schema: the one name every writer puts in
+ * "schema" and every reader accepts. */
 #define RESULTS_SCHEMA "benchtrap-results/1"
 
-/* The environment a file was measured in: each string may be NULL. */
+/*
+ * Where the numbers were taken, enough to tell two runs' machines apart:
+ * filled by report_env_collect() for a run, or read back from a file. Each
+ * string may be NULL (unknown, or absent from the file).
+ */
 struct results_env {
-	char *cpu;
-	int cores; /* -1 when absent */
-	char *kernel;
-	char *libc;
-	char *binary;
-	char *build_id;
-	char *compiler;
-	int aslr; /* 0, 1, or -1 when absent */
-	char *governor;
+	char *cpu;	/* "Intel(R) Xeon(R) ..." from /proc/cpuinfo */
+	int cores;	/* online CPUs; -1 when unknown */
+	char *kernel;	/* "Linux 6.1.0-18-amd64 #1 SMP ..." */
+	char *libc;	/* "glibc 2.36" */
+	char *binary;	/* path as given */
+	char *build_id; /* of the binary */
+	char *compiler; /* from the binary's .comment */
+	int aslr;	/* randomization kept in the children: 0, 1, or -1 when unknown */
+	char *governor; /* cpufreq governor of cpu0 */
 	char *hostname;
-	char *benchtrap;
-	char *date;
+	char *benchtrap; /* benchtrap version */
+	char *date;	 /* UTC, ISO 8601 */
 };
+
+/* Free the strings of 'e' and zero it. */
+void results_env_clear(struct results_env *e);
 
 struct results_stats {
 	double median, mean, stddev, min, max, q1, q3;

@@ -57,8 +57,8 @@ static struct results_file *parse(const uint8_t *text, size_t len, const char *l
 		free(error);
 		return NULL;
 	}
-	for (int fmt = REPORT_EXPORT_BMF; fmt <= REPORT_EXPORT_GAB; fmt++)
-		(void)report_export(f, fmt, sink);
+	for (size_t i = 0; report_export_name(i); i++)
+		(void)report_export(f, report_export_name(i), sink);
 	return f;
 }
 

@@ -252,6 +252,17 @@ assert len(flat) == len(set(flat)), ("overlap", parts)
 assert sorted(flat) == sorted(whole) == sorted(merged), (whole, parts, merged)
 assert sum(1 for p in parts if p) >= 2, parts   # 7 names do not all hash to one part
 PY
+# A merged file repeats its input's numbers to the digit: merge writes with
+# run's number format and environment writer.
+run merge "$TMP/all.json" --output "$TMP/all-merged.json"
+expect_status 0
+checks=$((checks + 1))
+for section in environment benchmarks; do
+	diff <(sed -n "/^  \"$section\"/,/^  []}]/p" "$TMP/all.json") \
+		<(sed -n "/^  \"$section\"/,/^  []}]/p" "$TMP/all-merged.json") >"$TMP/merge.diff" ||
+		fail "merge rewrote the $section of a run's file: $(head -c 600 "$TMP/merge.diff")"
+done
+grep -q '"median": [0-9]' "$TMP/all-merged.json" || fail "no median in the merged file"
 # The same shard twice selects the same names (stable).
 run run "$EX" "${FAST[@]}" --format json --bench 'fib*' --bench empty --bench loop_300ns \
 	--bench optimized_away --bench syscall_getppid --shard 2/3

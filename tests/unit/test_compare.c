@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -284,6 +285,44 @@ static const char good_doc[] =
 	"    \"samples\": 1, \"iterations_per_sample\": 1},"
 	"   \"diagnostics\": [\"measured no execution time: wording of another version\"]}"
 	" ]}";
+
+/* merge writes numbers as run does (ten significant digits): 0.1 stays "0.1",
+ * where a full-precision dump gives 0.10000000000000001; the environment is
+ * written as run writes it, and fields this benchtrap does not know stay. */
+static void test_merge_numbers(void **state)
+{
+	char dir[] = "/tmp/benchtrap-test-merge.XXXXXX", out[64], *text;
+	struct results_file *f = NULL;
+	FILE *in;
+	long size;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/out.json", dir);
+	assert_int_equal(results_parse(good_doc, strlen(good_doc), "x.json", &f, NULL), 0);
+	assert_int_equal(results_merge(&f, 1, out, 0, NULL), 0);
+	in = fopen(out, "r");
+	assert_non_null(in);
+	assert_int_equal(fseek(in, 0, SEEK_END), 0);
+	size = ftell(in);
+	rewind(in);
+	text = calloc(1, (size_t)size + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)size, in), (size_t)size);
+	fclose(in);
+	assert_non_null(strstr(text, "\"value\": 0.1,"));
+	assert_non_null(strstr(text, "\"median\": 0.1,"));
+	assert_non_null(strstr(text, "\"q3\": 0.2,"));
+	assert_non_null(strstr(text, "\"median\": 100.5,"));
+	assert_null(strstr(text, "0000000"));
+	assert_non_null(strstr(text, "\"cpu\": \"Test CPU\""));
+	assert_non_null(strstr(text, "\"future_field\""));
+	assert_non_null(strstr(text, "\"unknown\""));
+	free(text);
+	results_free(f);
+	assert_int_equal(unlink(out), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
 
 static void test_parse_good(void **state)
 {
@@ -750,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_pairing_order_and_duplicates),
 		cmocka_unit_test(test_merge_duplicates),
+		cmocka_unit_test(test_merge_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -137,7 +137,7 @@ static void test_results_document(void **state)
 	measure_plan_default(&plan);
 	assert_int_equal(stats_summarize(samples, 3, NULL, &results[0].stats), 0);
 	assert_int_equal(bench_result_diagnose(&results[0], "note %d", 1), 0);
-	run.env = (struct report_env){ .binary = "/bin/x", .benchtrap = "0.1.0",
+	run.env = (struct results_env){ .binary = "/bin/x", .benchtrap = "0.1.0",
 				       .date = "2026-12-02T00:00:00Z", .cores = 2 };
 
 	f = open_memstream(&text, &size);

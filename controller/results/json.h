@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_RESULTS_JSON_H
+#define BENCHTRAP_RESULTS_JSON_H
+
+/*
+ * Writing benchtrap's JSON documents, for the results and report modules
+ * alone (jansson stays inside them). Every document is written by
+ * results_json_dump() or results_json_dump_file(): one number format (ten
+ * significant digits), so a figure has the same text in every file that
+ * carries it, and a merged file repeats its inputs' numbers to the digit.
+ */
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "results/results.h"
+
+/* A string, or null for NULL. */
+json_t *results_json_str(const char *s);
+/* A number, or null when it is not finite (JSON has no NaN or infinity). */
+json_t *results_json_num(double v);
+/* The "environment" object of a results document (docs/results.md): every
+ * field, null where it is unknown. */
+json_t *results_json_env(const struct results_env *e);
+
+/*
+ * Write 'doc' indented, with a final newline, and release it. 'doc' may be
+ * NULL (a failed json_pack): -ENOMEM. 0, or the write's -errno (-ENOSPC on a
+ * full disk; -EIO when the stream gave none) when writing failed.
+ */
+int results_json_dump(json_t *doc, FILE *f);
+/* The same to 'path', written atomically (util/atomic.h). */
+int results_json_dump_file(json_t *doc, const char *path);
+
+#endif
