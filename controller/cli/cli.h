@@ -31,29 +31,21 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * unknown option, or the option missing its value. Returns EXIT_USAGE. */
 int cli_bad_option(const char *cmd, int argc, char **argv);
 
-/*
- * The value 'arg' of option 'opt' of 'cmd' (for messages) when it must be
- * one of 'choices': names separated by commas, in the order the message
- * gives them ("bmf,gbench,gab"). Sets *ret_index to its position and
- * returns 0; otherwise prints "<cmd>: <opt> is bmf, gbench or gab, not
- * '<arg>'" and returns EXIT_USAGE.
- */
-int cli_parse_name(const char *cmd, const char *opt, const char *choices, const char *arg,
-		   size_t *ret_index);
 
 /*
- * The value of --format for 'cmd': one of 'choices', the formats it writes
- * among text, markdown and json, comma-separated in the order its --help
+ * The value of --format for 'cmd': one of 'choices' (NULL-terminated), the
+ * formats it writes among text, markdown and json, in the order its --help
  * gives them. For example, in `benchtrap compare`:
  *
- *	r = cli_parse_format("compare", "text,markdown,json", optarg, &fmt);
+ *	static const char *const formats[] = { "text", "markdown", "json", NULL };
+ *	r = cli_parse_format("compare", formats, optarg, &fmt);
  *	if (r != 0)
  *		return r;
  *
  * Returns 0 and sets *ret, or prints "compare: --format is text, markdown
  * or json, not 'html'" and returns EXIT_USAGE.
  */
-int cli_parse_format(const char *cmd, const char *choices, const char *arg,
+int cli_parse_format(const char *cmd, const char *const *choices, const char *arg,
 		     enum report_format *ret);
 
 /*

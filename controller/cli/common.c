@@ -68,46 +68,21 @@ int cli_bad_option(const char *cmd, int argc, char **argv)
 			 optopt ? optopt : '?', cmd);
 }
 
-int cli_parse_name(const char *cmd, const char *opt, const char *choices, const char *arg,
-		   size_t *ret_index)
-{
-	char list[256] = "";
-	size_t index = 0, n = 0;
-
-	for (const char *p = choices; p; index++) {
-		size_t len = strcspn(p, ",");
-		const char *next = p[len] ? p + len + 1 : NULL;
-
-		if (len == strlen(arg) && !strncmp(p, arg, len)) {
-			*ret_index = index;
-			return 0;
-		}
-		/* "a,b,c" is said "a, b or c". */
-		const char *sep = p == choices ? "" : next ? ", " : " or ";
-
-		if (n < sizeof(list))
-			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%.*s", sep, (int)len,
-					      p);
-		p = next;
-	}
-	return cli_error("%s: %s is %s, not '%s'", cmd, opt, list, arg);
-}
-
-int cli_parse_format(const char *cmd, const char *choices, const char *arg, enum report_format *ret)
+int cli_parse_format(const char *cmd, const char *const *choices, const char *arg,
+		     enum report_format *ret)
 {
 	static const char *const names[] = {
 		[REPORT_TEXT] = "text",
 		[REPORT_MARKDOWN] = "markdown",
 		[REPORT_JSON] = "json",
 	};
-	size_t i;
-	int r = cli_parse_name(cmd, "--format", choices, arg, &i);
+	int i, r = cli_parse_choice(cmd, "--format", arg, choices, false, &i);
 
 	if (r != 0)
 		return r;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(arg, names[i])) {
-			*ret = (enum report_format)i;
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (!strcmp(arg, names[k])) {
+			*ret = (enum report_format)k;
 			return 0;
 		}
 	return cli_error("%s: --format %s is not a format benchtrap knows", cmd, arg);

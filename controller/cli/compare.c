@@ -82,6 +82,7 @@ static void append_step_summary(const struct results_comparison *c)
 
 int cli_compare(int argc, char **argv)
 {
+	static const char *const formats[] = { "text", "markdown", "json", NULL };
 	static const struct option longopts[] = {
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -123,7 +124,7 @@ int cli_compare(int argc, char **argv)
 			opts.threshold = v / 100.0;
 			break;
 		case OPT_FORMAT:
-			r = cli_parse_format("compare", "text,markdown,json", optarg, &fmt);
+			r = cli_parse_format("compare", formats, optarg, &fmt);
 			if (r != 0)
 				return r;
 			break;

@@ -41,14 +41,14 @@ static const char usage[] =
 enum { OPT_FORMAT = 0x100 };
 
 /* The export formats, "bmf,gbench,gab", from report's table. */
-static void export_choices(char *buf, size_t size)
+/* The export table's names, NULL-terminated, for cli_parse_choice(). */
+static void export_names(const char **v, size_t max)
 {
-	const char *name;
-	size_t n = 0;
+	size_t i = 0;
 
-	buf[0] = '\0';
-	for (size_t i = 0; (name = report_export_name(i)) && n < size; i++)
-		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? "," : "", name);
+	for (; i + 1 < max && report_export_name(i); i++)
+		v[i] = report_export_name(i);
+	v[i] = NULL;
 }
 
 int cli_export(int argc, char **argv)
@@ -60,9 +60,9 @@ int cli_export(int argc, char **argv)
 	};
 	struct results_file *rf = NULL;
 	const char *path = NULL, *fmt = NULL;
-	char *msg = NULL, choices[128];
-	size_t i;
-	int c, r;
+	const char *names[16];
+	char *msg = NULL;
+	int c, i, r;
 
 	optind = 1;
 	opterr = 0;
@@ -77,11 +77,11 @@ int cli_export(int argc, char **argv)
 			path = optarg;
 			break;
 		case OPT_FORMAT:
-			export_choices(choices, sizeof(choices));
-			r = cli_parse_name("export", "--format", choices, optarg, &i);
+			export_names(names, sizeof(names) / sizeof(names[0]));
+			r = cli_parse_choice("export", "--format", optarg, names, false, &i);
 			if (r != 0)
 				return r;
-			fmt = report_export_name(i);
+			fmt = report_export_name((size_t)i);
 			break;
 		case 'h':
 			fputs(usage, stdout);

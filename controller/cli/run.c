@@ -149,7 +149,6 @@ enum {
 	OPT_CACHE_SIM,
 };
 
-enum output_format { FMT_TEXT, FMT_JSON, FMT_MARKDOWN };
 
 struct run_opts {
 	const char *binary;
@@ -162,7 +161,7 @@ struct run_opts {
 	bool cache_sim;
 	int cpu;
 	unsigned shard_k, shard_n; /* --shard K/N; shard_n 0: all */
-	enum output_format format;
+	enum report_format format;
 	const char *output, *markers;
 	const char *input; /* --input: NULL (/dev/null), "-" or a file */
 	char **target_args;
@@ -262,7 +261,7 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	/* In the order of enum output_format; isolations[1] is shared. */
+	/* isolations[1] is shared. */
 	static const char *const formats[] = { "text", "json", "markdown", NULL };
 	static const char *const isolations[] = { "benchmark", "shared", NULL };
 	int c, v_choice;
@@ -401,9 +400,8 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 			o->cache_sim = true;
 			break;
 		case OPT_FORMAT:
-			if (cli_parse_choice("run", "--format", optarg, formats, false, &v_choice))
+			if (cli_parse_format("run", formats, optarg, &o->format))
 				return EXIT_USAGE;
-			o->format = (enum output_format)v_choice;
 			break;
 		case OPT_OUTPUT:
 			o->output = optarg;
@@ -549,7 +547,7 @@ int cli_run(int argc, char **argv)
 		.input = o.input,
 	};
 
-	hs.progress = isatty(STDERR_FILENO) && o.format == FMT_TEXT;
+	hs.progress = isatty(STDERR_FILENO) && o.format == REPORT_TEXT;
 	hs.total = specs.n;
 	results = calloc(specs.n ? specs.n : 1, sizeof(*results));
 	if (!results) {
@@ -600,18 +598,16 @@ int cli_run(int argc, char **argv)
 		if (results[i].status != BENCH_OK)
 			exit_code = EXIT_FAILED;
 
-	if (o.format == FMT_JSON) {
+	if (o.format == REPORT_JSON) {
 		if (report_write_json(&rep, stdout) < 0) {
 			exit_code = cli_error("cannot write the results document: %s",
 					      strerror(errno ? errno : EIO));
 			goto out;
 		}
 	} else {
-		bool color = o.format == FMT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+		bool color = o.format == REPORT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
 
-		report_print_table(&rep, stdout, o.format == FMT_MARKDOWN ? REPORT_MARKDOWN :
-									    REPORT_TEXT,
-				   color);
+		report_print_table(&rep, stdout, o.format, color);
 	}
 	fflush(stdout);
 	if (o.output) {
