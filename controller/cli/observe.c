@@ -234,30 +234,6 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 	return 0;
 }
 
-/* The path of COMMAND as exec would find it. */
-static int resolve_command(const char *name, char *buf, size_t size)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/')) {
-		snprintf(buf, size, "%s", name);
-		return 0;
-	}
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *s = path;;) {
-		size_t len = strcspn(s, ":");
-
-		snprintf(buf, size, "%.*s%s%s", (int)len, s, len ? "/" : "", name);
-		if (access(buf, X_OK) == 0)
-			return 0;
-		if (!s[len])
-			break;
-		s += len + 1;
-	}
-	return -ENOENT;
-}
-
 /* Patterns that match nothing in the binary and the libraries it needs may
  * still match in a library loaded later: say so, do not fail. */
 static int check_patterns(const struct observe_cli *o, struct elf_file *ef, const char *what)
@@ -384,7 +360,7 @@ int cli_observe(int argc, char **argv)
 			cli_error("observe: %d is benchtrap itself", (int)o.pid);
 			goto out;
 		}
-	} else if (resolve_command(o.command[0], exe, sizeof(exe)) < 0) {
+	} else if (str_find_in_path(o.command[0], exe, sizeof(exe)) < 0) {
 		cli_error("%s: command not found (give a path, or check PATH)", o.command[0]);
 		goto out;
 	}

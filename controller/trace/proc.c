@@ -654,29 +654,6 @@ void trace_spawn_opts_init(struct trace_spawn_opts *o, char *const *argv)
 	o->stdio[0] = o->stdio[1] = o->stdio[2] = -1;
 }
 
-static int find_in_path(const char *name, char *buf, size_t size)
-{
-	const char *path = getenv("PATH");
-	const char *s;
-
-	if (strchr(name, '/')) {
-		snprintf(buf, size, "%s", name);
-		return 0;
-	}
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (s = path;; s = strchr(s, ':') + 1) {
-		size_t len = strcspn(s, ":");
-
-		snprintf(buf, size, "%.*s%s%s", (int)len, s, len ? "/" : "", name);
-		if (str_is_executable_file(buf))
-			return 0;
-		if (!strchr(s, ':'))
-			break;
-	}
-	return -ENOENT;
-}
-
 int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *ret_errno)
 {
 	static char *const clean_env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C",
@@ -692,7 +669,7 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 
 	if (!o->argv || !o->argv[0])
 		return -EINVAL;
-	r = find_in_path(o->argv[0], path, sizeof(path));
+	r = str_find_in_path(o->argv[0], path, sizeof(path));
 	if (r < 0) {
 		if (ret_errno)
 			*ret_errno = -r;
