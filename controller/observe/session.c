@@ -23,11 +23,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "elf/elf.h"
 #include "unwind/unwind.h"
+#include "util/clock.h"
 #include "util/match.h"
 #include "observe/observe.h"
 
@@ -35,14 +35,6 @@
 #define TICK_MS 100
 /* Bytes compared per breakpoint address at detach. */
 #define VERIFY_LEN 8
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 struct func {
 	char *name, *symbol, *object;
@@ -821,7 +813,7 @@ static void remove_all(struct session *s)
 		trace_bp_remove(s->p, s->dl_notify);
 	s->dl_notify = 0;
 	s->observing = false;
-	s->t_stopped_observing = now_ns();
+	s->t_stopped_observing = clock_now_ns();
 }
 
 /*
@@ -881,7 +873,7 @@ static void verify_code(struct session *s)
 
 static int run_loop(struct session *s)
 {
-	int64_t start = now_ns(), last_tick = start;
+	int64_t start = clock_now_ns(), last_tick = start;
 	int64_t deadline = s->o->duration_ns > 0 ? start + s->o->duration_ns : -1;
 	int r = trace_resume(s->p);
 	bool retried = false;
@@ -893,7 +885,7 @@ static int run_loop(struct session *s)
 		bool pending;
 
 		if (deadline >= 0 && s->observing) {
-			int64_t left = (deadline - now_ns()) / 1000000;
+			int64_t left = (deadline - clock_now_ns()) / 1000000;
 
 			if (left <= 0 && !s->calibrating) {
 				if (s->attached)
@@ -905,7 +897,7 @@ static int run_loop(struct session *s)
 				wait_ms = left > 0 ? left : 1;
 		}
 		r = trace_wait(s->p, (int)wait_ms, &ev);
-		now = now_ns();
+		now = clock_now_ns();
 		if (r == -ETIMEDOUT || now - last_tick >= TICK_MS * 1000000) {
 			last_tick = now;
 			/* A signal for the program waits until the calibration
@@ -996,7 +988,7 @@ static int run_loop(struct session *s)
 			reconcile_threads(s);
 		pending = trace_has_pending(s->p);
 		r = trace_resume(s->p);
-		s->stopped += now_ns() - now;
+		s->stopped += clock_now_ns() - now;
 		if (!pending)
 			s->resumes++;
 	}
@@ -1167,10 +1159,10 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 			 trace_strerror(r));
 		r = 0;
 	}
-	t0 = now_ns();
+	t0 = clock_now_ns();
 	r = run_loop(&s);
 	res.observed_s =
-		(double)((s.t_stopped_observing ? s.t_stopped_observing : now_ns()) - t0) / 1e9;
+		(double)((s.t_stopped_observing ? s.t_stopped_observing : clock_now_ns()) - t0) / 1e9;
 	res.events = s.events;
 	if (r < 0)
 		goto fail;

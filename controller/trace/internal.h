@@ -95,7 +95,6 @@ struct trace_thread *trace_thread_add(struct trace_proc *p, pid_t tid);
 /* Wait for the next event with an absolute CLOCK_MONOTONIC deadline in ns
  * (-1: none). */
 int trace_wait_until(struct trace_proc *p, int64_t deadline_ns, struct trace_event *ret);
-int64_t trace_now_ns(void);
 
 /* ---- remote execution (call.c) ---- */
 int trace_fill_backtrace(struct trace_proc *p, pid_t tid, struct trace_failure *f);

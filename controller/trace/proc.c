@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/launch.h"
 #include "util/strutil.h"
 #include "trace/internal.h"
@@ -87,17 +88,9 @@ static bool queue_take(pid_t pid, int *ret_status)
 	return false;
 }
 
-int64_t trace_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int64_t deadline_after(int timeout_ms)
 {
-	return timeout_ms < 0 ? -1 : trace_now_ns() + (int64_t)timeout_ms * 1000000;
+	return timeout_ms < 0 ? -1 : clock_now_ns() + (int64_t)timeout_ms * 1000000;
 }
 
 /* waitpid(-1) with a deadline: SIGCHLD is blocked while waiting so that
@@ -135,7 +128,7 @@ static int wait_raw(int64_t deadline, pid_t *ret_pid, int *ret_status)
 			r = -errno;
 			break;
 		}
-		left = deadline - trace_now_ns();
+		left = deadline - clock_now_ns();
 		if (left <= 0) {
 			r = -ETIMEDOUT;
 			break;
