@@ -51,6 +51,10 @@ extern const size_t arch_code_trap_len;
 extern const unsigned arch_elf_machine;
 extern const char arch_name[];
 
+/* The vDSO's clock_gettime as the kernel names it for this architecture
+ * ("__vdso_clock_gettime" on x86-64, "__kernel_clock_gettime" on aarch64). */
+extern const char arch_vdso_clock_symbol[];
+
 uint64_t arch_pc(const struct arch_regs *regs);
 void arch_set_pc(struct arch_regs *regs, uint64_t pc);
 uint64_t arch_sp(const struct arch_regs *regs);

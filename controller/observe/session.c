@@ -29,6 +29,7 @@
 #include "unwind/unwind.h"
 #include "util/clock.h"
 #include "util/match.h"
+#include "util/procmaps.h"
 #include "observe/observe.h"
 
 /* How often the tick callback runs when nothing happens, and at least. */
@@ -246,40 +247,6 @@ static int call_add(struct func *f, const struct observe_call *c)
 
 /* ---- objects: arming what is mapped ----------------------------------------- */
 
-static char *read_text(const char *path)
-{
-	size_t len = 0, cap = 0;
-	char *buf = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap + 65536);
-
-			if (!nb) {
-				free(buf);
-				close(fd);
-				return NULL;
-			}
-			buf = nb;
-			cap += 65536;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-}
-
 /* The file bytes behind run-time address 'addr' of object o. */
 static int file_bytes(struct obj *o, uint64_t addr, void *buf, size_t len)
 {
@@ -391,14 +358,13 @@ static void disarm_object(struct session *s, struct obj *o)
 static int scan_maps(struct session *s)
 {
 	struct observe_object *v = NULL;
-	char path[64], *text;
 	size_t n = 0;
+	char *text;
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
-	text = read_text(path);
-	if (!text)
-		return errno ? -errno : -EIO;
+	r = procmaps_read(s->pid, &text);
+	if (r < 0)
+		return r;
 	r = observe_parse_maps(text, &v, &n);
 	free(text);
 	if (r < 0)

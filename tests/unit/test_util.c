@@ -16,6 +16,7 @@
 #include "report/table.h"
 #include "util/atomic.h"
 #include "util/match.h"
+#include "util/procmaps.h"
 #include "util/strutil.h"
 
 static void test_distance(void **state)
@@ -286,14 +287,47 @@ static void test_find_in_path(void **state)
 	rmdir(dir);
 }
 
+/* The maps of this process: its own executable is mapped at offset 0, and
+ * that mapping's size is known by its start. */
+static void test_procmaps(void **state)
+{
+	uint64_t base = 0;
+	struct procmaps_iter it;
+	struct procmaps_entry e;
+	char *text;
+	bool anon = false;
+
+	(void)state;
+	assert_int_equal(procmaps_file_base(getpid(), "/proc/self/exe", &base), 0);
+	assert_true(base != 0);
+	assert_true(procmaps_size_at(getpid(), base) > 0);
+	assert_int_equal(procmaps_size_at(getpid(), 1), 0);
+	assert_int_equal(procmaps_file_base(getpid(), "/", &base), -ENOENT);
+	assert_int_equal(procmaps_read(getpid(), &text), 0);
+	procmaps_iter_init(&it, text);
+	while (procmaps_next(&it, &e)) {
+		assert_true(e.lo < e.hi);
+		anon |= e.path[0] == '\0';
+	}
+	free(text);
+	procmaps_iter_init(&it, "garbage\n1000-2000 r-xp 00000000 08:01 12 /bin/x\n");
+	assert_true(procmaps_next(&it, &e));
+	assert_int_equal(e.lo, 0x1000);
+	assert_int_equal(e.hi, 0x2000);
+	assert_string_equal(e.perms, "r-xp");
+	assert_string_equal(e.path, "/bin/x");
+	assert_false(procmaps_next(&it, &e));
+	(void)anon;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_distance),     cmocka_unit_test(test_control),
-		cmocka_unit_test(test_glob),	     cmocka_unit_test(test_suggest),
-		cmocka_unit_test(test_table),	     cmocka_unit_test(test_function_names),
-		cmocka_unit_test(test_parse_call),   cmocka_unit_test(test_find_in_path),
-		cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_distance),   cmocka_unit_test(test_control),
+		cmocka_unit_test(test_glob),	   cmocka_unit_test(test_suggest),
+		cmocka_unit_test(test_table),	   cmocka_unit_test(test_function_names),
+		cmocka_unit_test(test_parse_call), cmocka_unit_test(test_find_in_path),
+		cmocka_unit_test(test_procmaps),   cmocka_unit_test(test_atomic_write),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);

@@ -17,6 +17,7 @@ const size_t arch_code_trap_len = sizeof(arch_code_trap);
 
 const unsigned arch_elf_machine = EM_X86_64;
 const char arch_name[] = "x86-64";
+const char arch_vdso_clock_symbol[] = "__vdso_clock_gettime";
 
 /* Bytes below the stack pointer that a leaf function may use (the red zone),
  * which an injected call must not overwrite. */
