@@ -395,13 +395,9 @@ int cli_observe(int argc, char **argv)
 					  trace_strerror(r));
 			goto out;
 		}
-		if (check_patterns(&o, ef, exe) != 0) {
-			trace_detach(p); /* the process runs on */
-			p = NULL;
-			goto out;
-		}
+		if (check_patterns(&o, ef, exe) != 0)
+			goto out; /* trace_proc_free() detaches: the process runs on */
 		r = observe_session(p, true, &oo, &res);
-		p = NULL; /* detached and freed */
 		if (r < 0) {
 			fprintf(stderr, "benchtrap: observing process %d failed: %s\n", (int)o.pid,
 				trace_strerror(r));

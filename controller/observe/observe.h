@@ -224,9 +224,11 @@ void observe_result_clear(struct observe_result *r);
  * dynamic loader's notifications), calibrates, and runs the process until
  * it exits, o->duration_ns passes or o->tick says stop. With 'attached',
  * then removes every breakpoint, checks the code against the files and
- * detaches ('p' is freed, on failure too: the process always runs on
- * without a trap left in it); otherwise the process is run to its end
- * after observing stops (the caller frees 'p').
+ * detaches (trace_detach()); otherwise the process is run to its end after
+ * observing stops. 'p' stays the caller's, who always ends with
+ * trace_proc_free(p): on failure that removes every breakpoint left and
+ * detaches an attached process (it runs on without a trap in it), and
+ * kills a spawned one.
  * Returns 0 with *ret filled, or a negative error when observing failed.
  */
 int observe_session(struct trace_proc *p, bool attached, const struct observe_opts *o,

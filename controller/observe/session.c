@@ -1105,11 +1105,8 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 	res.pid = s.pid;
 	res.attached = attached;
 	s.pattern_hit = calloc(o->nsymbols + 1, sizeof(*s.pattern_hit));
-	if (!s.pattern_hit) {
-		if (attached)
-			trace_detach(p);
+	if (!s.pattern_hit)
 		return -ENOMEM;
-	}
 	s.thread_count = trace_thread_count(p);
 	/* The current thread may sit on a breakpoint's address that is now
 	 * armed again (main, when it is observed): run it, do not step it. */
@@ -1156,8 +1153,6 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 		if (r < 0)
 			diagnose(&s, "detaching did not go cleanly: %s", trace_strerror(r));
 		r = 0;
-	} else if (attached) {
-		trace_detach(p);
 	}
 	r = build_results(&s, o->symbols, o->nsymbols);
 	if (r < 0)
@@ -1166,11 +1161,9 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 	*ret = res;
 	return 0;
 fail:
-	/* An attached process runs on whatever went wrong: every breakpoint
-	 * out (trace_detach() writes back the original bytes of all that
-	 * remain), then detached. */
-	if (attached)
-		trace_detach(p);
+	/* An attached process runs on whatever went wrong: the caller's
+	 * trace_proc_free() writes back the original bytes of every
+	 * breakpoint that remains, then detaches. */
 	session_free(&s);
 	observe_result_clear(&res);
 	return r;

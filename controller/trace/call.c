@@ -461,9 +461,9 @@ static int find_main_by_stepping(struct trace_proc *p, uint64_t *ret_main)
 		r = trace_pt_step(tid, 0);
 		if (r < 0)
 			return r;
-		while (waitpid(tid, &status, __WALL) < 0)
-			if (errno != EINTR)
-				return -errno;
+		r = trace_wait_tid(tid, &status);
+		if (r < 0)
+			return r;
 		trace_status_classify(status, &st);
 		if (st.kind != TRACE_ST_SIGNAL || st.code != SIGTRAP) {
 			/* Anything but a step this early: give up (and reap). */

@@ -89,6 +89,15 @@ struct trace_proc {
 };
 
 struct trace_thread *trace_thread_find(struct trace_proc *p, pid_t tid);
+/* Thread 'tid' when it is stopped: -ESRCH when there is no such thread,
+ * -TRACE_E_STATE when it is not stopped. */
+int trace_thread_stopped(struct trace_proc *p, pid_t tid, struct trace_thread **ret);
+/* Free 'p', its threads, breakpoint table and memory handle; no system
+ * call reaches the process. */
+void trace_proc_release(struct trace_proc *p);
+/* The next status of thread or process 'tid' alone: one waiting in the
+ * queue of statuses waitpid(-1) met first, else waitpid(tid). */
+int trace_wait_tid(pid_t tid, int *ret_status);
 /* A new thread entry (TH_NEW), in a reaped thread's slot when there is one;
  * NULL when out of memory. */
 struct trace_thread *trace_thread_add(struct trace_proc *p, pid_t tid);

@@ -149,6 +149,28 @@ struct trace_thread *trace_thread_find(struct trace_proc *p, pid_t tid)
 	return NULL;
 }
 
+int trace_thread_stopped(struct trace_proc *p, pid_t tid, struct trace_thread **ret)
+{
+	struct trace_thread *t = trace_thread_find(p, tid);
+
+	if (!t)
+		return -ESRCH;
+	if (t->state != TH_STOPPED)
+		return -TRACE_E_STATE;
+	*ret = t;
+	return 0;
+}
+
+void trace_proc_release(struct trace_proc *p)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		free(p->threads[i]);
+	free(p->threads);
+	trace_bpt_fini(&p->bpt);
+	trace_mem_close(&p->mem);
+	free(p);
+}
+
 /* Next status of one of p's threads. */
 static int take_status(struct trace_proc *p, int64_t deadline, struct trace_thread **ret_t,
 		       int *ret_status)
@@ -271,21 +293,23 @@ static void on_signal(struct trace_proc *p, struct trace_thread *t, int sig)
 	set_event(t, &ev);
 }
 
-static void wait_initial_stop(pid_t pid, int *ret_status)
+int trace_wait_tid(pid_t tid, int *ret_status)
 {
 	int status;
 
-	if (queue_take(pid, &status)) {
-		*ret_status = status;
-		return;
-	}
-	while (waitpid(pid, &status, __WALL) < 0) {
-		if (errno != EINTR) {
-			status = 0; /* gone and reaped elsewhere: exit 0 */
-			break;
-		}
-	}
+	if (queue_take(tid, ret_status))
+		return 0;
+	while (waitpid(tid, &status, __WALL) < 0)
+		if (errno != EINTR)
+			return -errno;
 	*ret_status = status;
+	return 0;
+}
+
+static void wait_initial_stop(pid_t pid, int *ret_status)
+{
+	if (trace_wait_tid(pid, ret_status) < 0)
+		*ret_status = 0; /* gone and reaped elsewhere: exit 0 */
 }
 
 /* A forked child: take our breakpoints out of its copy of the memory and let
@@ -502,12 +526,9 @@ static int step_over(struct trace_proc *p, struct trace_thread *t)
 		r = trace_pt_step(t->tid, 0);
 		if (r < 0)
 			break;
-		while (waitpid(t->tid, &status, __WALL) < 0) {
-			if (errno != EINTR) {
-				r = -errno;
-				goto out;
-			}
-		}
+		r = trace_wait_tid(t->tid, &status);
+		if (r < 0)
+			goto out;
 		trace_status_classify(status, &st);
 		if (st.kind != TRACE_ST_SIGNAL) {
 			dispatch(p, t, status);
@@ -627,14 +648,12 @@ int trace_wait(struct trace_proc *p, int timeout_ms, struct trace_event *ret)
 
 int trace_set_signal(struct trace_proc *p, pid_t tid, int sig)
 {
-	struct trace_thread *t = trace_thread_find(p, tid);
+	struct trace_thread *t;
+	int r = trace_thread_stopped(p, tid, &t);
 
-	if (!t)
-		return -ESRCH;
-	if (t->state != TH_STOPPED)
-		return -TRACE_E_STATE;
-	t->deliver = sig;
-	return 0;
+	if (r == 0)
+		t->deliver = sig;
+	return r;
 }
 
 /* ---- spawning ------------------------------------------------------------- */
@@ -703,10 +722,8 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 	for (;;) {
 		struct trace_status st;
 
-		if (waitpid(p->pid, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
+		r = trace_wait_tid(p->pid, &status);
+		if (r < 0) {
 			launch_kill_reap(p->pid, false);
 			goto out_free;
 		}
@@ -733,10 +750,7 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 	return 0;
 
 out_free:
-	for (size_t i = 0; i < p->nthreads; i++)
-		free(p->threads[i]);
-	free(p->threads);
-	free(p);
+	trace_proc_release(p);
 	return r;
 }
 
@@ -773,6 +787,12 @@ void trace_proc_free(struct trace_proc *p)
 {
 	if (!p)
 		return;
+	if (!p->spawned) {
+		/* Attached: it runs on, without a breakpoint left in it. */
+		trace_detach(p);
+		trace_proc_release(p);
+		return;
+	}
 	trace_kill(p);
 	if (p->spawned) {
 		/* What it forked may have outlived it (a group member
@@ -782,12 +802,7 @@ void trace_proc_free(struct trace_proc *p)
 		launch_forget(p->pid);
 		launch_sweep();
 	}
-	trace_bpt_fini(&p->bpt);
-	trace_mem_close(&p->mem);
-	for (size_t i = 0; i < p->nthreads; i++)
-		free(p->threads[i]);
-	free(p->threads);
-	free(p);
+	trace_proc_release(p);
 }
 
 pid_t trace_pid(const struct trace_proc *p)
@@ -827,24 +842,18 @@ pid_t trace_thread_tid(const struct trace_proc *p, size_t i)
 
 int trace_get_regs(struct trace_proc *p, pid_t tid, struct arch_regs *ret)
 {
-	struct trace_thread *t = trace_thread_find(p, tid);
+	struct trace_thread *t;
+	int r = trace_thread_stopped(p, tid, &t);
 
-	if (!t)
-		return -ESRCH;
-	if (t->state != TH_STOPPED)
-		return -TRACE_E_STATE;
-	return trace_pt_getregs(tid, ret);
+	return r < 0 ? r : trace_pt_getregs(tid, ret);
 }
 
 int trace_set_regs(struct trace_proc *p, pid_t tid, const struct arch_regs *regs)
 {
-	struct trace_thread *t = trace_thread_find(p, tid);
+	struct trace_thread *t;
+	int r = trace_thread_stopped(p, tid, &t);
 
-	if (!t)
-		return -ESRCH;
-	if (t->state != TH_STOPPED)
-		return -TRACE_E_STATE;
-	return trace_pt_setregs(tid, regs);
+	return r < 0 ? r : trace_pt_setregs(tid, regs);
 }
 
 int trace_auxv(struct trace_proc *p, unsigned long type, uint64_t *ret)
