@@ -49,11 +49,9 @@ void trace_spawn_opts_init(struct trace_spawn_opts *o, char *const *argv)
 
 int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *ret_errno)
 {
-	static char *const clean_env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C",
-					   NULL };
-	const unsigned long options = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE |
-				      PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-				      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
+	static char *const clean_env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", NULL };
+	const unsigned long options = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
+				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
 	struct launch_opts lo;
 	struct launch l;
 	struct trace_proc *p;

@@ -120,7 +120,7 @@ static int wait_raw(int64_t deadline, pid_t *ret_pid, int *ret_status)
 
 /* Next status of one of p's threads. */
 int trace_take_status(struct trace_proc *p, int64_t deadline, struct trace_thread **ret_t,
-		       int *ret_status)
+		      int *ret_status)
 {
 	pid_t pid;
 	int status, r;
