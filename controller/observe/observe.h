@@ -36,7 +36,8 @@ struct observe_frame {
 	uint32_t func;		/* index of the observed function */
 	uint64_t ret_addr;	/* where it returns */
 	uint64_t sp_after;	/* the stack pointer once it has returned */
-	uint64_t ret_slot;	/* where the return address is stored */
+	uint64_t ret_slot;	/* where the return address is stored; 0: in a
+				   register (arch_entry_return_address) */
 	int64_t t_start;	/* controller clock at the entry stop, ns */
 	int64_t stopped_start;	/* the session's stopped-time counter then */
 	uint64_t resumes_start; /* the session's resume counter then */

@@ -191,6 +191,8 @@ static bool returned_through(struct session *s, const struct observe_frame *fr, 
 {
 	uint64_t word;
 
+	if (!fr->ret_slot)
+		return true; /* a register: nothing a later store changes */
 	if (trace_read(s->p, fr->ret_slot, &word, sizeof(word)) < 0)
 		return true;
 	return word == addr;
@@ -239,15 +241,16 @@ static int on_breakpoint(struct session *s, const struct trace_event *ev, int64_
 		struct observe_frame fr = {
 			.func = en->func,
 			.sp_after = arch_entry_sp_after_return(&regs),
-			.ret_slot = arch_entry_ret_slot(&regs),
 			.t_start = now,
 			.stopped_start = s->stopped,
 			.resumes_start = s->resumes,
 		};
 
-		r = trace_read(s->p, fr.ret_slot, &fr.ret_addr, sizeof(fr.ret_addr));
-		if (r < 0)
-			return r == -ESRCH ? 0 : r;
+		if (arch_entry_return_address(&regs, &fr.ret_slot, &fr.ret_addr)) {
+			r = trace_read(s->p, fr.ret_slot, &fr.ret_addr, sizeof(fr.ret_addr));
+			if (r < 0)
+				return r == -ESRCH ? 0 : r;
+		}
 		st = stack_of(s, ev->tid, true);
 		if (!st)
 			return -ENOMEM;

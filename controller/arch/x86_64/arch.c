@@ -147,9 +147,12 @@ bool arch_step_was_call(const struct arch_regs *before, const struct arch_regs *
 	       stack_word <= before->r.rip + 15;
 }
 
-uint64_t arch_entry_ret_slot(const struct arch_regs *regs)
+bool arch_entry_return_address(const struct arch_regs *regs, uint64_t *ret_slot,
+			       uint64_t *ret_addr)
 {
-	return regs->r.rsp;
+	(void)ret_addr;
+	*ret_slot = regs->r.rsp; /* pushed by the call */
+	return true;
 }
 
 uint64_t arch_entry_sp_after_return(const struct arch_regs *regs)
