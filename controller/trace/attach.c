@@ -84,29 +84,46 @@ static int seize_pass(struct trace_proc *p, unsigned long options, size_t *ret_n
 	return 0;
 }
 
-/* Collect the first stop of thread t (seized and interrupted, or new). */
-static void first_stop(struct trace_proc *p, struct trace_thread *t)
+/*
+ * The next status of thread t, classified into *ret. True when that was its
+ * end, already acted on: reaped (TH_GONE; the process is dead with its
+ * leader) or let go from its exit stop (TH_EXITING).
+ */
+static bool next_status_ended(struct trace_proc *p, struct trace_thread *t,
+			      struct trace_status *ret)
 {
-	struct trace_status st;
-	unsigned long msg;
 	int status;
 
 	if (trace_wait_tid(t->tid, &status) < 0) {
 		t->state = TH_GONE;
-		return;
+		return true;
 	}
-	trace_status_classify(status, &st);
-	switch (st.kind) {
+	trace_status_classify(status, ret);
+	switch (ret->kind) {
 	case TRACE_ST_EXITED:
 	case TRACE_ST_KILLED:
 		t->state = TH_GONE;
 		if (t->tid == p->pid)
 			p->dead = true;
-		return;
+		return true;
 	case TRACE_ST_EXIT:
 		trace_pt_cont(t->tid, 0);
 		t->state = TH_EXITING;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Collect the first stop of thread t (seized and interrupted, or new). */
+static void first_stop(struct trace_proc *p, struct trace_thread *t)
+{
+	struct trace_status st;
+	unsigned long msg;
+
+	if (next_status_ended(p, t, &st))
 		return;
+	switch (st.kind) {
 	case TRACE_ST_SIGNAL:
 		/* A signal arrived first: delivered on resume. */
 		t->deliver = st.code;
@@ -282,26 +299,15 @@ static void settle_thread(struct trace_proc *p, struct trace_thread *t)
 		struct trace_status st;
 		struct arch_regs regs;
 		siginfo_t si;
-		int status, sig = t->deliver;
+		int sig = t->deliver;
 
 		t->deliver = 0;
 		if (trace_pt_cont(t->tid, sig) < 0)
 			return;
 		t->state = TH_RUNNING;
-		if (trace_wait_tid(t->tid, &status) < 0) {
-			t->state = TH_GONE;
+		if (next_status_ended(p, t, &st))
 			return;
-		}
-		trace_status_classify(status, &st);
 		switch (st.kind) {
-		case TRACE_ST_EXITED:
-		case TRACE_ST_KILLED:
-			t->state = TH_GONE;
-			return;
-		case TRACE_ST_EXIT:
-			trace_pt_cont(t->tid, 0);
-			t->state = TH_EXITING;
-			return;
 		case TRACE_ST_SIGNAL:
 			t->state = TH_STOPPED;
 			if (st.code == SIGTRAP && trace_pt_getsiginfo(t->tid, &si) == 0 &&
