@@ -51,6 +51,10 @@ extern const size_t arch_code_trap_len;
 extern const unsigned arch_elf_machine;
 extern const char arch_name[];
 
+/* The vDSO's clock_gettime as the kernel names it for this architecture
+ * ("__vdso_clock_gettime" on x86-64, "__kernel_clock_gettime" on aarch64). */
+extern const char arch_vdso_clock_symbol[];
+
 uint64_t arch_pc(const struct arch_regs *regs);
 void arch_set_pc(struct arch_regs *regs, uint64_t pc);
 uint64_t arch_sp(const struct arch_regs *regs);
@@ -106,13 +110,20 @@ bool arch_step_was_call(const struct arch_regs *before, const struct arch_regs *
 /* ---- observing calls (benchtrap observe) ---- */
 
 /*
- * At a function's first instruction: the address of the word that holds
- * its return address (x86-64: the stack pointer), and the stack pointer its
- * caller sees once it has returned (x86-64: sp + 8). The pair (return
- * address, stack pointer after return) identifies one call of a thread,
- * recursion included.
+ * Where a function's return address is at its first instruction. In memory
+ * (x86-64: the word at the stack pointer): true, with its address in
+ * *ret_slot. In a register (aarch64: the link register): false, with the
+ * address itself in *ret_addr.
  */
-uint64_t arch_entry_ret_slot(const struct arch_regs *regs);
+bool arch_entry_return_address(const struct arch_regs *regs, uint64_t *ret_slot,
+			       uint64_t *ret_addr);
+
+/*
+ * At a function's first instruction: the stack pointer its caller sees
+ * once it has returned (x86-64: sp + 8). The pair (return address, stack
+ * pointer after return) identifies one call of a thread, recursion
+ * included.
+ */
 uint64_t arch_entry_sp_after_return(const struct arch_regs *regs);
 
 /* Make a thread stopped at a function's first instruction return at once to

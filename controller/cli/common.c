@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "util/atomic.h"
 #include "util/launch.h"
 #include "util/strutil.h"
@@ -155,14 +156,8 @@ int cli_open_binary_symbols(const char *path, struct elf_file **ret)
 				 path);
 	case ELF_E_CLASS:
 	case ELF_E_MACHINE:
-		return cli_error("%s: %s; benchtrap drives 64-bit "
-#if defined(__x86_64__)
-				 "x86-64"
-#else
-				 "AArch64"
-#endif
-				 " binaries on this machine",
-				 path, what ? what : elf_strerror(r));
+		return cli_error("%s: %s; benchtrap drives 64-bit %s binaries on this machine",
+				 path, what ? what : elf_strerror(r), arch_name);
 	default:
 		return cli_error("%s: %s", path, elf_strerror(r));
 	}

@@ -76,7 +76,6 @@ enum {
 	OPT_OUTPUT,
 };
 
-enum output_format { FMT_TEXT, FMT_JSON, FMT_MARKDOWN };
 
 struct observe_cli {
 	const char **symbols, **skips;
@@ -84,7 +83,7 @@ struct observe_cli {
 	pid_t pid;
 	double duration_s;
 	long calib;
-	enum output_format format;
+	enum report_format format;
 	const char *output;
 	char **command;
 };
@@ -147,6 +146,7 @@ static bool tick(void *userdata, pid_t pid, bool observing)
 
 static int parse_options(int argc, char **argv, struct observe_cli *o)
 {
+	static const char *const formats[] = { "text", "json", "markdown", NULL };
 	static const struct option longopts[] = {
 		{ "symbol", required_argument, NULL, OPT_SYMBOL },
 		{ "skip", required_argument, NULL, OPT_SKIP },
@@ -200,16 +200,8 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 			o->calib = v;
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				o->format = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o->format = FMT_JSON;
-			else if (!strcmp(optarg, "markdown"))
-				o->format = FMT_MARKDOWN;
-			else
-				return cli_error(
-					"observe: --format is text, json or markdown, not '%s'",
-					optarg);
+			if (cli_parse_format("observe", formats, optarg, &o->format))
+				return EXIT_USAGE;
 			break;
 		case OPT_OUTPUT:
 			o->output = optarg;
@@ -232,30 +224,6 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 	if (!o->pid && !o->command)
 		return cli_error("observe: what to observe? give '-- COMMAND [ARGS]' or --pid PID");
 	return 0;
-}
-
-/* The path of COMMAND as exec would find it. */
-static int resolve_command(const char *name, char *buf, size_t size)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/')) {
-		snprintf(buf, size, "%s", name);
-		return 0;
-	}
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *s = path;;) {
-		size_t len = strcspn(s, ":");
-
-		snprintf(buf, size, "%.*s%s%s", (int)len, s, len ? "/" : "", name);
-		if (access(buf, X_OK) == 0)
-			return 0;
-		if (!s[len])
-			break;
-		s += len + 1;
-	}
-	return -ENOENT;
 }
 
 /* Patterns that match nothing in the binary and the libraries it needs may
@@ -305,12 +273,58 @@ static int check_patterns(const struct observe_cli *o, struct elf_file *ef, cons
 	return 0;
 }
 
-static void print_failure(const char *cmd, const struct trace_failure *f)
+/* Why the target could not be had, in words. */
+static void target_error(const struct observe_cli *o, const struct observe_failure *f)
 {
+	int pid = (int)o->pid;
 	char buf[8192];
 
-	trace_failure_format(f, buf, sizeof(buf));
-	fprintf(stderr, "benchtrap: %s failed before main: %s", cmd, buf);
+	switch (f->kind) {
+	case OBSERVE_FAIL_NO_PROGRAM:
+		cli_error("observe: process %d runs no program to observe (a kernel thread, or a "
+			  "process that has exited)",
+			  pid);
+		break;
+	case OBSERVE_FAIL_NO_PROCESS:
+		cli_error("observe: no process %d (check the id with ps)", pid);
+		break;
+	case OBSERVE_FAIL_INSPECT:
+		cli_error("observe: cannot inspect process %d: %s", pid, strerror(f->err));
+		break;
+	case OBSERVE_FAIL_SELF:
+		cli_error("observe: %d is benchtrap itself", pid);
+		break;
+	case OBSERVE_FAIL_NOT_ALLOWED:
+		cli_error("observe: not allowed to trace process %d (another tracer, or run as its "
+			  "user or root; see /proc/sys/kernel/yama/ptrace_scope)",
+			  pid);
+		break;
+	case OBSERVE_FAIL_GONE:
+		cli_error("observe: process %d is gone", pid);
+		break;
+	case OBSERVE_FAIL_ATTACH:
+		cli_error("observe: cannot attach to process %d: %s", pid, trace_strerror(f->err));
+		break;
+	case OBSERVE_FAIL_NOT_FOUND:
+		cli_error("%s: command not found (give a path, or check PATH)", o->command[0]);
+		break;
+	case OBSERVE_FAIL_EXEC:
+		cli_error("cannot execute %s: %s", o->command[0], strerror(f->err));
+		break;
+	case OBSERVE_FAIL_ENDED:
+		/* It ended before main: its end is passed on, a crash told. */
+		if (f->trace && f->trace->kind != TRACE_FAIL_EXIT) {
+			trace_failure_format(f->trace, buf, sizeof(buf));
+			fprintf(stderr, "benchtrap: %s failed before main: %s", o->command[0], buf);
+		}
+		break;
+	case OBSERVE_FAIL_TO_MAIN:
+		cli_error("%s: cannot run it to main: %s", o->command[0], trace_strerror(f->err));
+		break;
+	case OBSERVE_FAIL_NOMEM:
+		cli_error("out of memory");
+		break;
+	}
 }
 
 int cli_observe(int argc, char **argv)
@@ -321,6 +335,7 @@ int cli_observe(int argc, char **argv)
 	struct report_observe rep = { 0 };
 	struct trace_proc *p = NULL;
 	struct elf_file *ef = NULL;
+	struct observe_failure fail = { 0 };
 	char exe[PATH_MAX];
 	int nopts = argc, r, exit_code = EXIT_USAGE;
 	FILE *out;
@@ -355,37 +370,10 @@ int cli_observe(int argc, char **argv)
 		goto out;
 	}
 
-	if (o.pid) {
-		char link[64];
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)o.pid);
-		n = readlink(link, exe, sizeof(exe) - 1);
-		if (n < 0) {
-			int err = errno;
-
-			snprintf(link, sizeof(link), "/proc/%d", (int)o.pid);
-			/* /proc/PID there but no exe: a kernel thread or a zombie. */
-			if (err == ENOENT && access(link, F_OK) == 0)
-				cli_error(
-					"observe: process %d runs no program to observe (a kernel "
-					"thread, or a process that has exited)",
-					(int)o.pid);
-			else if (err == ENOENT)
-				cli_error("observe: no process %d (check the id with ps)",
-					  (int)o.pid);
-			else
-				cli_error("observe: cannot inspect process %d: %s", (int)o.pid,
-					  strerror(err));
-			goto out;
-		}
-		exe[n] = '\0';
-		if (o.pid == getpid() || o.pid == launch_front()) {
-			cli_error("observe: %d is benchtrap itself", (int)o.pid);
-			goto out;
-		}
-	} else if (resolve_command(o.command[0], exe, sizeof(exe)) < 0) {
-		cli_error("%s: command not found (give a path, or check PATH)", o.command[0]);
+	r = o.pid ? observe_target_pid(o.pid, exe, sizeof(exe), &fail)
+		  : observe_target_command(o.command[0], exe, sizeof(exe), &fail);
+	if (r < 0) {
+		target_error(&o, &fail);
 		goto out;
 	}
 	if (cli_open_binary_symbols(exe, &ef) != 0)
@@ -403,83 +391,28 @@ int cli_observe(int argc, char **argv)
 	attached_mode = o.pid != 0;
 	install_signal_handlers();
 
-	if (o.pid) {
-		r = trace_attach(o.pid, &p);
-		if (r < 0) {
-			if (r == -EPERM)
-				cli_error(
-					"observe: not allowed to trace process %d (another tracer, "
-					"or run as its user or root; see "
-					"/proc/sys/kernel/yama/ptrace_scope)",
-					(int)o.pid);
-			else if (r == -ESRCH)
-				cli_error("observe: process %d is gone", (int)o.pid);
-			else
-				cli_error("observe: cannot attach to process %d: %s", (int)o.pid,
-					  trace_strerror(r));
-			goto out;
-		}
-		if (check_patterns(&o, ef, exe) != 0) {
-			trace_detach(p); /* the process runs on */
-			p = NULL;
-			goto out;
-		}
-		r = observe_session(p, true, &oo, &res);
-		p = NULL; /* detached and freed */
-		if (r < 0) {
+	r = o.pid ? observe_attach(o.pid, &p, &fail)
+		  : observe_start_command(o.command, ef, &p, &fail);
+	if (r < 0) {
+		exit_code = observe_failure_exit_code(&fail);
+		target_error(&o, &fail);
+		observe_failure_clear(&fail);
+		goto out;
+	}
+	/* From here on, trace_proc_free() lets the target go on every path:
+	 * an attached process is detached and runs on. */
+	if (check_patterns(&o, ef, o.pid ? exe : o.command[0]) != 0)
+		goto out;
+	r = observe_session(p, o.pid != 0, &oo, &res);
+	if (r < 0) {
+		if (o.pid)
 			fprintf(stderr, "benchtrap: observing process %d failed: %s\n", (int)o.pid,
 				trace_strerror(r));
-			exit_code = EXIT_FAILED;
-			goto out;
-		}
-	} else {
-		struct trace_spawn_opts so;
-		struct trace_failure *fail = calloc(1, sizeof(*fail));
-		const struct elf_symbol *main_sym =
-			elf_is_stripped(ef) ? NULL : elf_symbol_by_name(ef, "main");
-		uint64_t main_addr;
-		int err = 0;
-
-		if (!fail) {
-			cli_error("out of memory");
-			goto out;
-		}
-		trace_spawn_opts_init(&so, o.command);
-		so.aslr = true; /* the program runs as it would alone */
-		r = trace_spawn(&so, &p, &err);
-		if (r == -TRACE_E_EXEC) {
-			free(fail);
-			cli_error("cannot execute %s: %s", o.command[0], strerror(err));
-			goto out;
-		}
-		if (r == 0)
-			r = trace_run_to_main(p, main_sym ? main_sym->addr : 0, elf_entry(ef), -1,
-					      &main_addr, fail);
-		if (r == -TRACE_E_FAILED) {
-			/* It ended before main: pass its end on. */
-			if (fail->kind == TRACE_FAIL_EXIT) {
-				exit_code = fail->code;
-			} else {
-				print_failure(o.command[0], fail);
-				exit_code = 128 + (fail->sig ? fail->sig : SIGKILL);
-			}
-			free(fail);
-			goto out;
-		}
-		free(fail);
-		if (r < 0) {
-			cli_error("%s: cannot run it to main: %s", o.command[0], trace_strerror(r));
-			goto out;
-		}
-		if (check_patterns(&o, ef, o.command[0]) != 0)
-			goto out;
-		r = observe_session(p, false, &oo, &res);
-		if (r < 0) {
+		else
 			fprintf(stderr, "benchtrap: observing %s failed: %s\n", o.command[0],
 				trace_strerror(r));
-			exit_code = EXIT_FAILED;
-			goto out;
-		}
+		exit_code = EXIT_FAILED;
+		goto out;
 	}
 
 	r = report_env_collect(ef, true, BENCHTRAP_VERSION, &rep.env);
@@ -493,12 +426,7 @@ int cli_observe(int argc, char **argv)
 	rep.duration_s = o.duration_s;
 	rep.res = &res;
 
-	if (o.pid)
-		exit_code = EXIT_OK;
-	else if (res.end == OBSERVE_EXITED)
-		exit_code = res.exit_code;
-	else
-		exit_code = 128 + res.sig;
+	exit_code = observe_result_exit_code(&res);
 	out = o.pid ? stdout : stderr;
 	if (res.end == OBSERVE_KILLED)
 		fprintf(stderr, "benchtrap: %s was killed by SIG%s%s%s", o.command[0],
@@ -506,13 +434,13 @@ int cli_observe(int argc, char **argv)
 			res.crash ? ": " : "\n", res.crash ? res.crash : "");
 	if (res.end == OBSERVE_GONE)
 		cli_note("process %d ended while observed", (int)o.pid);
-	if (o.format == FMT_JSON) {
+	if (o.format == REPORT_JSON) {
 		report_observe_json(&rep, out);
 	} else {
-		bool color = o.format == FMT_TEXT && isatty(fileno(out)) && !getenv("NO_COLOR");
+		bool color = o.format == REPORT_TEXT && isatty(fileno(out)) && !getenv("NO_COLOR");
 
 		report_observe_table(
-			&rep, out, o.format == FMT_MARKDOWN ? REPORT_MARKDOWN : REPORT_TEXT, color);
+			&rep, out, o.format, color);
 	}
 	fflush(out);
 	if (o.output) {
@@ -525,7 +453,7 @@ int cli_observe(int argc, char **argv)
 out:
 	trace_proc_free(p);
 	observe_result_clear(&res);
-	report_env_clear(&rep.env);
+	results_env_clear(&rep.env);
 	elf_close(ef);
 	free(o.symbols);
 	free(o.skips);

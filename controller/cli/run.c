@@ -621,7 +621,7 @@ out:
 	if (hs.markers && fclose(hs.markers) != 0 && exit_code != EXIT_USAGE)
 		exit_code = cli_error("%s: cannot write markers: %s", o.markers,
 				      atomic_strerror(errno));
-	report_env_clear(&rep.env);
+	results_env_clear(&rep.env);
 	for (size_t i = 0; results && i < specs.n; i++)
 		bench_result_clear(&results[i]);
 	free(results);

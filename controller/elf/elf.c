@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "util/strutil.h"
 #include "elf/elf-internal.h"
 
@@ -14,14 +15,6 @@
 #define EM_AARCH64 183
 #endif
 
-/* The architecture benchtrap drives, as the ELF header names it. */
-#if defined(__x86_64__)
-#define HOST_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define HOST_MACHINE EM_AARCH64
-#else
-#error "unsupported host architecture"
-#endif
 
 const char *elf_strerror(int err)
 {
@@ -104,7 +97,7 @@ static int check_ident(const void *image, size_t avail, uint64_t size, const cha
 
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)p;
 
-	if (eh->e_machine != HOST_MACHINE) {
+	if (eh->e_machine != arch_elf_machine) {
 		if (ret_what)
 			*ret_what = machine_name(eh->e_machine);
 		return -ELF_E_MACHINE;

@@ -53,27 +53,9 @@
 
 char *callgrind_find_program(const char *prog)
 {
-	const char *path = getenv("PATH");
-	char *copy, *save = NULL, *found = NULL;
+	char path[PATH_MAX];
 
-	if (!path || !*path)
-		path = MEASURE_CHILD_PATH;
-	copy = strdup(path);
-	if (!copy)
-		return NULL;
-	for (char *dir = strtok_r(copy, ":", &save); dir && !found;
-	     dir = strtok_r(NULL, ":", &save)) {
-		char *p;
-
-		if (asprintf(&p, "%s/%s", *dir ? dir : ".", prog) < 0)
-			break;
-		if (str_is_executable_file(p))
-			found = p;
-		else
-			free(p);
-	}
-	free(copy);
-	return found;
+	return str_find_in_path(prog, path, sizeof(path)) == 0 ? strdup(path) : NULL;
 }
 
 /* ---- one valgrind process ------------------------------------------------ */

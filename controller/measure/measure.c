@@ -16,14 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "measure/measure.h"
 
 uint64_t measure_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)clock_now_ns();
 }
 
 int measure_open_input(const struct measure_target *t)

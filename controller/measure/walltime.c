@@ -35,6 +35,7 @@
 #include "arch/harness.h"
 #include "elf/elf.h"
 #include "trace/trace.h"
+#include "util/procmaps.h"
 #include "measure/measure.h"
 
 #define PAGE 4096
@@ -133,25 +134,11 @@ static char *describe_failure(const struct trace_failure *f, uint64_t timeout_ns
 static uint64_t find_vdso_clock(struct trace_proc *p)
 {
 	uint64_t base = 0, addr = 0;
-	char path[64], line[512];
 	size_t size = 0;
-	FILE *maps;
 
 	if (trace_auxv(p, AT_SYSINFO_EHDR, &base) < 0 || base == 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", trace_pid(p));
-	maps = fopen(path, "re");
-	if (!maps)
-		return 0;
-	while (fgets(line, sizeof(line), maps)) {
-		uint64_t lo, hi;
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) == 2 && lo == base) {
-			size = (size_t)(hi - lo);
-			break;
-		}
-	}
-	fclose(maps);
+	size = procmaps_size_at(trace_pid(p), base);
 	if (size == 0 || size > (1u << 20))
 		return 0;
 
@@ -160,7 +147,7 @@ static uint64_t find_vdso_clock(struct trace_proc *p)
 
 	if (image && trace_read(p, base, image, size) == 0 &&
 	    elf_open_memory("[vdso]", image, size, &vdso) == 0) {
-		const struct elf_symbol *s = elf_symbol_by_name(vdso, "__vdso_clock_gettime");
+		const struct elf_symbol *s = elf_symbol_by_name(vdso, arch_vdso_clock_symbol);
 
 		if (!s)
 			s = elf_symbol_by_name(vdso, "clock_gettime");
@@ -177,35 +164,7 @@ static uint64_t find_vdso_clock(struct trace_proc *p)
 /* Load base of 'object' in the child, from /proc/PID/maps. */
 static int library_base(struct trace_proc *p, const char *object, uint64_t *ret)
 {
-	char real[PATH_MAX], path[64], line[PATH_MAX + 128];
-	FILE *maps;
-	int r = -ENOENT;
-
-	if (!realpath(object, real))
-		return -errno;
-	snprintf(path, sizeof(path), "/proc/%d/maps", trace_pid(p));
-	maps = fopen(path, "re");
-	if (!maps)
-		return -errno;
-	while (fgets(line, sizeof(line), maps)) {
-		uint64_t lo, hi, off;
-		int pos = 0;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &lo, &hi, &off,
-			   &pos) < 3 ||
-		    pos == 0)
-			continue;
-		/* A shared library's first PT_LOAD is at address 0 and file
-		 * offset 0: its mapping start is the load bias. */
-		if (off == 0 && strcmp(line + pos, real) == 0) {
-			*ret = lo;
-			r = 0;
-			break;
-		}
-	}
-	fclose(maps);
-	return r;
+	return procmaps_file_base(trace_pid(p), object, ret);
 }
 
 static void child_free(struct child *c)

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* Reading /proc/PID/maps: which files are mapped where (observe.h). */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/procmaps.h"
 #include "observe/observe.h"
 
 void observe_objects_free(struct observe_object *v, size_t n)
@@ -26,31 +25,21 @@ static struct observe_object *find(struct observe_object *v, size_t n, const cha
 int observe_parse_maps(const char *text, struct observe_object **ret, size_t *ret_n)
 {
 	struct observe_object *v = NULL, *o;
+	struct procmaps_iter *it = malloc(sizeof(*it));
+	struct procmaps_entry e;
 	size_t n = 0;
-	const char *line = text;
 
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char buf[4096 + 256], perms[8], path[4096];
-		uint64_t lo, hi, off;
-		int pos = 0;
+	if (!it)
+		return -ENOMEM;
+	procmaps_iter_init(it, text);
+	while (procmaps_next(it, &e)) {
+		size_t len = strlen(e.path);
 
-		if (len >= sizeof(buf))
-			goto next;
-		memcpy(buf, line, len);
-		buf[len] = '\0';
-		path[0] = '\0';
-		if (sscanf(buf, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &lo, &hi,
-			   perms, &off, &pos) < 4 ||
-		    pos == 0)
-			goto next;
-		snprintf(path, sizeof(path), "%s", buf + pos);
-		if (path[0] != '/')
-			goto next;
-		if (len > 10 && !strcmp(buf + len - 10, " (deleted)"))
-			goto next;
-		o = find(v, n, path);
+		if (e.path[0] != '/')
+			continue;
+		if (len > 10 && !strcmp(e.path + len - 10, " (deleted)"))
+			continue;
+		o = find(v, n, e.path);
 		if (!o) {
 			struct observe_object *nv = realloc(v, (n + 1) * sizeof(*v));
 
@@ -59,25 +48,24 @@ int observe_parse_maps(const char *text, struct observe_object **ret, size_t *re
 			v = nv;
 			o = &v[n];
 			memset(o, 0, sizeof(*o));
-			o->path = strdup(path);
+			o->path = strdup(e.path);
 			if (!o->path)
 				goto oom;
-			o->lo = lo;
-			o->hi = hi;
+			o->lo = e.lo;
+			o->hi = e.hi;
 			o->base = UINT64_MAX;
 			n++;
 		}
-		if (off == 0 && o->base == UINT64_MAX)
-			o->base = lo;
-		if (lo < o->lo)
-			o->lo = lo;
-		if (hi > o->hi)
-			o->hi = hi;
-		if (strchr(perms, 'x'))
+		if (e.off == 0 && o->base == UINT64_MAX)
+			o->base = e.lo;
+		if (e.lo < o->lo)
+			o->lo = e.lo;
+		if (e.hi > o->hi)
+			o->hi = e.hi;
+		if (strchr(e.perms, 'x'))
 			o->exec = true;
-	next:
-		line = nl ? nl + 1 : NULL;
 	}
+	free(it);
 	/* A file mapped without its offset 0 (a data file mapped in part) is
 	 * no loaded object. */
 	for (size_t i = 0; i < n;) {
@@ -93,6 +81,7 @@ int observe_parse_maps(const char *text, struct observe_object **ret, size_t *re
 	*ret_n = n;
 	return 0;
 oom:
+	free(it);
 	observe_objects_free(v, n);
 	return -ENOMEM;
 }

@@ -36,7 +36,8 @@ struct observe_frame {
 	uint32_t func;		/* index of the observed function */
 	uint64_t ret_addr;	/* where it returns */
 	uint64_t sp_after;	/* the stack pointer once it has returned */
-	uint64_t ret_slot;	/* where the return address is stored */
+	uint64_t ret_slot;	/* where the return address is stored; 0: in a
+				   register (arch_entry_return_address) */
 	int64_t t_start;	/* controller clock at the entry stop, ns */
 	int64_t stopped_start;	/* the session's stopped-time counter then */
 	uint64_t resumes_start; /* the session's resume counter then */
@@ -224,12 +225,66 @@ void observe_result_clear(struct observe_result *r);
  * dynamic loader's notifications), calibrates, and runs the process until
  * it exits, o->duration_ns passes or o->tick says stop. With 'attached',
  * then removes every breakpoint, checks the code against the files and
- * detaches ('p' is freed, on failure too: the process always runs on
- * without a trap left in it); otherwise the process is run to its end
- * after observing stops (the caller frees 'p').
+ * detaches (trace_detach()); otherwise the process is run to its end after
+ * observing stops. 'p' stays the caller's, who always ends with
+ * trace_proc_free(p): on failure that removes every breakpoint left and
+ * detaches an attached process (it runs on without a trap in it), and
+ * kills a spawned one.
  * Returns 0 with *ret filled, or a negative error when observing failed.
  */
 int observe_session(struct trace_proc *p, bool attached, const struct observe_opts *o,
 		    struct observe_result *ret);
+
+/* ---- targets: what to observe (target.c) ----------------------------------------- */
+
+/* Why a target could not be had; the command line words each. */
+enum observe_fail_kind {
+	OBSERVE_FAIL_NO_PROCESS,  /* --pid: no such process */
+	OBSERVE_FAIL_NO_PROGRAM,  /* --pid: it runs no program (a kernel thread, a zombie) */
+	OBSERVE_FAIL_INSPECT,	  /* --pid: /proc/PID/exe unreadable: 'err' (an errno) */
+	OBSERVE_FAIL_SELF,	  /* --pid: benchtrap itself */
+	OBSERVE_FAIL_NOT_ALLOWED, /* attaching: not allowed (EPERM) */
+	OBSERVE_FAIL_GONE,	  /* attaching: the process is gone (ESRCH) */
+	OBSERVE_FAIL_ATTACH,	  /* attaching failed otherwise: 'err' (negative, trace_strerror) */
+	OBSERVE_FAIL_NOT_FOUND,	  /* the command is not in PATH */
+	OBSERVE_FAIL_EXEC,	  /* the command could not be executed: 'err' (an errno) */
+	OBSERVE_FAIL_ENDED,	  /* it ended before main: 'trace' says how */
+	OBSERVE_FAIL_TO_MAIN,	  /* it could not be run to main: 'err' (negative) */
+	OBSERVE_FAIL_NOMEM,	  /* out of memory */
+};
+
+struct observe_failure {
+	enum observe_fail_kind kind;
+	int err;
+	struct trace_failure *trace; /* ENDED: malloc'ed (observe_failure_clear) */
+};
+
+/* The exit status of bad input in the command-line contract. */
+#define OBSERVE_EXIT_BAD_INPUT 2
+
+/* Running process 'pid': the path of the program it runs into 'exe'. */
+int observe_target_pid(pid_t pid, char *exe, size_t size, struct observe_failure *f);
+/* Command 'name': its path as exec finds it (searched in PATH). */
+int observe_target_command(const char *name, char *exe, size_t size, struct observe_failure *f);
+
+/* Attach to every thread of 'pid' (trace_attach()). */
+int observe_attach(pid_t pid, struct trace_proc **ret, struct observe_failure *f);
+
+/* Spawn 'argv' (address-space randomisation kept: the program runs as it
+ * would alone) and run it to main, located in 'ef' (its binary). On
+ * failure nothing is left running. */
+struct elf_file;
+int observe_start_command(char *const *argv, struct elf_file *ef, struct trace_proc **ret,
+			  struct observe_failure *f);
+
+/* What benchtrap exits with after failure 'f': the program's own status
+ * when it ended before main (128 + N when killed by signal N), else
+ * OBSERVE_EXIT_BAD_INPUT. */
+int observe_failure_exit_code(const struct observe_failure *f);
+void observe_failure_clear(struct observe_failure *f);
+
+/* What benchtrap exits with after a session: 0 when attached (detached),
+ * else the program's own status (128 + N when killed by signal N). */
+int observe_result_exit_code(const struct observe_result *r);
 
 #endif

@@ -20,11 +20,6 @@
  * the machine, and 'binary' as given. 0 or -ENOMEM; *ret untouched then. */
 int report_env_collect(const struct elf_file *binary, bool aslr, const char *version,
 		       struct results_env *ret);
-/* The same as results_env_clear(). */
-static inline void report_env_clear(struct results_env *e)
-{
-	results_env_clear(e);
-}
 
 struct report_run {
 	struct results_env env;

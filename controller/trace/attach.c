@@ -84,60 +84,72 @@ static int seize_pass(struct trace_proc *p, unsigned long options, size_t *ret_n
 	return 0;
 }
 
+/*
+ * The next status of thread t, classified into *ret. True when that was its
+ * end, already acted on: reaped (TH_GONE; the process is dead with its
+ * leader) or let go from its exit stop (TH_EXITING).
+ */
+static bool next_status_ended(struct trace_proc *p, struct trace_thread *t,
+			      struct trace_status *ret)
+{
+	int status;
+
+	if (trace_wait_tid(t->tid, &status) < 0) {
+		t->state = TH_GONE;
+		return true;
+	}
+	trace_status_classify(status, ret);
+	switch (ret->kind) {
+	case TRACE_ST_EXITED:
+	case TRACE_ST_KILLED:
+		t->state = TH_GONE;
+		if (t->tid == p->pid)
+			p->dead = true;
+		return true;
+	case TRACE_ST_EXIT:
+		trace_pt_cont(t->tid, 0);
+		t->state = TH_EXITING;
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Collect the first stop of thread t (seized and interrupted, or new). */
 static void first_stop(struct trace_proc *p, struct trace_thread *t)
 {
-	for (;;) {
-		struct trace_status st;
-		unsigned long msg;
-		int status;
+	struct trace_status st;
+	unsigned long msg;
 
-		if (waitpid(t->tid, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			t->state = TH_GONE;
-			return;
-		}
-		trace_status_classify(status, &st);
-		switch (st.kind) {
-		case TRACE_ST_EXITED:
-		case TRACE_ST_KILLED:
-			t->state = TH_GONE;
-			if (t->tid == p->pid)
-				p->dead = true;
-			return;
-		case TRACE_ST_EXIT:
-			trace_pt_cont(t->tid, 0);
-			t->state = TH_EXITING;
-			return;
-		case TRACE_ST_SIGNAL:
-			/* A signal arrived first: delivered on resume. */
-			t->deliver = st.code;
-			t->state = TH_STOPPED;
-			return;
-		case TRACE_ST_CLONE:
-			if (trace_pt_geteventmsg(t->tid, &msg) == 0 && !find_any(p, (pid_t)msg))
-				add_thread(p, (pid_t)msg, TH_NEW);
-			t->state = TH_STOPPED;
-			return;
-		case TRACE_ST_FORK:
-		case TRACE_ST_VFORK:
-			/* The new process was auto-attached: let it go (no
-			 * breakpoints exist yet). */
-			if (trace_pt_geteventmsg(t->tid, &msg) == 0) {
-				int cs;
+	if (next_status_ended(p, t, &st))
+		return;
+	switch (st.kind) {
+	case TRACE_ST_SIGNAL:
+		/* A signal arrived first: delivered on resume. */
+		t->deliver = st.code;
+		t->state = TH_STOPPED;
+		return;
+	case TRACE_ST_CLONE:
+		if (trace_pt_geteventmsg(t->tid, &msg) == 0 && !find_any(p, (pid_t)msg))
+			add_thread(p, (pid_t)msg, TH_NEW);
+		t->state = TH_STOPPED;
+		return;
+	case TRACE_ST_FORK:
+	case TRACE_ST_VFORK:
+		/* The new process was auto-attached: let it go (no
+		 * breakpoints exist yet). */
+		if (trace_pt_geteventmsg(t->tid, &msg) == 0) {
+			int cs;
 
-				while (waitpid((pid_t)msg, &cs, __WALL) < 0 && errno == EINTR)
-					;
-				trace_pt_detach((pid_t)msg, 0);
-			}
-			t->state = TH_STOPPED;
-			return;
-		default:
-			/* Interrupt, group stop, exec and other event stops. */
-			t->state = TH_STOPPED;
-			return;
+			trace_wait_tid((pid_t)msg, &cs);
+			trace_pt_detach((pid_t)msg, 0);
 		}
+		t->state = TH_STOPPED;
+		return;
+	default:
+		/* Interrupt, group stop, exec and other event stops. */
+		t->state = TH_STOPPED;
+		return;
 	}
 }
 
@@ -194,12 +206,7 @@ fail:
 	for (size_t i = 0; i < p->nthreads; i++)
 		if (p->threads[i]->state == TH_STOPPED)
 			trace_pt_detach(p->threads[i]->tid, p->threads[i]->deliver);
-	for (size_t i = 0; i < p->nthreads; i++)
-		free(p->threads[i]);
-	free(p->threads);
-	trace_bpt_fini(&p->bpt);
-	trace_mem_close(&p->mem);
-	free(p);
+	trace_proc_release(p);
 	return r;
 }
 
@@ -207,8 +214,8 @@ int trace_detach(struct trace_proc *p)
 {
 	int r = 0;
 
-	if (!p)
-		return 0;
+	if (p->spawned)
+		return -TRACE_E_STATE;
 	if (!p->dead) {
 		r = trace_stop(p);
 		if (r == 0)
@@ -230,14 +237,13 @@ int trace_detach(struct trace_proc *p)
 			 * instruction there. */
 			if (t->state == TH_STOPPED)
 				trace_pt_detach(t->tid, t->deliver);
+			t->state = TH_GONE;
 		}
+		/* Nothing of it is traced any more: as far as the engine is
+		 * concerned, it is gone. */
+		p->dead = true;
+		p->final_reported = true;
 	}
-	for (size_t i = 0; i < p->nthreads; i++)
-		free(p->threads[i]);
-	free(p->threads);
-	trace_bpt_fini(&p->bpt);
-	trace_mem_close(&p->mem);
-	free(p);
 	return r == -ESRCH ? 0 : r;
 }
 
@@ -293,28 +299,15 @@ static void settle_thread(struct trace_proc *p, struct trace_thread *t)
 		struct trace_status st;
 		struct arch_regs regs;
 		siginfo_t si;
-		int status, sig = t->deliver;
+		int sig = t->deliver;
 
 		t->deliver = 0;
 		if (trace_pt_cont(t->tid, sig) < 0)
 			return;
 		t->state = TH_RUNNING;
-		while (waitpid(t->tid, &status, __WALL) < 0) {
-			if (errno != EINTR) {
-				t->state = TH_GONE;
-				return;
-			}
-		}
-		trace_status_classify(status, &st);
+		if (next_status_ended(p, t, &st))
+			return;
 		switch (st.kind) {
-		case TRACE_ST_EXITED:
-		case TRACE_ST_KILLED:
-			t->state = TH_GONE;
-			return;
-		case TRACE_ST_EXIT:
-			trace_pt_cont(t->tid, 0);
-			t->state = TH_EXITING;
-			return;
 		case TRACE_ST_SIGNAL:
 			t->state = TH_STOPPED;
 			if (st.code == SIGTRAP && trace_pt_getsiginfo(t->tid, &si) == 0 &&
@@ -352,12 +345,10 @@ int trace_settle(struct trace_proc *p)
 
 int trace_thread_moved(struct trace_proc *p, pid_t tid)
 {
-	struct trace_thread *t = trace_thread_find(p, tid);
+	struct trace_thread *t;
+	int r = trace_thread_stopped(p, tid, &t);
 
-	if (!t)
-		return -ESRCH;
-	if (t->state != TH_STOPPED)
-		return -TRACE_E_STATE;
-	t->at_bp = false;
-	return 0;
+	if (r == 0)
+		t->at_bp = false;
+	return r;
 }

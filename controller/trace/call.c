@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "util/clock.h"
 #include "trace/internal.h"
 
 /* Scratch page layout: the system call template at 0, the return trap of
@@ -373,7 +374,7 @@ int trace_call(struct trace_proc *p, uint64_t fn, const uint64_t *args, unsigned
 		return r;
 	at_bp = t->at_bp;
 	t->at_bp = false;
-	deadline = o->timeout_ms <= 0 ? -1 : trace_now_ns() + (int64_t)o->timeout_ms * 1000000;
+	deadline = o->timeout_ms <= 0 ? -1 : clock_now_ns() + (int64_t)o->timeout_ms * 1000000;
 	r = run_until_trap(p, t, trap_at, o->all_threads, deadline, o->timeout_ms, &after,
 			   failure ? failure : &local);
 	if (r < 0)
@@ -460,9 +461,9 @@ static int find_main_by_stepping(struct trace_proc *p, uint64_t *ret_main)
 		r = trace_pt_step(tid, 0);
 		if (r < 0)
 			return r;
-		while (waitpid(tid, &status, __WALL) < 0)
-			if (errno != EINTR)
-				return -errno;
+		r = trace_wait_tid(tid, &status);
+		if (r < 0)
+			return r;
 		trace_status_classify(status, &st);
 		if (st.kind != TRACE_ST_SIGNAL || st.code != SIGTRAP) {
 			/* Anything but a step this early: give up (and reap). */
@@ -490,7 +491,7 @@ static int find_main_by_stepping(struct trace_proc *p, uint64_t *ret_main)
 int trace_run_to_main(struct trace_proc *p, uint64_t main_link, uint64_t entry_link,
 		      int timeout_ms, uint64_t *ret_main, struct trace_failure *failure)
 {
-	int64_t deadline = timeout_ms <= 0 ? -1 : trace_now_ns() + (int64_t)timeout_ms * 1000000;
+	int64_t deadline = timeout_ms <= 0 ? -1 : clock_now_ns() + (int64_t)timeout_ms * 1000000;
 	struct trace_failure local;
 	struct trace_failure *f = failure ? failure : &local;
 	uint64_t entry, main_addr = 0;

@@ -47,7 +47,7 @@ int trace_mem_write(void *mem, uint64_t addr, const void *buf, size_t len);
 void trace_mem_close(struct trace_mem *m);
 extern const struct trace_mem_ops trace_mem_ops;
 
-/* ---- processes and threads (proc.c) ---- */
+/* ---- processes (proc.c) and threads (threads.c) ---- */
 enum thread_state {
 	TH_NEW,	    /* announced by a clone event, first stop not seen yet */
 	TH_RUNNING, /* resumed; a status will come */
@@ -89,13 +89,31 @@ struct trace_proc {
 };
 
 struct trace_thread *trace_thread_find(struct trace_proc *p, pid_t tid);
+/* Thread 'tid' when it is stopped: -ESRCH when there is no such thread,
+ * -TRACE_E_STATE when it is not stopped. */
+int trace_thread_stopped(struct trace_proc *p, pid_t tid, struct trace_thread **ret);
+/* Free 'p', its threads, breakpoint table and memory handle; no system
+ * call reaches the process. */
+void trace_proc_release(struct trace_proc *p);
+/* The next status of thread or process 'tid' alone: one waiting in the
+ * queue of statuses waitpid(-1) met first, else waitpid(tid). */
+int trace_wait_tid(pid_t tid, int *ret_status);
 /* A new thread entry (TH_NEW), in a reaped thread's slot when there is one;
  * NULL when out of memory. */
 struct trace_thread *trace_thread_add(struct trace_proc *p, pid_t tid);
+/* ---- the wait loop (wait.c) ---- */
+/* Next status of one of p's threads (from the queue, else waitpid(-1)),
+ * with an absolute CLOCK_MONOTONIC deadline in ns (-1: none). */
+int trace_take_status(struct trace_proc *p, int64_t deadline, struct trace_thread **ret_t,
+		      int *ret_status);
+/* Act on one status of thread t, following the restart rules of
+ * enum trace_status_kind. While p->stopping, threads stay stopped. */
+void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status);
+/* Every thread is reaped: the process ended as 'st' says. */
+void trace_process_gone(struct trace_proc *p, const struct trace_status *st);
 /* Wait for the next event with an absolute CLOCK_MONOTONIC deadline in ns
  * (-1: none). */
 int trace_wait_until(struct trace_proc *p, int64_t deadline_ns, struct trace_event *ret);
-int64_t trace_now_ns(void);
 
 /* ---- remote execution (call.c) ---- */
 int trace_fill_backtrace(struct trace_proc *p, pid_t tid, struct trace_failure *f);

@@ -18,6 +18,7 @@
  *     trace_call()           call a function of the child with integer args
  *     trace_bp_insert()      then: trace_resume(); trace_wait(); ...
  *     trace_proc_free()      kill and reap, whatever state the child is in
+ *                            (an attached process is detached instead)
  *
  * Every function returns 0 or a negative error: a negated errno, or one of
  * TRACE_E_* below (trace_strerror() says either in words). -ESRCH means the
@@ -114,11 +115,17 @@ struct trace_proc;
  */
 int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *ret_errno);
 
-/* Kill (SIGKILL) and reap every thread, then free. Accepts NULL and a
- * process that is already gone. */
+/*
+ * The one way to let go of a trace_proc, whoever made it. A spawned child is
+ * killed (SIGKILL) and every thread reaped; an attached process is detached
+ * as by trace_detach() (every breakpoint's original bytes back), so it runs
+ * on. Then frees. Accepts NULL and a process that is already gone or
+ * detached.
+ */
 void trace_proc_free(struct trace_proc *p);
 
-/* Kill and reap now; the trace_proc stays valid (and dead). */
+/* Kill and reap now; the trace_proc stays valid (and dead). The engine
+ * does so only when a call or system call it injected failed. */
 int trace_kill(struct trace_proc *p);
 
 pid_t trace_pid(const struct trace_proc *p);
@@ -304,11 +311,12 @@ char *trace_failure_format(const struct trace_failure *f, char *buf, size_t size
 int trace_attach(pid_t pid, struct trace_proc **ret);
 
 /*
- * Stop every thread, put back the original bytes of every breakpoint, detach
- * each thread (delivering a signal it was stopped with) and free 'p': the
- * process runs on untraced. For a process gone meanwhile, only frees.
- * Returns 0, or the first error met (the process is detached and 'p' freed
- * either way).
+ * Attached process 'p': stop every thread, put back the original bytes of
+ * every breakpoint and detach each thread (delivering a signal it was
+ * stopped with): the process runs on untraced. 'p' stays valid, as a
+ * process that is gone, until trace_proc_free(). Returns 0, or the first
+ * error met (the process is detached either way); -TRACE_E_STATE for a
+ * spawned child.
  */
 int trace_detach(struct trace_proc *p);
 

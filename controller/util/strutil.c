@@ -146,6 +146,29 @@ bool str_is_executable_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
+int str_find_in_path(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		snprintf(buf, size, "%s", name);
+		return 0;
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *s = path;;) {
+		size_t len = strcspn(s, ":");
+		int n = snprintf(buf, size, "%.*s%s%s", (int)len, s, len ? "/" : "", name);
+
+		if (n >= 0 && (size_t)n < size && str_is_executable_file(buf))
+			return 0;
+		if (!s[len])
+			break;
+		s += len + 1;
+	}
+	return -ENOENT;
+}
+
 const char *str_basename(const char *path)
 {
 	const char *slash = strrchr(path, '/');

@@ -27,6 +27,15 @@ bool str_is_printable(const char *s);
 bool str_is_executable_file(const char *path);
 
 /*
+ * Where exec would find program 'name': 'name' itself when it holds a '/',
+ * else the first executable regular file "DIR/name" over the directories of
+ * $PATH (unset or empty: /usr/local/bin:/usr/bin:/bin; an empty entry is the
+ * current directory, written as the bare name). The path goes to 'buf';
+ * -ENOENT when no directory has it ('buf' is then undefined).
+ */
+int str_find_in_path(const char *name, char *buf, size_t size);
+
+/*
  * strerror(errnum) in the words of benchtrap's messages where they differ:
  * ENOSPC is "no space left on the device (free some space, or write
  * elsewhere)", EDQUOT likewise. A static string.

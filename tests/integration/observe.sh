@@ -122,6 +122,12 @@ for pid in 0 -1 abc '' 1x 99999999999999999999; do
 done
 run observe "${NOMATCH[@]}" --pid 4194000
 expect_usage_error 'no process 4194000'
+# benchtrap's own process id (the shell's, which execs benchtrap).
+sh -c 'exec "$0" observe --symbol fib --pid $$' "$BENCHTRAP" >"$TMP/out" 2>"$TMP/err"
+status=$?
+out=$(cat "$TMP/out")
+err=$(cat "$TMP/err")
+expect_usage_error 'is benchtrap itself'
 run observe "${NOMATCH[@]}" --duration bad --pid 1
 expect_usage_error "--duration wants seconds"
 run observe "${NOMATCH[@]}" --no-such-option -- "$RECURSE"

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fenv.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -475,6 +476,54 @@ static void test_stop_running(void **state)
 	trace_proc_free(p);
 }
 
+/* trace_proc_free() lets an attached process go: detached, not killed, with
+ * the original code back where a breakpoint was. */
+static void test_free_attached_detaches(void **state)
+{
+	char exe[PATH_MAX], want[PATH_MAX], link[64];
+	struct trace_proc *p = NULL;
+	uint8_t orig = 0, now = 0;
+	uint64_t addr;
+	int status, fd;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(realpath(tracee, want));
+	pid = fork();
+	if (pid == 0) {
+		execl(tracee, tracee, "sleep", (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	/* Until it runs the fixture (bounded; judged by what it runs). */
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < 6000; i++) {
+		ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			if (!strcmp(exe, want))
+				break;
+		}
+		usleep(5000);
+	}
+	assert_int_equal(trace_attach(pid, &p), 0);
+	addr = sym(p, "main");
+	assert_int_equal(trace_read(p, addr, &orig, 1), 0);
+	assert_int_equal(trace_bp_insert(p, addr), 0);
+	trace_proc_free(p);
+
+	assert_int_equal(waitpid(pid, &status, WNOHANG), 0); /* it runs on */
+	snprintf(link, sizeof(link), "/proc/%d/mem", (int)pid);
+	fd = open(link, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &now, 1, (off_t)addr), 1);
+	close(fd);
+	assert_int_equal(now, orig);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+}
+
 int main(int argc, char **argv)
 {
 #define T(fn) cmocka_unit_test_teardown(fn, check_no_children)
@@ -497,6 +546,7 @@ int main(int argc, char **argv)
 		T(test_remote_syscall_and_page),
 		T(test_kill_all),
 		T(test_stop_running),
+		T(test_free_attached_detaches),
 	};
 
 	if (argc < 3) {

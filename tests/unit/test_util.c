@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "report/table.h"
 #include "util/atomic.h"
 #include "util/match.h"
+#include "util/procmaps.h"
 #include "util/strutil.h"
 
 static void test_distance(void **state)
@@ -64,7 +66,8 @@ static void test_glob(void **state)
 
 static void test_suggest(void **state)
 {
-	const char *names[] = { "fibonacci", "fib[10]", "empty", "loop_300ns", "allocator_ripple_1" };
+	const char *names[] = { "fibonacci", "fib[10]", "empty", "loop_300ns",
+				"allocator_ripple_1" };
 	char buf[256];
 
 	assert_true(match_suggest("fibonaci", names, 5, 3, buf, sizeof(buf)));
@@ -136,8 +139,7 @@ static void test_parse_call(void **state)
 	assert_int_equal(match_parse_call("(1)", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("f(1,2,3,4,5,6,7)", &name, args, 6, &n), -EINVAL);
-	assert_int_equal(match_parse_call("f(99999999999999999999)", &name, args, 6, &n),
-			 -ERANGE);
+	assert_int_equal(match_parse_call("f(99999999999999999999)", &name, args, 6, &n), -ERANGE);
 	assert_null(name); /* untouched on failure */
 }
 
@@ -242,13 +244,90 @@ static void test_table(void **state)
 	table_free(t);
 }
 
+/* PATH search: a directory of the program's name is skipped, an empty
+ * entry is the current directory, a name with a slash is taken as it is. */
+static void test_find_in_path(void **state)
+{
+	char dir[] = "/tmp/benchtrap-path-XXXXXX", a[128], b[128], prog[160], buf[256], *old;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	assert_int_equal(mkdir(a, 0700), 0);
+	assert_int_equal(mkdir(b, 0700), 0);
+	snprintf(prog, sizeof(prog), "%s/prog", a);
+	assert_int_equal(mkdir(prog, 0700), 0); /* a/prog: a directory */
+	snprintf(prog, sizeof(prog), "%s/prog", b);
+	f = fopen(prog, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(chmod(prog, 0700), 0);
+
+	old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	snprintf(buf, sizeof(buf), "%s:%s", a, b);
+	setenv("PATH", buf, 1);
+	assert_int_equal(str_find_in_path("prog", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, prog);
+	assert_int_equal(str_find_in_path("no-such-prog", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(str_find_in_path("./x/y", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "./x/y");
+	setenv("PATH", "", 1);
+	assert_int_equal(str_find_in_path("sh", buf, sizeof(buf)), 0);
+	assert_true(str_is_executable_file(buf));
+	if (old)
+		setenv("PATH", old, 1);
+	free(old);
+	unlink(prog);
+	rmdir(b);
+	snprintf(prog, sizeof(prog), "%s/prog", a);
+	rmdir(prog);
+	rmdir(a);
+	rmdir(dir);
+}
+
+/* The maps of this process: its own executable is mapped at offset 0, and
+ * that mapping's size is known by its start. */
+static void test_procmaps(void **state)
+{
+	uint64_t base = 0;
+	struct procmaps_iter it;
+	struct procmaps_entry e;
+	char *text;
+	bool anon = false;
+
+	(void)state;
+	assert_int_equal(procmaps_file_base(getpid(), "/proc/self/exe", &base), 0);
+	assert_true(base != 0);
+	assert_true(procmaps_size_at(getpid(), base) > 0);
+	assert_int_equal(procmaps_size_at(getpid(), 1), 0);
+	assert_int_equal(procmaps_file_base(getpid(), "/", &base), -ENOENT);
+	assert_int_equal(procmaps_read(getpid(), &text), 0);
+	procmaps_iter_init(&it, text);
+	while (procmaps_next(&it, &e)) {
+		assert_true(e.lo < e.hi);
+		anon |= e.path[0] == '\0';
+	}
+	free(text);
+	procmaps_iter_init(&it, "garbage\n1000-2000 r-xp 00000000 08:01 12 /bin/x\n");
+	assert_true(procmaps_next(&it, &e));
+	assert_int_equal(e.lo, 0x1000);
+	assert_int_equal(e.hi, 0x2000);
+	assert_string_equal(e.perms, "r-xp");
+	assert_string_equal(e.path, "/bin/x");
+	assert_false(procmaps_next(&it, &e));
+	(void)anon;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_distance), cmocka_unit_test(test_control),
-		cmocka_unit_test(test_glob),	 cmocka_unit_test(test_suggest),
-		cmocka_unit_test(test_table),	 cmocka_unit_test(test_function_names),
-		cmocka_unit_test(test_parse_call),	 cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_distance),   cmocka_unit_test(test_control),
+		cmocka_unit_test(test_glob),	   cmocka_unit_test(test_suggest),
+		cmocka_unit_test(test_table),	   cmocka_unit_test(test_function_names),
+		cmocka_unit_test(test_parse_call), cmocka_unit_test(test_find_in_path),
+		cmocka_unit_test(test_procmaps),   cmocka_unit_test(test_atomic_write),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);

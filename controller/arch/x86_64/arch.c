@@ -17,6 +17,7 @@ const size_t arch_code_trap_len = sizeof(arch_code_trap);
 
 const unsigned arch_elf_machine = EM_X86_64;
 const char arch_name[] = "x86-64";
+const char arch_vdso_clock_symbol[] = "__vdso_clock_gettime";
 
 /* Bytes below the stack pointer that a leaf function may use (the red zone),
  * which an injected call must not overwrite. */
@@ -146,9 +147,12 @@ bool arch_step_was_call(const struct arch_regs *before, const struct arch_regs *
 	       stack_word <= before->r.rip + 15;
 }
 
-uint64_t arch_entry_ret_slot(const struct arch_regs *regs)
+bool arch_entry_return_address(const struct arch_regs *regs, uint64_t *ret_slot,
+			       uint64_t *ret_addr)
 {
-	return regs->r.rsp;
+	(void)ret_addr;
+	*ret_slot = regs->r.rsp; /* pushed by the call */
+	return true;
 }
 
 uint64_t arch_entry_sp_after_return(const struct arch_regs *regs)

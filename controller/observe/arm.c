@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Arming an observing session (session.h): the selected functions of every
+ * object mapped into the process get an entry breakpoint, once their code
+ * in memory is checked against the file; objects unmapped are disarmed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/match.h"
+#include "util/procmaps.h"
+#include "observe/session.h"
+
+static void touch(struct session *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->ntouched; i++)
+		if (s->touched[i] == addr)
+			return;
+	if (s->ntouched == s->captouched) {
+		size_t cap = s->captouched ? s->captouched * 2 : 64;
+		uint64_t *v = realloc(s->touched, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		s->touched = v;
+		s->captouched = cap;
+	}
+	s->touched[s->ntouched++] = addr;
+}
+
+int observe_bp_insert(struct session *s, uint64_t addr)
+{
+	int r = trace_bp_insert(s->p, addr);
+
+	if (r == 0 && s->attached)
+		touch(s, addr);
+	return r;
+}
+
+/* ---- functions and entries -------------------------------------------------- */
+
+const struct entry *observe_entry_find(const struct session *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nentries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->entries[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nentries && s->entries[lo].addr == addr ? &s->entries[lo] : NULL;
+}
+
+int observe_entry_add(struct session *s, uint64_t addr, uint32_t func)
+{
+	size_t i = 0;
+
+	if (s->nentries == s->capentries) {
+		size_t cap = s->capentries ? s->capentries * 2 : 64;
+		struct entry *v = realloc(s->entries, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->entries = v;
+		s->capentries = cap;
+	}
+	while (i < s->nentries && s->entries[i].addr < addr)
+		i++;
+	memmove(&s->entries[i + 1], &s->entries[i], (s->nentries - i) * sizeof(*s->entries));
+	s->entries[i] = (struct entry){ addr, func };
+	s->nentries++;
+	return 0;
+}
+
+void observe_entry_del(struct session *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->nentries; i++) {
+		if (s->entries[i].addr == addr) {
+			memmove(&s->entries[i], &s->entries[i + 1],
+				(s->nentries - i - 1) * sizeof(*s->entries));
+			s->nentries--;
+			return;
+		}
+	}
+}
+
+int observe_func_add(struct session *s, const char *name, const char *symbol, const char *object,
+		     uint64_t addr, bool skip, uint32_t *ret)
+{
+	struct func *f;
+
+	if (s->nfuncs == s->capfuncs) {
+		size_t cap = s->capfuncs ? s->capfuncs * 2 : 16;
+		struct func *v = realloc(s->funcs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->funcs = v;
+		s->capfuncs = cap;
+	}
+	f = &s->funcs[s->nfuncs];
+	memset(f, 0, sizeof(*f));
+	f->name = strdup(name);
+	f->symbol = symbol ? strdup(symbol) : NULL;
+	f->object = strdup(object);
+	f->addr = addr;
+	f->skip = skip;
+	if (!f->name || !f->object || (symbol && !f->symbol)) {
+		free(f->name);
+		free(f->symbol);
+		free(f->object);
+		return -ENOMEM;
+	}
+	*ret = (uint32_t)s->nfuncs++;
+	return 0;
+}
+
+/* ---- objects: arming what is mapped ----------------------------------------- */
+
+/* The file bytes behind run-time address 'addr' of object o. */
+static int file_bytes(struct obj *o, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t bias = elf_is_pic(o->ef) ? o->base : 0, off;
+	ssize_t n;
+	int fd, r;
+
+	r = elf_vaddr_to_offset(o->ef, addr - bias, &off);
+	if (r < 0)
+		return r;
+	fd = open(o->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, len, (off_t)off);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+static bool matches_any(const char *const *pats, size_t n, const struct elf_symbol *sym, bool *hit)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (match_function(pats[i], sym->name, sym->demangled)) {
+			any = true;
+			if (hit)
+				hit[i] = true;
+		}
+	}
+	return any;
+}
+
+static bool func_at(const struct session *s, uint64_t addr)
+{
+	return observe_entry_find(s, addr) != NULL;
+}
+
+static void arm_object(struct session *s, struct obj *o)
+{
+	uint64_t bias;
+
+	o->armed = true;
+	if (!o->opened) {
+		o->opened = true;
+		if (elf_open(o->path, &o->ef, NULL) < 0)
+			o->ef = NULL;
+	}
+	if (!o->ef)
+		return;
+	bias = elf_is_pic(o->ef) ? o->base : 0;
+	if (!s->dl_notify) {
+		const struct elf_symbol *dl = elf_symbol_by_name(o->ef, "_dl_debug_state");
+
+		if (dl && observe_bp_insert(s, bias + dl->addr) == 0)
+			s->dl_notify = bias + dl->addr;
+	}
+	for (size_t i = 0; i < elf_symbol_count(o->ef); i++) {
+		const struct elf_symbol *sym = elf_symbol(o->ef, i);
+		uint64_t addr = bias + sym->addr;
+		uint8_t mem[VERIFY_LEN], file[VERIFY_LEN];
+		bool skip;
+		uint32_t fi;
+
+		skip = matches_any(s->o->skips, s->o->nskips, sym, NULL);
+		if (!skip && !matches_any(s->o->symbols, s->o->nsymbols, sym, s->pattern_hit))
+			continue;
+		if (func_at(s, addr))
+			continue; /* another name of a function armed already */
+		/* The code in memory must be the file's: otherwise the load
+		 * address was guessed wrong, and a trap would corrupt code. */
+		if (trace_read(s->p, addr, mem, sizeof(mem)) < 0 ||
+		    file_bytes(o, addr, file, sizeof(file)) < 0 || memcmp(mem, file, sizeof(mem))) {
+			observe_diagnose(
+				s,
+				"%s in %s was not armed: its code in memory differs from the file",
+				sym->demangled, o->path);
+			continue;
+		}
+		if (observe_func_add(s, sym->demangled, sym->name, o->path, addr, skip, &fi) < 0) {
+			observe_diagnose(s, "out of memory while arming %s", sym->demangled);
+			return;
+		}
+		if (observe_bp_insert(s, addr) < 0 || observe_entry_add(s, addr, fi) < 0) {
+			observe_diagnose(s, "%s in %s could not be armed", sym->demangled, o->path);
+			continue;
+		}
+		s->funcs[fi].armed = true;
+	}
+}
+
+/* An object went away (dlclose): its breakpoints vanished with its code. */
+static void disarm_object(struct session *s, struct obj *o)
+{
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		struct func *f = &s->funcs[i];
+
+		if (!f->armed || f->addr < o->lo || f->addr >= o->hi)
+			continue;
+		trace_bp_forget(s->p, f->addr);
+		observe_entry_del(s, f->addr);
+		f->armed = false;
+	}
+	if (s->dl_notify >= o->lo && s->dl_notify < o->hi) {
+		trace_bp_forget(s->p, s->dl_notify);
+		s->dl_notify = 0;
+	}
+}
+
+/* Read the maps again: arm new objects, disarm vanished ones. */
+int observe_scan_maps(struct session *s)
+{
+	struct observe_object *v = NULL;
+	size_t n = 0;
+	char *text;
+	int r;
+
+	r = procmaps_read(s->pid, &text);
+	if (r < 0)
+		return r;
+	r = observe_parse_maps(text, &v, &n);
+	free(text);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < s->nobjs; i++)
+		s->objs[i].present = false;
+	for (size_t i = 0; i < n; i++) {
+		struct obj *o = NULL;
+
+		for (size_t j = 0; j < s->nobjs && !o; j++)
+			if (!strcmp(s->objs[j].path, v[i].path) && s->objs[j].base == v[i].base)
+				o = &s->objs[j];
+		if (!o) {
+			struct obj *nv = realloc(s->objs, (s->nobjs + 1) * sizeof(*nv));
+
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			s->objs = nv;
+			o = &s->objs[s->nobjs++];
+			memset(o, 0, sizeof(*o));
+			o->path = v[i].path;
+			v[i].path = NULL;
+			o->base = v[i].base;
+		}
+		o->lo = v[i].lo;
+		o->hi = v[i].hi;
+		o->present = true;
+		if (!o->armed && v[i].exec)
+			arm_object(s, o);
+	}
+	for (size_t i = 0; i < s->nobjs; i++) {
+		if (s->objs[i].armed && !s->objs[i].present) {
+			disarm_object(s, &s->objs[i]);
+			s->objs[i].armed = false;
+		}
+	}
+	observe_objects_free(v, n);
+	return r;
+}
+
+static struct obj *obj_at(struct session *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->nobjs; i++)
+		if (s->objs[i].present && addr >= s->objs[i].lo && addr < s->objs[i].hi)
+			return &s->objs[i];
+	return NULL;
+}
+
+/* Attached: with every breakpoint removed, the code must be the files'. */
+void observe_verify_code(struct session *s)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)s->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	observe_scan_maps(s);
+	for (size_t i = 0; i < s->ntouched; i++) {
+		uint8_t mem[VERIFY_LEN], file[VERIFY_LEN];
+		struct obj *o = obj_at(s, s->touched[i]);
+
+		if (!o || !o->ef)
+			continue;
+		if (pread(fd, mem, sizeof(mem), (off_t)s->touched[i]) != (ssize_t)sizeof(mem) ||
+		    file_bytes(o, s->touched[i], file, sizeof(file)) < 0)
+			continue;
+		s->res->restored_bytes += sizeof(mem);
+		if (memcmp(mem, file, sizeof(mem)))
+			s->res->restored_mismatch++;
+	}
+	close(fd);
+}

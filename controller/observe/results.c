@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+/* The figures of an observing session (session.h), and freeing it. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "observe/session.h"
+
+/* ---- results ------------------------------------------------------------------- */
+
+static int func_result(struct session *s, struct func *f, struct observe_func_result *out)
+{
+	double lat = s->res->calibrated ? s->res->calib.latency : 0;
+	double half = s->res->calibrated
+			      ? (s->res->calib.latency_p90 - s->res->calib.latency_p10) / 2
+			      : 0;
+	double *res = NULL;
+	int r;
+
+	out->name = f->name;
+	out->symbol = f->symbol;
+	out->object = f->object;
+	f->name = f->symbol = f->object = NULL;
+	out->addr = f->addr;
+	out->skip = f->skip;
+	out->unmatched = f->unmatched;
+	if (f->skip) {
+		out->calls = f->skipped;
+		return 0;
+	}
+	out->calls = f->ncalls;
+	if (!f->ncalls)
+		return 0;
+	out->ns = malloc(f->ncalls * sizeof(*out->ns));
+	res = malloc(f->ncalls * sizeof(*res));
+	if (!out->ns || !res) {
+		free(res);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->ncalls; i++) {
+		const struct observe_call *c = &f->calls[i];
+
+		out->ns[i] =
+			observe_corrected(c->t_start, c->t_end, c->stopped_end - c->stopped_start,
+					  c->resumes_end - c->resumes_start, lat);
+		out->hist[observe_hist_bucket(out->ns[i])]++;
+		res[i] = (double)(c->resumes_end - c->resumes_start);
+	}
+	observe_summarize(out->ns, f->ncalls, &out->sum);
+	{
+		struct observe_summary rs;
+
+		observe_summarize(res, f->ncalls, &rs);
+		out->uncertainty = rs.median * half;
+	}
+	free(res);
+	r = observe_rounds(f->calls, f->ncalls, lat, &out->round_ns, &out->rounds,
+			   &out->round_max_threads);
+	if (r < 0)
+		return r;
+	return observe_summarize(out->round_ns, out->rounds, &out->round_sum);
+}
+
+int observe_build_results(struct session *s, const char *const *pats, size_t npats)
+{
+	struct observe_result *res = s->res;
+	int r = 0;
+
+	res->funcs = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*res->funcs));
+	if (!res->funcs)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nfuncs && r == 0; i++) {
+		if (s->funcs[i].calib)
+			continue;
+		r = func_result(s, &s->funcs[i], &res->funcs[res->nfuncs++]);
+	}
+	for (size_t i = 0; i < npats; i++)
+		if (!s->pattern_hit[i])
+			observe_diagnose(
+				s,
+				"no function matched '%s' in the program or the libraries it "
+				"loaded",
+				pats[i]);
+	if (s->open_at_end)
+		observe_diagnose(
+			s, "%" PRIu64 " call%s still running when observing ended %s not counted",
+			s->open_at_end, s->open_at_end == 1 ? " was" : "s were",
+			s->open_at_end == 1 ? "and is" : "and are");
+	if (res->attached && res->restored_mismatch)
+		observe_diagnose(
+			s, "after detaching, %zu breakpoint address%s not hold the file's code",
+			res->restored_mismatch, res->restored_mismatch == 1 ? " does" : "es do");
+	return r;
+}
+
+void observe_result_clear(struct observe_result *r)
+{
+	for (size_t i = 0; i < r->nfuncs; i++) {
+		free(r->funcs[i].name);
+		free(r->funcs[i].symbol);
+		free(r->funcs[i].object);
+		free(r->funcs[i].ns);
+		free(r->funcs[i].round_ns);
+	}
+	free(r->funcs);
+	for (size_t i = 0; i < r->ndiagnostics; i++)
+		free(r->diagnostics[i]);
+	free(r->diagnostics);
+	free(r->crash);
+	memset(r, 0, sizeof(*r));
+}
+
+void observe_session_free(struct session *s)
+{
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		free(s->funcs[i].name);
+		free(s->funcs[i].symbol);
+		free(s->funcs[i].object);
+		free(s->funcs[i].calls);
+	}
+	free(s->funcs);
+	free(s->entries);
+	for (size_t i = 0; i < s->nobjs; i++) {
+		free(s->objs[i].path);
+		elf_close(s->objs[i].ef);
+	}
+	free(s->objs);
+	for (size_t i = 0; i < s->nstacks; i++)
+		observe_stack_free(&s->stacks[i]);
+	free(s->stacks);
+	free(s->pattern_hit);
+	free(s->deferred);
+	free(s->touched);
+}

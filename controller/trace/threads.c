@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/* The thread table of a trace_proc, and the registers of its threads. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/internal.h"
+
+struct trace_thread *trace_thread_find(struct trace_proc *p, pid_t tid)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i]->tid == tid && p->threads[i]->state != TH_GONE)
+			return p->threads[i];
+	return NULL;
+}
+
+int trace_thread_stopped(struct trace_proc *p, pid_t tid, struct trace_thread **ret)
+{
+	struct trace_thread *t = trace_thread_find(p, tid);
+
+	if (!t)
+		return -ESRCH;
+	if (t->state != TH_STOPPED)
+		return -TRACE_E_STATE;
+	*ret = t;
+	return 0;
+}
+
+void trace_proc_release(struct trace_proc *p)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		free(p->threads[i]);
+	free(p->threads);
+	trace_bpt_fini(&p->bpt);
+	trace_mem_close(&p->mem);
+	free(p);
+}
+
+struct trace_thread *trace_thread_add(struct trace_proc *p, pid_t tid)
+{
+	struct trace_thread *t;
+
+	/* Reuse the slot of a reaped thread. */
+	for (size_t i = 0; i < p->nthreads; i++) {
+		if (p->threads[i]->state == TH_GONE) {
+			t = p->threads[i];
+			goto init;
+		}
+	}
+	if (p->nthreads == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 8;
+		struct trace_thread **v = realloc(p->threads, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		p->threads = v;
+		p->cap = cap;
+	}
+	t = malloc(sizeof(*t));
+	if (!t)
+		return NULL;
+	p->threads[p->nthreads++] = t;
+init:
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->state = TH_NEW;
+	return t;
+}
+
+size_t trace_thread_count(const struct trace_proc *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nthreads; i++)
+		n += p->threads[i]->state != TH_GONE;
+	return n;
+}
+
+pid_t trace_thread_tid(const struct trace_proc *p, size_t i)
+{
+	for (size_t k = 0; k < p->nthreads; k++) {
+		if (p->threads[k]->state == TH_GONE)
+			continue;
+		if (i-- == 0)
+			return p->threads[k]->tid;
+	}
+	return -1;
+}
+
+int trace_get_regs(struct trace_proc *p, pid_t tid, struct arch_regs *ret)
+{
+	struct trace_thread *t;
+	int r = trace_thread_stopped(p, tid, &t);
+
+	return r < 0 ? r : trace_pt_getregs(tid, ret);
+}
+
+int trace_set_regs(struct trace_proc *p, pid_t tid, const struct arch_regs *regs)
+{
+	struct trace_thread *t;
+	int r = trace_thread_stopped(p, tid, &t);
+
+	return r < 0 ? r : trace_pt_setregs(tid, regs);
+}

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+/* The controller's clock (clock.h). */
+#include <time.h>
+
+#include "util/clock.h"
+
+int64_t clock_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
