@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "arch/arch.h"
 #include "util/strutil.h"
 #include "elf/elf-internal.h"
@@ -410,15 +411,8 @@ static int add_symbols(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh, b
 			}
 			name = vname;
 		}
-		if (ef->nsyms == *cap) {
-			size_t c = *cap ? *cap * 2 : 256;
-			struct elf_symbol *v = realloc(ef->syms, c * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			ef->syms = v;
-			*cap = c;
-		}
+		if (array_grow((void **)&ef->syms, cap, ef->nsyms + 1, sizeof(*ef->syms)) < 0)
+			return -ENOMEM;
 		ef->syms[ef->nsyms++] = (struct elf_symbol){
 			.name = name,
 			.addr = s.st_value,

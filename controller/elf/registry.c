@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "elf/elf-internal.h"
 #include "util/strutil.h"
 
@@ -99,16 +100,9 @@ static int collect_relocs(struct elf_file *ef, uint64_t lo, uint64_t hi, struct 
 			} else {
 				continue;
 			}
-			if (rs.n == cap) {
-				size_t c = cap ? cap * 2 : 64;
-				struct reloc *v = realloc(rs.v, c * sizeof(*v));
-
-				if (!v) {
-					free(rs.v);
-					return -ENOMEM;
-				}
-				rs.v = v;
-				cap = c;
+			if (array_grow((void **)&rs.v, &cap, rs.n + 1, sizeof(*rs.v)) < 0) {
+				free(rs.v);
+				return -ENOMEM;
 			}
 			rs.v[rs.n++] = (struct reloc){ rela.r_offset, value };
 		}
@@ -173,15 +167,8 @@ static int push_bench(struct elf_file *ef, const char *base, uint64_t addr, bool
 	struct elf_bench *b;
 	int r;
 
-	if (ef->nbenches == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		struct elf_bench *v = realloc(ef->benches, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ef->benches = v;
-		*cap = c;
-	}
+	if (array_grow((void **)&ef->benches, cap, ef->nbenches + 1, sizeof(*ef->benches)) < 0)
+		return -ENOMEM;
 	b = &ef->benches[ef->nbenches];
 	*b = (struct elf_bench){ .addr = addr, .has_arg = has_arg, .arg = arg };
 	b->base = strdup(base);
