@@ -31,6 +31,13 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * unknown option, or the option missing its value. Returns EXIT_USAGE. */
 int cli_bad_option(const char *cmd, int argc, char **argv);
 
+/* The index of the first "--" in argv[1..argc-1], or argc when there is none:
+ * what stands before it are benchtrap's options, what follows is not. */
+int cli_find_dashdash(int argc, char **argv);
+
+/* "<path>: cannot write results: <why>" for the negative errno 'err' of the
+ * results file 'path' (see atomic_strerror). Returns EXIT_USAGE. */
+int cli_results_unwritable(const char *path, int err);
 
 /*
  * The value of --format for 'cmd': one of 'choices' (NULL-terminated), the

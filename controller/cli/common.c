@@ -48,6 +48,19 @@ void cli_note(const char *fmt, ...)
 	va_end(ap);
 }
 
+int cli_find_dashdash(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--"))
+			return i;
+	return argc;
+}
+
+int cli_results_unwritable(const char *path, int err)
+{
+	return cli_error("%s: cannot write results: %s", path, atomic_strerror(err));
+}
+
 int cli_bad_option(const char *cmd, int argc, char **argv)
 {
 	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";

@@ -337,7 +337,7 @@ int cli_observe(int argc, char **argv)
 	struct elf_file *ef = NULL;
 	struct observe_failure fail = { 0 };
 	char exe[PATH_MAX];
-	int nopts = argc, r, exit_code = EXIT_USAGE;
+	int nopts, r, exit_code = EXIT_USAGE;
 	FILE *out;
 
 	o.symbols = calloc((size_t)argc + 1, sizeof(*o.symbols));
@@ -346,12 +346,7 @@ int cli_observe(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			nopts = i;
-			break;
-		}
-	}
+	nopts = cli_find_dashdash(argc, argv);
 	if (nopts < argc) {
 		if (nopts + 1 >= argc) {
 			cli_error("observe: '--' must be followed by the command to run");
@@ -366,7 +361,7 @@ int cli_observe(int argc, char **argv)
 	}
 	/* Checked before the program runs, not after. */
 	if (o.output && (r = atomic_check(o.output)) < 0) {
-		cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
+		cli_results_unwritable(o.output, r);
 		goto out;
 	}
 
@@ -445,10 +440,8 @@ int cli_observe(int argc, char **argv)
 	fflush(out);
 	if (o.output) {
 		r = report_observe_json_file(&rep, o.output);
-		if (r < 0) {
-			cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
-			exit_code = EXIT_USAGE;
-		}
+		if (r < 0)
+			exit_code = cli_results_unwritable(o.output, r);
 	}
 out:
 	trace_proc_free(p);
