@@ -136,6 +136,21 @@ Elf_Scn *elf_section_by_name(struct elf_file *ef, const char *name, GElf_Shdr *r
 	return NULL;
 }
 
+Elf_Data *elf_next_section_data(struct elf_file *ef, Elf_Scn **scn, GElf_Word type,
+				GElf_Shdr *ret_shdr)
+{
+	while ((*scn = elf_nextscn(ef->elf, *scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(*scn, ret_shdr) || ret_shdr->sh_type != type)
+			continue;
+		data = elf_getdata(*scn, NULL);
+		if (data)
+			return data;
+	}
+	return NULL;
+}
+
 int elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *ret_offset)
 {
 	for (size_t i = 0; i < ef->ehdr.e_phnum; i++) {
@@ -212,17 +227,13 @@ static void read_build_id(struct elf_file *ef)
 {
 	Elf_Scn *scn = NULL;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
+	GElf_Shdr sh;
+	Elf_Data *data;
+
+	while ((data = elf_next_section_data(ef, &scn, SHT_NOTE, &sh))) {
 		GElf_Nhdr nh;
 		size_t off = 0, name_off, desc_off;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
 		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
 

@@ -64,15 +64,13 @@ static int collect_relocs(struct elf_file *ef, uint64_t lo, uint64_t hi, struct 
 	struct relocs rs = { 0 };
 	size_t cap = 0;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *data;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
-		Elf_Data *data, *symdata = NULL;
-		GElf_Shdr sh;
+	while ((data = elf_next_section_data(ef, &scn, SHT_RELA, &sh))) {
+		Elf_Data *symdata = NULL;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
+		if (sh.sh_entsize == 0)
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Rela rela;
