@@ -206,11 +206,8 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 		case OPT_OUTPUT:
 			o->output = optarg;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return -1;
 		default:
-			return cli_bad_option("observe", argc, argv);
+			return cli_help_or_bad_option("observe", usage, c, -1, argc, argv);
 		}
 	}
 	if (optind < argc)
@@ -432,7 +429,7 @@ int cli_observe(int argc, char **argv)
 	if (o.format == REPORT_JSON) {
 		report_observe_json(&rep, out);
 	} else {
-		bool color = o.format == REPORT_TEXT && isatty(fileno(out)) && !getenv("NO_COLOR");
+		bool color = o.format == REPORT_TEXT && cli_color(out);
 
 		report_observe_table(
 			&rep, out, o.format, color);

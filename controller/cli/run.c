@@ -600,7 +600,7 @@ int cli_run(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		bool color = o.format == REPORT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+		bool color = o.format == REPORT_TEXT && cli_color(stdout);
 
 		report_print_table(&rep, stdout, o.format, color);
 	}

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/fd.h"
 #include "util/array.h"
 #include "arch/arch.h"
 #include "util/strutil.h"
@@ -564,6 +565,20 @@ int elf_registry_error(const struct elf_file *ef)
 	return ef->registry_error;
 }
 
+/* Read what benchtrap needs from 'ef' once libelf has it (ef->elf NULL: it
+ * could not): *ret is 'ef' on success, else 'ef' is closed. */
+static int load_or_close(struct elf_file *ef, struct elf_file **ret)
+{
+	int r = ef->elf ? load(ef) : -EIO;
+
+	if (r < 0) {
+		elf_close(ef);
+		return r;
+	}
+	*ret = ef;
+	return 0;
+}
+
 int elf_open(const char *path, struct elf_file **ret, const char **ret_what)
 {
 	unsigned char ident[sizeof(Elf64_Ehdr)];
@@ -607,11 +622,7 @@ int elf_open(const char *path, struct elf_file **ret, const char **ret_what)
 
 	elf_version(EV_CURRENT);
 	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
-	r = ef->elf ? load(ef) : -EIO;
-	if (r < 0)
-		goto fail;
-	*ret = ef;
-	return 0;
+	return load_or_close(ef, ret);
 fail:
 	elf_close(ef);
 	return r;
@@ -638,11 +649,7 @@ int elf_open_memory(const char *name, const void *image, size_t size, struct elf
 		goto fail;
 	elf_version(EV_CURRENT);
 	ef->elf = elf_memory(ef->copy, size);
-	r = ef->elf ? load(ef) : -EIO;
-	if (r < 0)
-		goto fail;
-	*ret = ef;
-	return 0;
+	return load_or_close(ef, ret);
 fail:
 	elf_close(ef);
 	return r;
@@ -672,8 +679,7 @@ void elf_close(struct elf_file *ef)
 	free(ef->build_id);
 	if (ef->elf)
 		elf_end(ef->elf);
-	if (ef->fd >= 0)
-		close(ef->fd);
+	fd_close(ef->fd);
 	free(ef->path);
 	free(ef->copy);
 	free(ef);
