@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "elf/elf.h"
 #include "report/report.h"
@@ -31,6 +32,23 @@ void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * unknown option, or the option missing its value. Returns EXIT_USAGE. */
 int cli_bad_option(const char *cmd, int argc, char **argv);
 
+/* The last case of an option loop, for whatever getopt_long returned that the
+ * loop does not take itself: for 'h' (-h, --help) 'usage' on stdout and
+ * 'help_code'; else cli_bad_option's one line and EXIT_USAGE. */
+int cli_help_or_bad_option(const char *cmd, const char *usage, int c, int help_code, int argc,
+			   char **argv);
+
+/* The index of the first "--" in argv[1..argc-1], or argc when there is none:
+ * what stands before it are benchtrap's options, what follows is not. */
+int cli_find_dashdash(int argc, char **argv);
+
+/* "<path>: cannot write results: <why>" for the negative errno 'err' of the
+ * results file 'path' (see atomic_strerror). Returns EXIT_USAGE. */
+int cli_results_unwritable(const char *path, int err);
+
+/* Whether text written to 'out' is coloured: when it is a terminal and
+ * NO_COLOR is not set. */
+bool cli_color(FILE *out);
 
 /*
  * The value of --format for 'cmd': one of 'choices' (NULL-terminated), the

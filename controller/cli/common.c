@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arch/arch.h"
 #include "util/atomic.h"
@@ -48,6 +49,24 @@ void cli_note(const char *fmt, ...)
 	va_end(ap);
 }
 
+int cli_find_dashdash(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--"))
+			return i;
+	return argc;
+}
+
+int cli_results_unwritable(const char *path, int err)
+{
+	return cli_error("%s: cannot write results: %s", path, atomic_strerror(err));
+}
+
+bool cli_color(FILE *out)
+{
+	return isatty(fileno(out)) && !getenv("NO_COLOR");
+}
+
 int cli_bad_option(const char *cmd, int argc, char **argv)
 {
 	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
@@ -67,6 +86,16 @@ int cli_bad_option(const char *cmd, int argc, char **argv)
 	}
 	return cli_error("%s: unknown option '-%c' (see 'benchtrap %s --help')", cmd,
 			 optopt ? optopt : '?', cmd);
+}
+
+int cli_help_or_bad_option(const char *cmd, const char *usage, int c, int help_code, int argc,
+			   char **argv)
+{
+	if (c == 'h') {
+		fputs(usage, stdout);
+		return help_code;
+	}
+	return cli_bad_option(cmd, argc, argv);
 }
 
 int cli_parse_format(const char *cmd, const char *const *choices, const char *arg,

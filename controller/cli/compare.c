@@ -128,11 +128,8 @@ int cli_compare(int argc, char **argv)
 			if (r != 0)
 				return r;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_OK;
 		default:
-			return cli_bad_option("compare", argc, argv);
+			return cli_help_or_bad_option("compare", usage, c, EXIT_OK, argc, argv);
 		}
 	}
 	if (npaths < 2)
@@ -146,7 +143,7 @@ int cli_compare(int argc, char **argv)
 	}
 	switch (fmt) {
 	case REPORT_TEXT:
-		report_compare_text(&cmp, stdout, isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+		report_compare_text(&cmp, stdout, cli_color(stdout));
 		break;
 	case REPORT_MARKDOWN:
 		report_compare_markdown(&cmp, stdout);

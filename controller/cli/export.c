@@ -83,11 +83,8 @@ int cli_export(int argc, char **argv)
 				return r;
 			fmt = report_export_name((size_t)i);
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_OK;
 		default:
-			return cli_bad_option("export", argc, argv);
+			return cli_help_or_bad_option("export", usage, c, EXIT_OK, argc, argv);
 		}
 	}
 	if (!path)

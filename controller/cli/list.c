@@ -278,12 +278,8 @@ int cli_list(int argc, char **argv)
 		case 'L':
 			o.libs = false;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			r = EXIT_OK;
-			goto out;
 		default:
-			cli_bad_option("list", argc, argv);
+			r = cli_help_or_bad_option("list", usage, c, EXIT_OK, argc, argv);
 			goto out;
 		}
 	}

@@ -82,12 +82,8 @@ int cli_merge(int argc, char **argv)
 		case OPT_FORCE:
 			flags |= RESULTS_MERGE_ALLOW_DUPLICATES | RESULTS_MERGE_ALLOW_MISMATCH;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			code = EXIT_OK;
-			goto out;
 		default:
-			code = cli_bad_option("merge", argc, argv);
+			code = cli_help_or_bad_option("merge", usage, c, EXIT_OK, argc, argv);
 			goto out;
 		}
 	}

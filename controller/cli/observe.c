@@ -206,11 +206,8 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 		case OPT_OUTPUT:
 			o->output = optarg;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return -1;
 		default:
-			return cli_bad_option("observe", argc, argv);
+			return cli_help_or_bad_option("observe", usage, c, -1, argc, argv);
 		}
 	}
 	if (optind < argc)
@@ -337,7 +334,7 @@ int cli_observe(int argc, char **argv)
 	struct elf_file *ef = NULL;
 	struct observe_failure fail = { 0 };
 	char exe[PATH_MAX];
-	int nopts = argc, r, exit_code = EXIT_USAGE;
+	int nopts, r, exit_code = EXIT_USAGE;
 	FILE *out;
 
 	o.symbols = calloc((size_t)argc + 1, sizeof(*o.symbols));
@@ -346,12 +343,7 @@ int cli_observe(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			nopts = i;
-			break;
-		}
-	}
+	nopts = cli_find_dashdash(argc, argv);
 	if (nopts < argc) {
 		if (nopts + 1 >= argc) {
 			cli_error("observe: '--' must be followed by the command to run");
@@ -366,7 +358,7 @@ int cli_observe(int argc, char **argv)
 	}
 	/* Checked before the program runs, not after. */
 	if (o.output && (r = atomic_check(o.output)) < 0) {
-		cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
+		cli_results_unwritable(o.output, r);
 		goto out;
 	}
 
@@ -437,7 +429,7 @@ int cli_observe(int argc, char **argv)
 	if (o.format == REPORT_JSON) {
 		report_observe_json(&rep, out);
 	} else {
-		bool color = o.format == REPORT_TEXT && isatty(fileno(out)) && !getenv("NO_COLOR");
+		bool color = o.format == REPORT_TEXT && cli_color(out);
 
 		report_observe_table(
 			&rep, out, o.format, color);
@@ -445,10 +437,8 @@ int cli_observe(int argc, char **argv)
 	fflush(out);
 	if (o.output) {
 		r = report_observe_json_file(&rep, o.output);
-		if (r < 0) {
-			cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
-			exit_code = EXIT_USAGE;
-		}
+		if (r < 0)
+			exit_code = cli_results_unwritable(o.output, r);
 	}
 out:
 	trace_proc_free(p);

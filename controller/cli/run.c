@@ -472,13 +472,8 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 	/* Everything after the first "--" belongs to the target's main. */
-	int nopts = argc;
+	int nopts = cli_find_dashdash(argc, argv);
 
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--")) {
-			nopts = i;
-			break;
-		}
 	o.target_args = argv + (nopts < argc ? nopts + 1 : argc);
 	o.ntarget_args = nopts < argc ? argc - nopts - 1 : 0;
 	r = parse_options(nopts, argv, &o);
@@ -488,7 +483,7 @@ int cli_run(int argc, char **argv)
 	}
 	/* Output paths are checked before anything is measured. */
 	if (o.output && (r = atomic_check(o.output)) < 0) {
-		cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
+		cli_results_unwritable(o.output, r);
 		goto out;
 	}
 	if (o.markers && (r = atomic_open_stream(o.markers, &hs.markers)) < 0) {
@@ -605,17 +600,15 @@ int cli_run(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		bool color = o.format == REPORT_TEXT && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+		bool color = o.format == REPORT_TEXT && cli_color(stdout);
 
 		report_print_table(&rep, stdout, o.format, color);
 	}
 	fflush(stdout);
 	if (o.output) {
 		r = report_write_json_file(&rep, o.output);
-		if (r < 0) {
-			cli_error("%s: cannot write results: %s", o.output, atomic_strerror(r));
-			exit_code = EXIT_USAGE;
-		}
+		if (r < 0)
+			exit_code = cli_results_unwritable(o.output, r);
 	}
 out:
 	if (hs.markers && fclose(hs.markers) != 0 && exit_code != EXIT_USAGE)

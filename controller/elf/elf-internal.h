@@ -46,6 +46,12 @@ int elf_read_registry(struct elf_file *ef);
 /* A section by name, or NULL. */
 Elf_Scn *elf_section_by_name(struct elf_file *ef, const char *name, GElf_Shdr *ret_shdr);
 
+/* The data of the next section after '*scn' (NULL: from the first) of type
+ * 'type' that has data, with *scn moved to it and its header in *ret_shdr;
+ * NULL after the last. */
+Elf_Data *elf_next_section_data(struct elf_file *ef, Elf_Scn **scn, GElf_Word type,
+				GElf_Shdr *ret_shdr);
+
 /* Read 'size' bytes at link-time address 'vaddr' from the file image;
  * -EFAULT when they are not all in one PT_LOAD's file-backed part. */
 int elf_read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t size);

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/fd.h"
+#include "util/array.h"
 #include "arch/arch.h"
 #include "util/strutil.h"
 #include "elf/elf-internal.h"
@@ -135,6 +137,21 @@ Elf_Scn *elf_section_by_name(struct elf_file *ef, const char *name, GElf_Shdr *r
 	return NULL;
 }
 
+Elf_Data *elf_next_section_data(struct elf_file *ef, Elf_Scn **scn, GElf_Word type,
+				GElf_Shdr *ret_shdr)
+{
+	while ((*scn = elf_nextscn(ef->elf, *scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(*scn, ret_shdr) || ret_shdr->sh_type != type)
+			continue;
+		data = elf_getdata(*scn, NULL);
+		if (data)
+			return data;
+	}
+	return NULL;
+}
+
 int elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *ret_offset)
 {
 	for (size_t i = 0; i < ef->ehdr.e_phnum; i++) {
@@ -211,17 +228,13 @@ static void read_build_id(struct elf_file *ef)
 {
 	Elf_Scn *scn = NULL;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
+	GElf_Shdr sh;
+	Elf_Data *data;
+
+	while ((data = elf_next_section_data(ef, &scn, SHT_NOTE, &sh))) {
 		GElf_Nhdr nh;
 		size_t off = 0, name_off, desc_off;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
 		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
 
@@ -410,15 +423,8 @@ static int add_symbols(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh, b
 			}
 			name = vname;
 		}
-		if (ef->nsyms == *cap) {
-			size_t c = *cap ? *cap * 2 : 256;
-			struct elf_symbol *v = realloc(ef->syms, c * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			ef->syms = v;
-			*cap = c;
-		}
+		if (array_grow((void **)&ef->syms, cap, ef->nsyms + 1, sizeof(*ef->syms)) < 0)
+			return -ENOMEM;
 		ef->syms[ef->nsyms++] = (struct elf_symbol){
 			.name = name,
 			.addr = s.st_value,
@@ -559,6 +565,20 @@ int elf_registry_error(const struct elf_file *ef)
 	return ef->registry_error;
 }
 
+/* Read what benchtrap needs from 'ef' once libelf has it (ef->elf NULL: it
+ * could not): *ret is 'ef' on success, else 'ef' is closed. */
+static int load_or_close(struct elf_file *ef, struct elf_file **ret)
+{
+	int r = ef->elf ? load(ef) : -EIO;
+
+	if (r < 0) {
+		elf_close(ef);
+		return r;
+	}
+	*ret = ef;
+	return 0;
+}
+
 int elf_open(const char *path, struct elf_file **ret, const char **ret_what)
 {
 	unsigned char ident[sizeof(Elf64_Ehdr)];
@@ -602,11 +622,7 @@ int elf_open(const char *path, struct elf_file **ret, const char **ret_what)
 
 	elf_version(EV_CURRENT);
 	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
-	r = ef->elf ? load(ef) : -EIO;
-	if (r < 0)
-		goto fail;
-	*ret = ef;
-	return 0;
+	return load_or_close(ef, ret);
 fail:
 	elf_close(ef);
 	return r;
@@ -633,11 +649,7 @@ int elf_open_memory(const char *name, const void *image, size_t size, struct elf
 		goto fail;
 	elf_version(EV_CURRENT);
 	ef->elf = elf_memory(ef->copy, size);
-	r = ef->elf ? load(ef) : -EIO;
-	if (r < 0)
-		goto fail;
-	*ret = ef;
-	return 0;
+	return load_or_close(ef, ret);
 fail:
 	elf_close(ef);
 	return r;
@@ -667,8 +679,7 @@ void elf_close(struct elf_file *ef)
 	free(ef->build_id);
 	if (ef->elf)
 		elf_end(ef->elf);
-	if (ef->fd >= 0)
-		close(ef->fd);
+	fd_close(ef->fd);
 	free(ef->path);
 	free(ef->copy);
 	free(ef);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "elf/elf-internal.h"
 #include "util/strutil.h"
 
@@ -254,17 +255,10 @@ int elf_resolve_needed(const struct elf_file *ef, struct elf_file ***ret_libs, s
 				}
 				continue;
 			}
-			if (n == cap) {
-				size_t c = cap ? cap * 2 : 8;
-				struct elf_file **v = realloc(libs, c * sizeof(*v));
-
-				if (!v) {
-					elf_close(lib);
-					r = -ENOMEM;
-					goto fail;
-				}
-				libs = v;
-				cap = c;
+			if (array_grow((void **)&libs, &cap, n + 1, sizeof(*libs)) < 0) {
+				elf_close(lib);
+				r = -ENOMEM;
+				goto fail;
 			}
 			libs[n++] = lib;
 		}

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "elf/elf-internal.h"
 #include "util/strutil.h"
 
@@ -63,15 +64,13 @@ static int collect_relocs(struct elf_file *ef, uint64_t lo, uint64_t hi, struct 
 	struct relocs rs = { 0 };
 	size_t cap = 0;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *data;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
-		Elf_Data *data, *symdata = NULL;
-		GElf_Shdr sh;
+	while ((data = elf_next_section_data(ef, &scn, SHT_RELA, &sh))) {
+		Elf_Data *symdata = NULL;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
+		if (sh.sh_entsize == 0)
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Rela rela;
@@ -99,16 +98,9 @@ static int collect_relocs(struct elf_file *ef, uint64_t lo, uint64_t hi, struct 
 			} else {
 				continue;
 			}
-			if (rs.n == cap) {
-				size_t c = cap ? cap * 2 : 64;
-				struct reloc *v = realloc(rs.v, c * sizeof(*v));
-
-				if (!v) {
-					free(rs.v);
-					return -ENOMEM;
-				}
-				rs.v = v;
-				cap = c;
+			if (array_grow((void **)&rs.v, &cap, rs.n + 1, sizeof(*rs.v)) < 0) {
+				free(rs.v);
+				return -ENOMEM;
 			}
 			rs.v[rs.n++] = (struct reloc){ rela.r_offset, value };
 		}
@@ -173,15 +165,8 @@ static int push_bench(struct elf_file *ef, const char *base, uint64_t addr, bool
 	struct elf_bench *b;
 	int r;
 
-	if (ef->nbenches == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		struct elf_bench *v = realloc(ef->benches, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ef->benches = v;
-		*cap = c;
-	}
+	if (array_grow((void **)&ef->benches, cap, ef->nbenches + 1, sizeof(*ef->benches)) < 0)
+		return -ENOMEM;
 	b = &ef->benches[ef->nbenches];
 	*b = (struct elf_bench){ .addr = addr, .has_arg = has_arg, .arg = arg };
 	b->base = strdup(base);

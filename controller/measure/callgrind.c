@@ -41,6 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/fd.h"
 #include "measure/measure-config.h"
 #include "measure/callgrind.h"
 #include "measure/driver-env.h"
@@ -113,8 +114,7 @@ static int wait_timeout(pid_t pid, uint64_t timeout_ns, int *ret_status, bool *r
 			break;
 		}
 	}
-	if (pfd >= 0)
-		close(pfd);
+	fd_close(pfd);
 	while (waitpid(pid, ret_status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
@@ -278,16 +278,11 @@ nomem:
 	r = -ENOMEM;
 	*ret_error = strdup("out of memory");
 out:
-	if (devnull >= 0)
-		close(devnull);
-	if (input >= 0)
-		close(input);
-	if (donefd[0] >= 0)
-		close(donefd[0]);
-	if (donefd[1] >= 0)
-		close(donefd[1]);
-	if (err_fd >= 0)
-		close(err_fd);
+	fd_close(devnull);
+	fd_close(input);
+	fd_close(donefd[0]);
+	fd_close(donefd[1]);
+	fd_close(err_fd);
 	measure_env_free(argv);
 	measure_env_free(env);
 	measure_env_free(extra);
@@ -633,10 +628,8 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		}
 		for (size_t j = 0; j < k; j++) {
 			batch[j] = &specs[i + j];
-			results[i + j] = (struct bench_result){ .spec = &specs[i + j],
-								.instrument = "callgrind",
-								.unit = "instructions" };
-			results[i + j].t_start_ns = measure_now_ns();
+			measure_result_begin(&results[i + j], &specs[i + j], "callgrind",
+					     "instructions");
 			if (isolate || j == 0)
 				emit(hooks, MEASURE_BENCH_START, specs[i + j].name, 0,
 				     results[i + j].t_start_ns);

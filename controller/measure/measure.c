@@ -24,6 +24,13 @@ uint64_t measure_now_ns(void)
 	return (uint64_t)clock_now_ns();
 }
 
+void measure_result_begin(struct bench_result *res, const struct bench_spec *spec,
+			  const char *instrument, const char *unit)
+{
+	*res = (struct bench_result){ .spec = spec, .instrument = instrument, .unit = unit };
+	res->t_start_ns = measure_now_ns();
+}
+
 int measure_open_input(const struct measure_target *t)
 {
 	int fd;

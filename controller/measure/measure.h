@@ -227,6 +227,11 @@ void measure_emit(const struct measure_hooks *h, const struct measure_event *ev)
 
 uint64_t measure_now_ns(void);
 
+/* Start the result of benchmark 'spec' by 'instrument' in 'unit': *res
+ * emptied, naming them, and started now. */
+void measure_result_begin(struct bench_result *res, const struct bench_spec *spec,
+			  const char *instrument, const char *unit);
+
 /* What the command line asks of an instrument beyond the plan; each
  * instrument reads what applies to it (struct measure_instrument.options). */
 struct measure_opts {

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/fd.h"
 #include "measure/driver-env.h"
 #include "measure/perf.h"
 #include "util/launch.h"
@@ -170,14 +171,10 @@ static size_t run_batch(const struct measure_target *t, const char *driver,
 	launch_sweep();
 	*ret_status = st;
 out_pipe:
-	if (devnull >= 0)
-		close(devnull);
-	if (input >= 0)
-		close(input);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
+	fd_close(devnull);
+	fd_close(input);
+	fd_close(pfd[0]);
+	fd_close(pfd[1]);
 out:
 	measure_env_free(extra);
 	measure_env_free(env);
@@ -240,10 +237,8 @@ int measure_perf(const struct measure_target *t, const struct bench_spec *specs,
 
 		for (size_t j = 0; j < k; j++) {
 			batch[j] = &specs[i + j];
-			results[i + j] = (struct bench_result){ .spec = &specs[i + j],
-								.instrument = "perf",
-								.unit = "instructions" };
-			results[i + j].t_start_ns = measure_now_ns();
+			measure_result_begin(&results[i + j], &specs[i + j], "perf",
+					     "instructions");
 		}
 		got = run_batch(t, driver, batch, k, plan->timeout_ns, counts, &status, &pid);
 		for (size_t j = 0; j < k && j <= got; j++) {

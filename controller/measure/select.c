@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "elf/elf.h"
 #include "results/results.h"
 #include "util/match.h"
@@ -19,15 +20,8 @@
 
 static struct bench_spec *specs_add(struct measure_selection *s)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct bench_spec *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (array_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)) < 0)
+		return NULL;
 	s->v[s->n] = (struct bench_spec){ 0 };
 	return &s->v[s->n++];
 }

@@ -32,6 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "util/fd.h"
 #include "arch/harness.h"
 #include "elf/elf.h"
 #include "trace/trace.h"
@@ -204,8 +205,7 @@ static int child_start(const struct measure_target *t, uint64_t deadline, uint64
 		so.stdio[1] = so.stdio[2] = devnull;
 	}
 	r = trace_spawn(&so, &c->p, &exec_errno);
-	if (devnull >= 0)
-		close(devnull);
+	fd_close(devnull);
 	close(input);
 	if (r == -TRACE_E_EXEC)
 		return fail_with(ret_error, "cannot execute %s: %s", t->binary, strerror(exec_errno));
@@ -697,9 +697,7 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 		struct trace_failure f;
 		char *why = NULL;
 
-		*res = (struct bench_result){ .spec = &specs[i], .instrument = "walltime",
-					      .unit = "ns" };
-		res->t_start_ns = measure_now_ns();
+		measure_result_begin(res, &specs[i], "walltime", "ns");
 		emit(hooks, MEASURE_BENCH_START, specs[i].name, 0, res->t_start_ns, 0, 0, false);
 
 		if (!c.p) {

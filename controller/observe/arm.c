@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/match.h"
 #include "util/procmaps.h"
 #include "observe/session.h"
@@ -20,15 +22,9 @@ static void touch(struct session *s, uint64_t addr)
 	for (size_t i = 0; i < s->ntouched; i++)
 		if (s->touched[i] == addr)
 			return;
-	if (s->ntouched == s->captouched) {
-		size_t cap = s->captouched ? s->captouched * 2 : 64;
-		uint64_t *v = realloc(s->touched, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		s->touched = v;
-		s->captouched = cap;
-	}
+	if (array_grow((void **)&s->touched, &s->captouched, s->ntouched + 1, sizeof(*s->touched)) <
+	    0)
+		return;
 	s->touched[s->ntouched++] = addr;
 }
 
@@ -45,16 +41,9 @@ int observe_bp_insert(struct session *s, uint64_t addr)
 
 const struct entry *observe_entry_find(const struct session *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->nentries;
+	size_t lo = array_lower_bound_u64(s->entries, s->nentries, sizeof(*s->entries),
+					  offsetof(struct entry, addr), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->entries[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < s->nentries && s->entries[lo].addr == addr ? &s->entries[lo] : NULL;
 }
 
@@ -62,15 +51,9 @@ int observe_entry_add(struct session *s, uint64_t addr, uint32_t func)
 {
 	size_t i = 0;
 
-	if (s->nentries == s->capentries) {
-		size_t cap = s->capentries ? s->capentries * 2 : 64;
-		struct entry *v = realloc(s->entries, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->entries = v;
-		s->capentries = cap;
-	}
+	if (array_grow((void **)&s->entries, &s->capentries, s->nentries + 1, sizeof(*s->entries)) <
+	    0)
+		return -ENOMEM;
 	while (i < s->nentries && s->entries[i].addr < addr)
 		i++;
 	memmove(&s->entries[i + 1], &s->entries[i], (s->nentries - i) * sizeof(*s->entries));
@@ -96,15 +79,8 @@ int observe_func_add(struct session *s, const char *name, const char *symbol, co
 {
 	struct func *f;
 
-	if (s->nfuncs == s->capfuncs) {
-		size_t cap = s->capfuncs ? s->capfuncs * 2 : 16;
-		struct func *v = realloc(s->funcs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->funcs = v;
-		s->capfuncs = cap;
-	}
+	if (array_grow((void **)&s->funcs, &s->capfuncs, s->nfuncs + 1, sizeof(*s->funcs)) < 0)
+		return -ENOMEM;
 	f = &s->funcs[s->nfuncs];
 	memset(f, 0, sizeof(*f));
 	f->name = strdup(name);

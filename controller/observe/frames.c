@@ -14,19 +14,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "util/array.h"
 #include "observe/observe.h"
 
 int observe_stack_push(struct observe_stack *s, const struct observe_frame *f)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct observe_frame *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (array_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)) < 0)
+		return -ENOMEM;
 	s->v[s->n++] = *f;
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "unwind/unwind.h"
 #include "util/clock.h"
 #include "observe/session.h"
@@ -58,15 +59,8 @@ void observe_diagnose(struct session *s, const char *fmt, ...)
 
 static int call_add(struct func *f, const struct observe_call *c)
 {
-	if (f->ncalls == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 64;
-		struct observe_call *v = realloc(f->calls, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		f->calls = v;
-		f->cap = cap;
-	}
+	if (array_grow((void **)&f->calls, &f->cap, f->ncalls + 1, sizeof(*f->calls)) < 0)
+		return -ENOMEM;
 	f->calls[f->ncalls++] = *c;
 	return 0;
 }
@@ -105,16 +99,10 @@ static void remove_later(struct session *s, uint64_t addr)
 		trace_bp_remove(s->p, addr);
 		return;
 	}
-	if (s->ndeferred == s->capdeferred) {
-		size_t cap = s->capdeferred ? s->capdeferred * 2 : 64;
-		struct deferred *v = realloc(s->deferred, cap * sizeof(*v));
-
-		if (!v) {
-			trace_bp_remove(s->p, addr);
-			return;
-		}
-		s->deferred = v;
-		s->capdeferred = cap;
+	if (array_grow((void **)&s->deferred, &s->capdeferred, s->ndeferred + 1,
+		       sizeof(*s->deferred)) < 0) {
+		trace_bp_remove(s->p, addr);
+		return;
 	}
 	s->deferred[s->ndeferred++] = (struct deferred){ addr, s->resumes };
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report/table.h"
+#include "util/array.h"
 
 #define TABLE_MAX_WIDTH 60
 
@@ -56,15 +57,8 @@ int table_add(struct table *t, const char *const *cells)
 {
 	size_t used = t->cells ? (t->nrows + 1) * t->ncols : 0;
 
-	if (used + t->ncols > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : t->ncols * 16;
-		char **v = realloc(t->cells, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->cells = v;
-		t->cap = cap;
-	}
+	if (array_grow((void **)&t->cells, &t->cap, used + t->ncols, sizeof(*t->cells)) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < t->ncols; i++) {
 		t->cells[used + i] = strdup(cells[i] ? cells[i] : "");
 		if (!t->cells[used + i]) {

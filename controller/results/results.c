@@ -92,20 +92,59 @@ static json_t *member(struct parser *p, const json_t *obj, const char *base, con
 	return v;
 }
 
+static bool is_string(const json_t *v)
+{
+	return json_is_string(v);
+}
+
+static bool is_number(const json_t *v)
+{
+	return json_is_number(v);
+}
+
+static bool is_array(const json_t *v)
+{
+	return json_is_array(v);
+}
+
+static bool is_integer(const json_t *v)
+{
+	return json_is_integer(v);
+}
+
+static bool is_boolean(const json_t *v)
+{
+	return json_is_boolean(v);
+}
+
+/* The member 'key' of 'obj' when 'is' it; NULL when absent (a failure when
+ * 'required'), when null and 'nullable', or when of another kind: then a
+ * failure "expected <what>". */
+static json_t *typed_member(struct parser *p, const json_t *obj, const char *base, const char *key,
+			    bool required, bool nullable, bool (*is)(const json_t *),
+			    const char *what)
+{
+	char where[256];
+	json_t *v = member(p, obj, base, key, required, where, sizeof(where));
+
+	if (!v || (json_is_null(v) && nullable))
+		return NULL;
+	if (!is(v)) {
+		failf(p, where, "expected %s, not %s", what, type_name(v));
+		return NULL;
+	}
+	return v;
+}
+
 /* A string member: required or optional; null is NULL when 'nullable'. */
 static char *get_string(struct parser *p, const json_t *obj, const char *base, const char *key,
 			bool required, bool nullable)
 {
-	char where[256];
-	json_t *v = member(p, obj, base, key, required, where, sizeof(where));
+	json_t *v = typed_member(p, obj, base, key, required, nullable, is_string, "a string");
 	char *s;
 
-	if (!v || (json_is_null(v) && nullable))
+	if (!v)
 		return NULL;
-	if (!json_is_string(v)) {
-		failf(p, where, "expected a string, not %s", type_name(v));
-		return NULL;
-	}
 	s = strdup(json_string_value(v));
 	if (!s)
 		p->nomem = true;
@@ -116,16 +155,9 @@ static char *get_string(struct parser *p, const json_t *obj, const char *base, c
 static double get_number(struct parser *p, const json_t *obj, const char *base, const char *key,
 			 bool required)
 {
-	char where[256];
-	json_t *v = member(p, obj, base, key, required, where, sizeof(where));
+	json_t *v = typed_member(p, obj, base, key, required, true, is_number, "a number");
 
-	if (!v || json_is_null(v))
-		return NAN;
-	if (!json_is_number(v)) {
-		failf(p, where, "expected a number, not %s", type_name(v));
-		return NAN;
-	}
-	return json_number_value(v);
+	return v ? json_number_value(v) : NAN;
 }
 
 static uint64_t get_count(struct parser *p, const json_t *obj, const char *base, const char *key,
@@ -148,16 +180,7 @@ static uint64_t get_count(struct parser *p, const json_t *obj, const char *base,
  * failure). */
 static json_t *get_array(struct parser *p, const json_t *obj, const char *base, const char *key)
 {
-	char where[256];
-	json_t *v = member(p, obj, base, key, false, where, sizeof(where));
-
-	if (!v || json_is_null(v))
-		return NULL;
-	if (!json_is_array(v)) {
-		failf(p, where, "expected an array, not %s", type_name(v));
-		return NULL;
-	}
-	return v;
+	return typed_member(p, obj, base, key, false, true, is_array, "an array");
 }
 
 /* Element 'i' of the array member 'key' is not 'expected'. */
@@ -248,22 +271,12 @@ static void parse_env(struct parser *p, const json_t *root, struct results_env *
 	e->hostname = get_string(p, env, "environment", "hostname", false, true);
 	e->benchtrap = get_string(p, env, "environment", "benchtrap", false, true);
 	e->date = get_string(p, env, "environment", "date", false, true);
-	v = json_object_get(env, "cores");
-	if (v && !json_is_null(v)) {
-		if (!json_is_integer(v))
-			failf(p, "environment.cores", "expected a whole number, not %s",
-			      type_name(v));
-		else
-			e->cores = (int)json_integer_value(v);
-	}
-	v = json_object_get(env, "aslr");
-	if (v && !json_is_null(v)) {
-		if (!json_is_boolean(v))
-			failf(p, "environment.aslr", "expected true or false, not %s",
-			      type_name(v));
-		else
-			e->aslr = json_is_true(v);
-	}
+	v = typed_member(p, env, "environment", "cores", false, true, is_integer, "a whole number");
+	if (v)
+		e->cores = (int)json_integer_value(v);
+	v = typed_member(p, env, "environment", "aslr", false, true, is_boolean, "true or false");
+	if (v)
+		e->aslr = json_is_true(v);
 }
 
 static void parse_stats(struct parser *p, const json_t *obj, const char *base,

@@ -334,6 +334,14 @@ static double replicate_median(struct rng *r, const double *sorted, size_t n)
 	return mid2(lo, sorted[cell_of(u + (1.0 - u) * w, n)]);
 }
 
+static bool all_finite(const double *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return false;
+	return true;
+}
+
 static int check_options(const struct stats_options *opt)
 {
 	if (!(opt->confidence > 0.0 && opt->confidence < 1.0))
@@ -417,9 +425,8 @@ int stats_summarize(const double *samples, size_t n, const struct stats_options 
 	r = check_options(opt);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < n; i++)
-		if (!isfinite(samples[i]))
-			return -EDOM;
+	if (!all_finite(samples, n))
+		return -EDOM;
 	if (n > SIZE_MAX / sizeof(double))
 		return -ENOMEM;
 
@@ -592,12 +599,8 @@ int stats_bootstrap_ratio(const double *base_sorted, size_t nbase, const double 
 	r = check_options(opt);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < nbase; i++)
-		if (!isfinite(base_sorted[i]))
-			return -EDOM;
-	for (size_t i = 0; i < nhead; i++)
-		if (!isfinite(head_sorted[i]))
-			return -EDOM;
+	if (!all_finite(base_sorted, nbase) || !all_finite(head_sorted, nhead))
+		return -EDOM;
 
 	reps = malloc(opt->resamples * sizeof(*reps));
 	if (!reps)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "trace/bptable.h"
 
 void trace_bpt_init(struct trace_bpt *t, const struct trace_mem_ops *ops, void *ctx)
@@ -26,17 +28,8 @@ void trace_bpt_fini(struct trace_bpt *t)
 /* Index of the first breakpoint with addr >= 'addr'. */
 static size_t lower_bound(const struct trace_bpt *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return array_lower_bound_u64(t->v, t->n, sizeof(*t->v), offsetof(struct trace_bp, addr),
+				     addr);
 }
 
 const struct trace_bp *trace_bpt_find(const struct trace_bpt *t, uint64_t addr)
@@ -59,15 +52,8 @@ int trace_bpt_insert(struct trace_bpt *t, uint64_t addr)
 	if ((i > 0 && t->v[i - 1].addr + t->trap_len > addr) ||
 	    (i < t->n && addr + t->trap_len > t->v[i].addr))
 		return -EEXIST;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct trace_bp *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (array_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)) < 0)
+		return -ENOMEM;
 	r = t->ops->read(t->ctx, addr, bp.orig, t->trap_len);
 	if (r < 0)
 		return r;

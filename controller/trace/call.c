@@ -441,6 +441,18 @@ static int run_to_bp(struct trace_proc *p, uint64_t addr, int64_t deadline, int 
 	return r;
 }
 
+/* Insert a breakpoint at 'addr' and resume until some thread stops there;
+ * the breakpoint stays. */
+static int stop_at(struct trace_proc *p, uint64_t addr, int64_t deadline, int timeout_ms,
+		   struct trace_failure *f)
+{
+	int r = trace_bp_insert(p, addr);
+
+	if (r < 0)
+		return r;
+	return run_to_bp(p, addr, deadline, timeout_ms, f);
+}
+
 /* Single-step the current thread until it has executed a call; its first
  * argument is main (glibc's _start calls __libc_start_main(main, ...)). */
 #define MAX_ENTRY_STEPS 64
@@ -505,10 +517,7 @@ int trace_run_to_main(struct trace_proc *p, uint64_t main_link, uint64_t entry_l
 	if (main_link) {
 		main_addr = main_link + (entry - entry_link);
 	} else {
-		r = trace_bp_insert(p, entry);
-		if (r < 0)
-			return r;
-		r = run_to_bp(p, entry, deadline, timeout_ms, f);
+		r = stop_at(p, entry, deadline, timeout_ms, f);
 		if (r < 0)
 			return r;
 		trace_bp_remove(p, entry);
@@ -516,10 +525,7 @@ int trace_run_to_main(struct trace_proc *p, uint64_t main_link, uint64_t entry_l
 		if (r < 0)
 			return r;
 	}
-	r = trace_bp_insert(p, main_addr);
-	if (r < 0)
-		return r;
-	r = run_to_bp(p, main_addr, deadline, timeout_ms, f);
+	r = stop_at(p, main_addr, deadline, timeout_ms, f);
 	if (r < 0)
 		return r;
 	r = trace_bp_remove(p, main_addr);

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "util/fd.h"
 #include "trace/internal.h"
 
 static int open_mem(struct trace_mem *m)
@@ -80,8 +81,7 @@ int trace_mem_write(void *mem, uint64_t addr, const void *buf, size_t len)
 
 void trace_mem_close(struct trace_mem *m)
 {
-	if (m->fd >= 0)
-		close(m->fd);
+	fd_close(m->fd);
 	m->fd = -1;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "trace/internal.h"
 
 struct trace_thread *trace_thread_find(struct trace_proc *p, pid_t tid)
@@ -47,15 +48,8 @@ struct trace_thread *trace_thread_add(struct trace_proc *p, pid_t tid)
 			goto init;
 		}
 	}
-	if (p->nthreads == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 8;
-		struct trace_thread **v = realloc(p->threads, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		p->threads = v;
-		p->cap = cap;
-	}
+	if (array_grow((void **)&p->threads, &p->cap, p->nthreads + 1, sizeof(*p->threads)) < 0)
+		return NULL;
 	t = malloc(sizeof(*t));
 	if (!t)
 		return NULL;

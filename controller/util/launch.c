@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/fd.h"
 #include "util/launch.h"
 
 extern char **environ;
@@ -275,10 +276,8 @@ int launch_release(struct launch *l, int *ret_errno)
 
 void launch_abort(struct launch *l)
 {
-	if (l->gofd >= 0)
-		close(l->gofd);
-	if (l->errfd >= 0)
-		close(l->errfd);
+	fd_close(l->gofd);
+	fd_close(l->errfd);
 	l->gofd = l->errfd = -1;
 	kill(l->pid, SIGKILL);
 	reap(l->pid);

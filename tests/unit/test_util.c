@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "report/table.h"
+#include "util/array.h"
 #include "util/atomic.h"
 #include "util/match.h"
 #include "util/procmaps.h"
@@ -320,14 +321,76 @@ static void test_procmaps(void **state)
 	(void)anon;
 }
 
+static void test_array_grow(void **state)
+{
+	int *v = NULL;
+	size_t cap = 0;
+
+	/* Room already there: nothing moves. */
+	assert_int_equal(array_grow((void **)&v, &cap, 0, sizeof(*v)), 0);
+	assert_null(v);
+	assert_int_equal(cap, 0);
+	/* From empty, at least the first size. */
+	assert_int_equal(array_grow((void **)&v, &cap, 1, sizeof(*v)), 0);
+	assert_non_null(v);
+	assert_int_equal(cap, 16);
+	for (int i = 0; i < 16; i++)
+		v[i] = i;
+	assert_int_equal(array_grow((void **)&v, &cap, 16, sizeof(*v)), 0);
+	assert_int_equal(cap, 16);
+	/* One past the capacity doubles it and keeps the elements. */
+	assert_int_equal(array_grow((void **)&v, &cap, 17, sizeof(*v)), 0);
+	assert_int_equal(cap, 32);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(v[i], i);
+	/* Far past it doubles until it fits. */
+	assert_int_equal(array_grow((void **)&v, &cap, 100, sizeof(*v)), 0);
+	assert_int_equal(cap, 128);
+	v[99] = 99;
+	/* A size that overflows fails and leaves the array as it was. */
+	int *old = v;
+
+	assert_int_equal(array_grow((void **)&v, &cap, SIZE_MAX / 2 + 2, sizeof(*v)), -ENOMEM);
+	assert_int_equal(array_grow((void **)&v, &cap, SIZE_MAX / 4, sizeof(*v)), -ENOMEM);
+	assert_ptr_equal(v, old);
+	assert_int_equal(cap, 128);
+	assert_int_equal(v[15], 15);
+	free(v);
+}
+
+static void test_array_lower_bound(void **state)
+{
+	struct item {
+		uint32_t tag;
+		uint64_t key;
+	} v[] = { { 1, 10 }, { 2, 20 }, { 3, 20 }, { 4, 40 } };
+	size_t n = sizeof(v) / sizeof(v[0]), off = offsetof(struct item, key);
+
+	assert_int_equal(array_lower_bound_u64(v, 0, sizeof(v[0]), off, 10), 0);
+	assert_int_equal(array_lower_bound_u64(v, n, sizeof(v[0]), off, 0), 0);
+	assert_int_equal(array_lower_bound_u64(v, n, sizeof(v[0]), off, 10), 0);
+	assert_int_equal(array_lower_bound_u64(v, n, sizeof(v[0]), off, 11), 1);
+	/* The first of equal keys. */
+	assert_int_equal(array_lower_bound_u64(v, n, sizeof(v[0]), off, 20), 1);
+	assert_int_equal(array_lower_bound_u64(v, n, sizeof(v[0]), off, 40), 3);
+	assert_int_equal(array_lower_bound_u64(v, n, sizeof(v[0]), off, UINT64_MAX), n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_distance),   cmocka_unit_test(test_control),
-		cmocka_unit_test(test_glob),	   cmocka_unit_test(test_suggest),
-		cmocka_unit_test(test_table),	   cmocka_unit_test(test_function_names),
-		cmocka_unit_test(test_parse_call), cmocka_unit_test(test_find_in_path),
-		cmocka_unit_test(test_procmaps),   cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_distance),
+		cmocka_unit_test(test_array_grow),
+		cmocka_unit_test(test_array_lower_bound),
+		cmocka_unit_test(test_control),
+		cmocka_unit_test(test_glob),
+		cmocka_unit_test(test_suggest),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_function_names),
+		cmocka_unit_test(test_parse_call),
+		cmocka_unit_test(test_find_in_path),
+		cmocka_unit_test(test_procmaps),
+		cmocka_unit_test(test_atomic_write),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);

@@ -4,6 +4,8 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
+#include <string.h>
 
 #include "arch/arch.h"
 
@@ -43,50 +45,30 @@ uint64_t arch_retval(const struct arch_regs *regs)
 	return regs->r.rax;
 }
 
+/* Where the integer arguments 0 to 5 are passed (System V AMD64 ABI). */
+static const size_t arg_regs[] = {
+	offsetof(struct user_regs_struct, rdi), offsetof(struct user_regs_struct, rsi),
+	offsetof(struct user_regs_struct, rdx), offsetof(struct user_regs_struct, rcx),
+	offsetof(struct user_regs_struct, r8),	offsetof(struct user_regs_struct, r9),
+};
+
 uint64_t arch_arg(const struct arch_regs *regs, unsigned i)
 {
-	switch (i) {
-	case 0:
-		return regs->r.rdi;
-	case 1:
-		return regs->r.rsi;
-	case 2:
-		return regs->r.rdx;
-	case 3:
-		return regs->r.rcx;
-	case 4:
-		return regs->r.r8;
-	case 5:
-		return regs->r.r9;
-	default:
+	unsigned long long v;
+
+	if (i >= sizeof(arg_regs) / sizeof(arg_regs[0]))
 		return 0;
-	}
+	memcpy(&v, (const char *)&regs->r + arg_regs[i], sizeof(v));
+	return v;
 }
 
 static void set_arg(struct arch_regs *regs, unsigned i, uint64_t v)
 {
-	switch (i) {
-	case 0:
-		regs->r.rdi = v;
-		break;
-	case 1:
-		regs->r.rsi = v;
-		break;
-	case 2:
-		regs->r.rdx = v;
-		break;
-	case 3:
-		regs->r.rcx = v;
-		break;
-	case 4:
-		regs->r.r8 = v;
-		break;
-	case 5:
-		regs->r.r9 = v;
-		break;
-	default:
-		break;
-	}
+	unsigned long long w = v;
+
+	if (i >= sizeof(arg_regs) / sizeof(arg_regs[0]))
+		return;
+	memcpy((char *)&regs->r + arg_regs[i], &w, sizeof(w));
 }
 
 uint64_t arch_trap_addr(uint64_t pc_after_trap)
