@@ -42,6 +42,8 @@ struct elf_file {
 
 /* Read the target-stub registry into ef->benches (registry.c). */
 int elf_read_registry(struct elf_file *ef);
+/* Read the symbol table into ef->syms (symbols.c). 0 or -errno. */
+int elf_read_symbols(struct elf_file *ef);
 
 /* A section by name, or NULL. */
 Elf_Scn *elf_section_by_name(struct elf_file *ef, const char *name, GElf_Shdr *ret_shdr);
