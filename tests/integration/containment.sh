@@ -169,21 +169,7 @@ expect_no_orphans "$OBS/forever"
 
 # ---- observe --pid: the attached process outlives benchtrap, even its SIGKILL --------------
 code_is_files() {
-	python3 - "$1" <<'PY'
-import sys
-pid = int(sys.argv[1])
-with open(f"/proc/{pid}/mem", "rb", 0) as mem:
-    for line in open(f"/proc/{pid}/maps"):
-        f = line.split()
-        if len(f) < 6 or "x" not in f[1] or not f[5].startswith("/"):
-            continue
-        lo, hi = (int(x, 16) for x in f[0].split("-"))
-        with open(f[5], "rb") as fh:
-            fh.seek(int(f[2], 16))
-            want = fh.read(hi - lo)
-        mem.seek(lo)
-        assert mem.read(len(want)) == want, f"{f[5]} at {lo:#x} differs"
-PY
+	python3 "$(dirname "$0")/code_is_files.py" "$1" >/dev/null
 }
 
 tracer_of() {

@@ -301,27 +301,8 @@ checks=$((checks + 1))
 [[ $(cat "$TMP/progress") != "$before" ]] || fail "the process stopped making progress after detach"
 # Its code is the files' code: every executable file mapping, byte for byte.
 checks=$((checks + 1))
-python3 - "$target" <<'PY' || fail "code in memory differs from the files after detach"
-import os, sys
-pid = int(sys.argv[1])
-compared = 0
-with open(f"/proc/{pid}/mem", "rb", 0) as mem:
-    for line in open(f"/proc/{pid}/maps"):
-        f = line.split()
-        if len(f) < 6 or "x" not in f[1] or not f[5].startswith("/"):
-            continue
-        lo, hi = (int(x, 16) for x in f[0].split("-"))
-        off = int(f[2], 16)
-        with open(f[5], "rb") as fh:
-            fh.seek(off)
-            want = fh.read(hi - lo)
-        mem.seek(lo)
-        got = mem.read(len(want))
-        assert got == want, f"{f[5]} at {lo:#x} differs"
-        compared += len(want)
-assert compared > 0
-print(f"{compared} bytes of code compared")
-PY
+python3 "$(dirname "$0")/code_is_files.py" "$target" ||
+	fail "code in memory differs from the files after detach"
 # Ctrl-C ends observing the same way.
 "$BENCHTRAP" observe --symbol tick --pid "$target" --output "$TMP/obs.json" >"$TMP/int.out" 2>"$TMP/int.err" &
 bt=$!
