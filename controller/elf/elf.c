@@ -258,7 +258,8 @@ static void read_comment(struct elf_file *ef)
 	Elf_Scn *scn = elf_section_by_name(ef, ".comment", &sh);
 	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
 
-	if (!data || data->d_size == 0)
+	/* A NOBITS section has a size but no bytes (d_buf is NULL). */
+	if (!data || !data->d_buf || data->d_size == 0 || sh.sh_type == SHT_NOBITS)
 		return;
 	/* NUL-separated strings; the first is the compiler of the program's
 	 * own objects in the common case (crt files carry none or the same). */

@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# Run one libFuzzer target for FUZZ_SECONDS (default 20) and print one line
-# of figures. Exit 0 when nothing was found, 1 on a finding (the input is
-# kept under OUT/findings/), 77 when the target cannot run here.
+# Run one libFuzzer target and print one line of figures: FUZZ_RUNS inputs
+# from the fixed seed FUZZ_SEED (default 1), the same inputs on every run and
+# machine, or else FUZZ_SECONDS (default 20) from a random seed. Exit 0 when
+# nothing was found, 1 on a finding (the input is kept under OUT/findings/),
+# 77 when the target cannot run here.
 # Usage: run.sh TARGET NAME OUT REGRESSIONS_DIR [SEED...]
 #   SEED: a file, or a directory whose files are seeds
 set -uo pipefail
 target=$1 name=$2 out=$3 regressions=$4
 shift 4
 seconds=${FUZZ_SECONDS:-20}
+if [[ -n ${FUZZ_RUNS:-} ]]; then
+	budget=("-runs=$FUZZ_RUNS" "-seed=${FUZZ_SEED:-1}")
+	# Without address randomization: libFuzzer learns from the values
+	# compared, pointers among them, so that the same seed makes the same
+	# inputs.
+	fixed=(setarch "$(uname -m)" -R)
+	"${fixed[@]}" true 2>/dev/null || fixed=()
+else
+	budget=("-max_total_time=$seconds")
+	fixed=()
+fi
 
 [[ -x $target ]] || { echo "fuzz-$name: $target is not built (skipped)"; exit 77; }
 
@@ -22,14 +35,14 @@ for s in "$@"; do
 	fi
 done
 if [[ $name == elf ]]; then
-	# libFuzzer cuts inputs to 1 MiB, which would lose the section headers
-	# at the end of a large file: keep large seeds without their debug
-	# sections (symbols stay).
+	# Seeds without their debug sections (symbols stay): libFuzzer cuts
+	# inputs to 1 MiB, which would lose the section headers at the end of
+	# a large file, and the debug sections name the build directory, which
+	# would make the seeds, and so a fixed-seed run, differ from checkout
+	# to checkout.
 	for f in "$out"/seeds/*; do
-		if (($(stat -c %s "$f") > 1000000)); then
-			objcopy --strip-debug "$f" "$f.nodebug" 2>/dev/null && mv "$f.nodebug" "$f"
-			rm -f "$f.nodebug"
-		fi
+		objcopy --strip-debug "$f" "$f.nodebug" 2>/dev/null && mv "$f.nodebug" "$f"
+		rm -f "$f.nodebug"
 	done
 	# The vDSO this machine maps into every process, as walltime reads it.
 	python3 - "$out/seeds/vdso" <<'PY' 2>/dev/null || true
@@ -62,7 +75,7 @@ log="$out/log"
 # keep the input; leaks are findings too.
 ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
-"$target" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 \
+"${fixed[@]}" "$target" "${budget[@]}" -timeout=60 -rss_limit_mb=4096 \
 	-error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
 	-artifact_prefix="$out/findings/" "${dict[@]}" "${dirs[@]}" >"$log" 2>&1
 rc=$?

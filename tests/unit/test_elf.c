@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <elf.h>
 
 #include "elf/elf.h"
 
@@ -420,6 +421,57 @@ static void test_empty_build_id(void **state)
 	free(image);
 }
 
+static unsigned char *read_fixture(const char *name, size_t *size)
+{
+	struct stat st;
+	unsigned char *image;
+	FILE *f;
+
+	assert_int_equal(stat(fixture(name), &st), 0);
+	image = malloc((size_t)st.st_size);
+	assert_non_null(image);
+	f = fopen(fixture_path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(image, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+	fclose(f);
+	*size = (size_t)st.st_size;
+	return image;
+}
+
+/* A .comment section of type NOBITS has a size and no bytes: no compiler
+ * (its bytes were read from a NULL buffer). */
+static void test_nobits_comment(void **state)
+{
+	struct elf_file *ef = NULL;
+	size_t size;
+	unsigned char *image = read_fixture("stub_pie_O2", &size);
+	Elf64_Ehdr eh;
+	Elf64_Shdr strtab;
+	bool found = false;
+
+	(void)state;
+	memcpy(&eh, image, sizeof(eh));
+	assert_true(eh.e_shoff + (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) <= size);
+	memcpy(&strtab, image + eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr), sizeof(strtab));
+	for (size_t i = 0; i < eh.e_shnum && !found; i++) {
+		unsigned char *at = image + eh.e_shoff + i * sizeof(Elf64_Shdr);
+		Elf64_Shdr sh;
+
+		memcpy(&sh, at, sizeof(sh));
+		if (strcmp((const char *)image + strtab.sh_offset + sh.sh_name, ".comment") != 0)
+			continue;
+		sh.sh_type = SHT_NOBITS;
+		memcpy(at, &sh, sizeof(sh));
+		found = true;
+	}
+	assert_true(found);
+	assert_int_equal(elf_open_memory("nobits-comment", image, size, &ef), 0);
+	assert_null(elf_compiler(ef));
+	assert_true(elf_symbol_count(ef) > 0);
+	elf_close(ef);
+	free(image);
+}
+
 int main(int argc, char **argv)
 {
 	/* "test_elf rust" runs the Rust fixtures alone, so that a machine
@@ -456,6 +508,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_demangle_strings),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_empty_build_id),
+		cmocka_unit_test(test_nobits_comment),
 	};
 
 	return cmocka_run_group_tests_name("elf", tests, NULL, NULL);
