@@ -98,6 +98,7 @@ void bench_result_clear(struct bench_result *r)
 {
 	free(r->error);
 	free(r->samples);
+	free(r->pair_ratios);
 	for (size_t i = 0; i < r->ndiagnostics; i++)
 		free(r->diagnostics[i]);
 	free(r->diagnostics);

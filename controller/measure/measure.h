@@ -192,6 +192,11 @@ struct bench_result {
 	struct measure_counter counters[MEASURE_MAX_COUNTERS]; /* per call, "Ir" first */
 	size_t ncounters;
 	char profile[MEASURE_PROFILE_PATH]; /* raw profile kept (--keep-profiles), or "" */
+	/* Paired comparison (measure_walltime_paired), head side: the per-call
+	 * time of head over base's, one ratio per pair of samples taken back
+	 * to back; NULL otherwise. */
+	double *pair_ratios;
+	size_t npairs;
 };
 
 void bench_result_clear(struct bench_result *r);
@@ -283,6 +288,26 @@ const struct measure_instrument *measure_instrument_find(const char *name);
  * a traced child. Only plan applies of the options.
  */
 measure_run_fn measure_walltime;
+
+/*
+ * The paired comparison of two builds (paired.c, docs/compare.md): for
+ * each i, base_specs[i] of 'base' and head_specs[i] of 'head', each in a
+ * fresh child of its own build, both alive for the whole benchmark, at one
+ * iteration count; samples alternate between the two children (base, head,
+ * head, base, ...), so that whatever the machine does to one side in a
+ * stretch of time it does to the other. base_results[i] and
+ * head_results[i] are filled as measure_walltime fills them, and
+ * head_results[i].pair_ratios with the ratio of each pair. --timeout
+ * (plan->timeout_ns) applies to each side, --time to each side's samples.
+ * When one side fails, the other is measured alone. Returns 0, or a
+ * negative error when a build cannot run at all, with *ret_error saying
+ * which and why.
+ */
+int measure_walltime_paired(const struct measure_target *base, const struct measure_target *head,
+			    const struct bench_spec *base_specs, const struct bench_spec *head_specs,
+			    size_t n, const struct measure_plan *plan,
+			    const struct measure_hooks *hooks, struct bench_result *base_results,
+			    struct bench_result *head_results, char **ret_error);
 
 /*
  * callgrind (callgrind.c, docs/instruments.md): exact instruction counts,

@@ -38,21 +38,7 @@
 #include "trace/trace.h"
 #include "util/procmaps.h"
 #include "measure/measure.h"
-
-#define PAGE 4096
-/* Data page layout. */
-#define DATA_ARGS 0  /* six argument words */
-#define DATA_OUT 64  /* three struct timespec */
-
-/* A child ready to take samples. */
-struct child {
-	struct trace_proc *p;
-	uint64_t bias;	    /* load bias of the binary */
-	uint64_t harness;   /* address of the harness code */
-	uint64_t data;	    /* address of the data page */
-	uint64_t clock;	    /* clock_gettime to call */
-	bool vdso_clock;    /* clock is the vDSO's */
-};
+#include "measure/harness.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -96,256 +82,8 @@ bool measure_no_time(double median, double ci_low, double resolution, size_t n)
 	return low <= resolution;
 }
 
-static void emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
-		 pid_t pid, uint64_t t, size_t sample, uint64_t iterations, bool warmup)
-{
-	struct measure_event ev = { kind, name, pid, t, sample, iterations, warmup };
-
-	measure_emit(h, &ev);
-}
-
-static int fail_with(char **ret_error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail_with(char **ret_error, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(ret_error, fmt, ap) < 0)
-		*ret_error = NULL;
-	va_end(ap);
-	return -TRACE_E_FAILED;
-}
-
-/* The failure in words; a timeout is stated as the configured one, not
- * as what was left of it when the last call started. */
-static char *describe_failure(const struct trace_failure *f, uint64_t timeout_ns)
-{
-	struct trace_failure g = *f;
-	char buf[8192];
-
-	if (g.kind == TRACE_FAIL_TIMEOUT)
-		g.timeout_ms = (int)(timeout_ns / 1000000 > INT_MAX ? INT_MAX : timeout_ns / 1000000);
-	return strdup(trace_failure_format(&g, buf, sizeof(buf)));
-}
-
-/*
- * The child's clock_gettime in its vDSO: read the vDSO image out of the
- * child and look the symbol up. 0 when there is no vDSO.
- */
-static uint64_t find_vdso_clock(struct trace_proc *p)
-{
-	uint64_t base = 0, addr = 0;
-	size_t size = 0;
-
-	if (trace_auxv(p, AT_SYSINFO_EHDR, &base) < 0 || base == 0)
-		return 0;
-	size = procmaps_size_at(trace_pid(p), base);
-	if (size == 0 || size > (1u << 20))
-		return 0;
-
-	void *image = malloc(size);
-	struct elf_file *vdso = NULL;
-
-	if (image && trace_read(p, base, image, size) == 0 &&
-	    elf_open_memory("[vdso]", image, size, &vdso) == 0) {
-		const struct elf_symbol *s = elf_symbol_by_name(vdso, arch_vdso_clock_symbol);
-
-		if (!s)
-			s = elf_symbol_by_name(vdso, "clock_gettime");
-		/* The vDSO is linked at 0 (or its first load address): its
-		 * symbols are offsets from the mapping. */
-		if (s)
-			addr = base + s->addr - (elf_is_pic(vdso) ? 0 : elf_entry(vdso) & ~0xfffull);
-	}
-	elf_close(vdso);
-	free(image);
-	return addr;
-}
-
-/* Load base of 'object' in the child, from /proc/PID/maps. */
-static int library_base(struct trace_proc *p, const char *object, uint64_t *ret)
-{
-	return procmaps_file_base(trace_pid(p), object, ret);
-}
-
-static void child_free(struct child *c)
-{
-	trace_proc_free(c->p);
-	c->p = NULL;
-}
-
-/* Spawn, run to main, and put the harness in place. */
-static int child_start(const struct measure_target *t, uint64_t deadline, uint64_t timeout_ns,
-		       struct child *c, bool *ret_no_vdso, char **ret_error)
-{
-	struct trace_spawn_opts so;
-	struct trace_failure f;
-	uint64_t main_addr, at_entry, data_args[6] = { 0 };
-	int64_t mmap_ret;
-	bool writable;
-	int exec_errno = 0, devnull = -1, input, r;
-
-	*c = (struct child){ 0 };
-	trace_spawn_opts_init(&so, t->argv);
-	so.aslr = t->aslr;
-	so.clean_env = t->clean_env;
-	so.cpu = t->cpu;
-	/* What a benchmark forks runs on untraced; its process group makes
-	 * sure it dies with the child. */
-	so.process_group = true;
-	/* The child never reads benchtrap's own input unless told to: in a
-	 * pipeline it would block, or eat what the next command needs. */
-	input = measure_open_input(t);
-	if (input < 0)
-		return fail_with(ret_error, "cannot open the input %s: %s", t->input,
-				 strerror(-input));
-	so.stdio[0] = input;
-	if (t->quiet_stdio) {
-		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-		so.stdio[1] = so.stdio[2] = devnull;
-	}
-	r = trace_spawn(&so, &c->p, &exec_errno);
-	fd_close(devnull);
-	close(input);
-	if (r == -TRACE_E_EXEC)
-		return fail_with(ret_error, "cannot execute %s: %s", t->binary, strerror(exec_errno));
-	if (r < 0)
-		return fail_with(ret_error, "cannot start %s: %s", t->binary, trace_strerror(r));
-
-	/* Loading and constructors count against the benchmark's timeout. */
-	uint64_t now = measure_now_ns();
-	int budget_ms = now >= deadline		       ? 1 :
-			(deadline - now) / 1000000 > INT_MAX ? INT_MAX :
-							       (int)((deadline - now) / 1000000) + 1;
-
-	r = trace_run_to_main(c->p, t->main_link, t->entry_link, budget_ms, &main_addr, &f);
-	if (r == -TRACE_E_FAILED) {
-		char *what = describe_failure(&f, timeout_ns);
-
-		fail_with(ret_error, "%s failed before main: %s", t->binary, what ? what : "?");
-		free(what);
-		goto fail;
-	}
-	if (r < 0) {
-		fail_with(ret_error, "cannot run %s to main: %s", t->binary, trace_strerror(r));
-		goto fail;
-	}
-	r = trace_auxv(c->p, AT_ENTRY, &at_entry);
-	if (r < 0) {
-		fail_with(ret_error, "cannot read the auxiliary vector: %s", trace_strerror(r));
-		goto fail;
-	}
-	c->bias = at_entry - t->entry_link;
-
-	r = trace_map_exec(c->p, PAGE, &c->harness, &writable);
-	if (r == 0)
-		r = trace_write(c->p, c->harness, arch_harness_code, arch_harness_len);
-	if (r < 0) {
-		fail_with(ret_error, "cannot map the harness in the child: %s", trace_strerror(r));
-		goto fail;
-	}
-	r = trace_syscall(c->p, SYS_mmap,
-			  (const uint64_t[6]){ 0, PAGE, PROT_READ | PROT_WRITE,
-					       MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 },
-			  &mmap_ret);
-	if (r == 0 && mmap_ret < 0 && mmap_ret > -4096)
-		r = (int)mmap_ret;
-	if (r < 0) {
-		fail_with(ret_error, "cannot map a data page in the child: %s", trace_strerror(r));
-		goto fail;
-	}
-	c->data = (uint64_t)mmap_ret;
-	r = trace_write(c->p, c->data + DATA_ARGS, data_args, sizeof(data_args));
-	if (r < 0) {
-		fail_with(ret_error, "cannot write the data page: %s", trace_strerror(r));
-		goto fail;
-	}
-	c->clock = find_vdso_clock(c->p);
-	c->vdso_clock = c->clock != 0;
-	if (!c->clock)
-		c->clock = c->harness + arch_harness_sysclock;
-	*ret_no_vdso = !c->vdso_clock;
-	return 0;
-fail:
-	child_free(c);
-	return -TRACE_E_FAILED;
-}
-
-static uint64_t ts_ns(const int64_t ts[2])
-{
-	return (uint64_t)ts[0] * 1000000000u + (uint64_t)ts[1];
-}
-
-/*
- * One call of the harness: n calls of first, then n of second; ret_t
- * receives the child's three clock readings t0, t1, t2 in ns.
- */
-static int take_sample(struct child *c, uint64_t first, uint64_t second, uint64_t n,
-		       uint64_t deadline, uint64_t ret_t[3], struct trace_failure *f)
-{
-	uint64_t now = measure_now_ns();
-	struct trace_call_opts o = { .all_threads = true };
-	int64_t ts[6];
-	int r;
-
-	if (now >= deadline)
-		o.timeout_ms = 1;
-	else
-		o.timeout_ms = (int)((deadline - now) / 1000000 > INT_MAX ?
-					     INT_MAX :
-					     (deadline - now + 999999) / 1000000);
-	r = trace_call(c->p, c->harness,
-		       (const uint64_t[6]){ first, second, n, c->data + DATA_ARGS, c->clock,
-					    c->data + DATA_OUT },
-		       6, &o, NULL, f);
-	if (r < 0)
-		return r;
-	r = trace_read(c->p, c->data + DATA_OUT, ts, sizeof(ts));
-	if (r < 0)
-		return r;
-	for (int i = 0; i < 3; i++)
-		ret_t[i] = ts_ns(&ts[2 * i]);
-	return 0;
-}
-
-/*
- * What one sample measured. A sample is two calls of the harness with the
- * passes in both orders:
- *
- *     t0 empty t1 fn t2  trap  t0' fn t1' empty t2'
- *
- * so that whatever favours a pass by its position (the first starts with
- * a fresh time slice after the trap, the second inherits what the first
- * left in the caches and predictors) cancels: 'bench' is (t2 - t1) +
- * (t1' - t0'), 'cal' (t1 - t0) + (t2' - t1'), both over 2n calls. The
- * benchmark's calls are contiguous but for the trap, which is in neither
- * interval: [t_start, t_end] = [t1, t1'] is where markers put the sample.
- * With fn the empty function itself, it is a floor sample.
- */
-struct sample {
-	uint64_t cal, bench, t_start, t_end;
-};
-
-static int sample_of(struct child *c, uint64_t fn, uint64_t empty, uint64_t n,
-		     uint64_t deadline, struct sample *ret, struct trace_failure *f)
-{
-	uint64_t a[3], b[3];
-	int r;
-
-	r = take_sample(c, empty, fn, n, deadline, a, f);
-	if (r == 0)
-		r = take_sample(c, fn, empty, n, deadline, b, f);
-	if (r < 0)
-		return r;
-	*ret = (struct sample){ .cal = (a[1] - a[0]) + (b[2] - b[1]),
-				.bench = (a[2] - a[1]) + (b[1] - b[0]),
-				.t_start = a[1],
-				.t_end = b[1] };
-	return 0;
-}
-
 /* A sample that is not recorded (growth, warm-up); markers say so. */
-static int unrecorded_sample(struct child *c, const struct bench_spec *s, uint64_t fn,
+static int unrecorded_sample(struct harness *c, const struct bench_spec *s, uint64_t fn,
 			     uint64_t empty, uint64_t n, uint64_t deadline,
 			     const struct measure_hooks *hooks, size_t *index, uint64_t *ret_bench,
 			     struct trace_failure *f)
@@ -353,129 +91,30 @@ static int unrecorded_sample(struct child *c, const struct bench_spec *s, uint64
 	struct sample x;
 	int r;
 
-	r = sample_of(c, fn, empty, n, deadline, &x, f);
+	r = harness_sample(c, fn, empty, n, deadline, &x, f);
 	if (r < 0)
 		return r;
 	/* Markers of a sample are written once it completed, with the
 	 * child's own clock readings: a sample that failed has none. */
-	emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, *index, 2 * n, true);
-	emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, (*index)++, 2 * n, true);
+	harness_emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, *index, 2 * n, true);
+	harness_emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, (*index)++, 2 * n, true);
 	*ret_bench = x.bench;
 	return 0;
 }
 
-/*
- * The empty function the benchmark at fn is measured against: a page
- * filled with arch_harness_empty_insn, mapped near fn (within 2 GiB,
- * below it where the address space allows), and the empty function at
- * fn's own offset in that page. Where a function is costs time: a bare
- * `ret` in the binary called from the harness's page measured 0.65-2.0 ns
- * more per call than one in the harness's page at the same offset, and
- * within a few hundredths of a nanosecond of one mapped near it
- * (docs/run.md has the figures). *ret_page is the page, for munmap.
- */
-static int map_empty_near(struct child *c, uint64_t fn, uint64_t *ret_page)
-{
-	static const uint64_t below[] = { 1ull << 20, 1ull << 24, 1ull << 28, 0 };
-	uint64_t fn_page = fn & ~(uint64_t)(PAGE - 1), page = 0;
-	uint8_t fill[PAGE];
-	int r;
-
-	for (size_t i = 0; i < sizeof(below) / sizeof(below[0]); i++) {
-		uint64_t hint = below[i] && fn_page > below[i] ? fn_page - below[i] : 0;
-		int64_t m;
-
-		/* Read and execute only: the tracer writes it through the
-		 * child's memory file all the same, and W^X policies allow it. */
-		uint64_t args[6] = { hint, PAGE, PROT_READ | PROT_EXEC,
-				     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
-
-		r = trace_syscall(c->p, SYS_mmap, args, &m);
-		if (r == 0 && m < 0 && m > -4096)
-			r = (int)m;
-		if (r < 0)
-			return r;
-		page = (uint64_t)m;
-		/* The last try keeps what the kernel gave. */
-		if ((page > fn ? page - fn : fn - page) < (1ull << 31) || !below[i])
-			break;
-		trace_syscall(c->p, SYS_munmap, (const uint64_t[6]){ page, PAGE }, &m);
-	}
-	for (size_t i = 0; i + arch_harness_empty_insn_len <= PAGE; i += arch_harness_empty_insn_len)
-		memcpy(fill + i, arch_harness_empty_insn, arch_harness_empty_insn_len);
-	r = trace_write(c->p, page, fill, PAGE);
-	if (r < 0)
-		return r;
-	*ret_page = page;
-	return 0;
-}
-
-/* A floor sample: the empty function in both passes, in both calls;
- * *ret is its per-call difference. */
-static int floor_sample(struct child *c, uint64_t empty, uint64_t n, uint64_t deadline, double *ret,
-			struct trace_failure *f)
-{
-	struct sample x;
-	int r;
-
-	r = sample_of(c, empty, empty, n, deadline, &x, f);
-	if (r < 0)
-		return r;
-	*ret = ((double)x.bench - (double)x.cal) / (double)(2 * n);
-	return 0;
-}
-
-/* The address the benchmark s is called at in child c. */
-static int bench_address(struct child *c, const struct bench_spec *s, struct bench_result *res,
-			 uint64_t *ret_fn, struct trace_failure *f)
-{
-	uint64_t fn, base = 0;
-	int r;
-
-	if (s->in_main) {
-		fn = c->bias + s->link_addr;
-	} else {
-		r = library_base(c->p, s->object, &base);
-		if (r < 0) {
-			if (asprintf(&res->error,
-				     "%s is not loaded when main starts (a library the program "
-				     "dlopen()s later cannot be called this way yet)",
-				     s->object) < 0)
-				res->error = NULL;
-			return -ENOENT;
-		}
-		fn = base + s->link_addr;
-	}
-	if (s->ifunc) {
-		/* An IFUNC symbol is a resolver: call it once, as the dynamic
-		 * loader does, and time the implementation it picks. */
-		struct trace_call_opts o = { .timeout_ms = 10000, .all_threads = true };
-		uint64_t impl;
-
-		r = trace_call(c->p, fn, NULL, 0, &o, &impl, f);
-		if (r < 0)
-			return r;
-		fn = impl;
-	}
-	*ret_fn = fn;
-	return 0;
-}
-
 /* Measure one benchmark, at fn, against the empty function at 'empty'. */
-static int sample_bench(struct child *c, const struct bench_spec *s, const struct measure_plan *plan,
+static int sample_bench(struct harness *c, const struct bench_spec *s, const struct measure_plan *plan,
 			const struct measure_hooks *hooks, uint64_t fn, uint64_t empty,
 			struct bench_result *res, struct trace_failure *f)
 {
 	uint64_t deadline = res->t_start_ns + plan->timeout_ns;
-	uint64_t n = 1, bench, args[6] = { 0 };
+	uint64_t n = 1, bench;
 	double *cals = NULL, floors[MEASURE_FLOOR_MAX];
 	size_t ns = 0, nfloor = 0, cap = 0, index = 0, slot = 0;
 	struct sample x = { 0 };
 	int r;
 
-	for (unsigned i = 0; i < s->nargs; i++)
-		args[i] = (uint64_t)s->args[i];
-	r = trace_write(c->p, c->data + DATA_ARGS, args, sizeof(args));
+	r = harness_set_args(c, s);
 	if (r < 0)
 		return r;
 
@@ -560,7 +199,7 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 		 * gives, in this child, at this n, under this load. */
 		if (slot++ % MEASURE_FLOOR_EVERY == MEASURE_FLOOR_EVERY - 1 &&
 		    nfloor < MEASURE_FLOOR_MAX) {
-			r = floor_sample(c, empty, n, deadline, &floors[nfloor], f);
+			r = harness_floor(c, empty, n, deadline, &floors[nfloor], f);
 			if (r < 0) {
 				free(cals);
 				return r;
@@ -568,21 +207,21 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 			nfloor++;
 			continue;
 		}
-		r = sample_of(c, fn, empty, n, deadline, &x, f);
+		r = harness_sample(c, fn, empty, n, deadline, &x, f);
 		if (r < 0) {
 			free(cals);
 			return r;
 		}
-		emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, index, 2 * n,
+		harness_emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, index, 2 * n,
 		     false);
-		emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, index++, 2 * n,
+		harness_emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, index++, 2 * n,
 		     false);
 		if (ns == 0)
 			res->t_first_sample_ns = x.t_end;
 		/* Each sample's own calibration is subtracted from it: the two
 		 * passes ran back to back, so a change of the machine's speed
 		 * between samples cancels out. */
-		res->samples[ns] = ((double)x.bench - (double)x.cal) / (double)(2 * n);
+		res->samples[ns] = harness_per_call(&x, n);
 		cals[ns] = (double)x.cal / (double)(2 * n);
 		ns++;
 		if (ns >= plan->max_samples)
@@ -594,7 +233,7 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 	/* At least MEASURE_FLOOR_MIN floor samples, time permitting (a
 	 * floor sample lasts no longer than a benchmark sample). */
 	while (nfloor < MEASURE_FLOOR_MIN && measure_now_ns() + x.bench * 2 <= deadline) {
-		r = floor_sample(c, empty, n, deadline, &floors[nfloor], f);
+		r = harness_floor(c, empty, n, deadline, &floors[nfloor], f);
 		if (r < 0) {
 			free(cals);
 			return r;
@@ -603,28 +242,14 @@ static int sample_bench(struct child *c, const struct bench_spec *s, const struc
 	}
 	res->resolution = measure_resolution(floors, nfloor);
 
-	/* The loop's own cost, as reported: the median over all samples. */
-	qsort(cals, ns, sizeof(*cals), cmp_double);
-	res->calibration = ns % 2 ? cals[ns / 2] : (cals[ns / 2 - 1] + cals[ns / 2]) / 2;
-
-	/* The empty loop is a canary of the machine's speed: the same code
-	 * every sample. When it varies, so did everything measured with it. */
-	double cal_q1 = cals[ns / 4], cal_q3 = cals[(3 * ns) / 4];
-
-	if (ns >= 8 && measure_machine_noisy(res->calibration, cal_q1, cal_q3, 2 * n))
-		bench_result_diagnose(res,
-				      "the machine's speed varied while this was measured: the "
-				      "empty loop's cost per call ranged over %.2f-%.2f ns "
-				      "(middle half of the samples), %.0f%% of its median; "
-				      "compare figures from quieter runs",
-				      cal_q1, cal_q3, 100 * (cal_q3 - cal_q1) / res->calibration);
+	harness_calibration(res, cals, ns, n, true);
 	free(cals);
 	res->nsamples = ns;
 	return 0;
 }
 
 /* Measure one benchmark in child c, which is ready. */
-static int measure_one(struct child *c, const struct bench_spec *s, const struct measure_plan *plan,
+static int measure_one(struct harness *c, const struct bench_spec *s, const struct measure_plan *plan,
 		       const struct measure_hooks *hooks, struct bench_result *res,
 		       struct trace_failure *f)
 {
@@ -632,10 +257,10 @@ static int measure_one(struct child *c, const struct bench_spec *s, const struct
 	int64_t ignored;
 	int r;
 
-	r = bench_address(c, s, res, &fn, f);
+	r = harness_address(c, s, res, &fn, f);
 	if (r < 0)
 		return r;
-	r = map_empty_near(c, fn, &page);
+	r = harness_map_empty(c, fn, &page);
 	if (r < 0) {
 		if (asprintf(&res->error, "cannot map an empty function in the child: %s",
 			     trace_strerror(r)) < 0)
@@ -649,45 +274,11 @@ static int measure_one(struct child *c, const struct bench_spec *s, const struct
 	return r;
 }
 
-static void finish_ok(struct bench_result *res)
-{
-	struct stats_options so = stats_options_default();
-
-	if (stats_summarize(res->samples, res->nsamples, &so, &res->stats) < 0) {
-		res->status = BENCH_FAILED;
-		res->error = strdup("no usable samples");
-		return;
-	}
-	res->status = BENCH_OK;
-	/* A time below zero is noise around an empty function's: the
-	 * headline says 0, the statistics keep what was measured. */
-	res->value = res->stats.median > 0 ? res->stats.median : 0;
-	/* A benchmark whose time cannot be told from the empty function's
-	 * was probably optimized away (or is just a return). */
-	res->no_time = measure_no_time(res->stats.median, res->stats.ci_low, res->resolution,
-				       res->nsamples);
-	if (res->no_time && isnan(res->resolution))
-		bench_result_diagnose(res,
-				      "measured no execution time: %.2f ns per call (confidence "
-				      "interval from %.2f ns) is not more than an empty function's "
-				      "(%s)",
-				      res->stats.median, res->stats.ci_low,
-				      measure_no_time_advice(res->spec));
-	else if (res->no_time)
-		bench_result_diagnose(res,
-				      "measured no execution time: %.2f ns per call (confidence "
-				      "interval from %.2f ns) is within this measurement's "
-				      "resolution (±%.2f ns, an empty function measured against "
-				      "itself in the same child; %s)",
-				      res->stats.median, res->stats.ci_low, res->resolution,
-				      measure_no_time_advice(res->spec));
-}
-
 int measure_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
 		     const struct measure_plan *plan, bool isolate, const struct measure_opts *opts,
 		     const struct measure_hooks *hooks, struct bench_result *results, char **ret_error)
 {
-	struct child c = { 0 };
+	struct harness c = { 0 };
 	bool no_vdso = false;
 	int r;
 
@@ -698,10 +289,10 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 		char *why = NULL;
 
 		measure_result_begin(res, &specs[i], "walltime", "ns");
-		emit(hooks, MEASURE_BENCH_START, specs[i].name, 0, res->t_start_ns, 0, 0, false);
+		harness_emit(hooks, MEASURE_BENCH_START, specs[i].name, 0, res->t_start_ns, 0, 0, false);
 
 		if (!c.p) {
-			r = child_start(t, res->t_start_ns + plan->timeout_ns, plan->timeout_ns, &c,
+			r = harness_start(t, res->t_start_ns + plan->timeout_ns, plan->timeout_ns, &c,
 					&no_vdso, &why);
 			if (r < 0) {
 				/* The binary cannot run at all: no point going on. */
@@ -714,7 +305,7 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 				res->status = BENCH_FAILED;
 				res->error = why;
 				res->t_end_ns = measure_now_ns();
-				emit(hooks, MEASURE_BENCH_END, specs[i].name, 0, res->t_end_ns, 0, 0,
+				harness_emit(hooks, MEASURE_BENCH_END, specs[i].name, 0, res->t_end_ns, 0, 0,
 				     false);
 				continue;
 			}
@@ -727,24 +318,24 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 
 		r = measure_one(&c, &specs[i], plan, hooks, res, &f);
 		if (r == 0) {
-			finish_ok(res);
+			harness_finish(res);
 		} else {
 			res->status = BENCH_FAILED;
 			if (!res->error)
 				res->error = r == -TRACE_E_FAILED ?
-						     describe_failure(&f, plan->timeout_ns) :
+						     harness_failure(&f, plan->timeout_ns) :
 								    strdup(trace_strerror(r));
 			free(res->samples);
 			res->samples = NULL;
 			res->nsamples = 0;
 		}
 		res->t_end_ns = measure_now_ns();
-		emit(hooks, MEASURE_BENCH_END, specs[i].name, res->pid, res->t_end_ns, 0, 0, false);
+		harness_emit(hooks, MEASURE_BENCH_END, specs[i].name, res->pid, res->t_end_ns, 0, 0, false);
 
 		/* A fresh child for the next benchmark, or after this one died. */
 		if (isolate || r == -TRACE_E_FAILED || !trace_alive(c.p))
-			child_free(&c);
+			harness_free(&c);
 	}
-	child_free(&c);
+	harness_free(&c);
 	return 0;
 }

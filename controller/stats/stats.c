@@ -643,3 +643,35 @@ int stats_geomean(const double *x, size_t n, double *ret)
 	*ret = exp(sum / (double)n);
 	return 0;
 }
+
+int stats_paired_ratio(const double *ratios, size_t n, const struct stats_options *opt,
+		       double *ret_ratio, double *ret_low, double *ret_high, size_t *ret_used)
+{
+	double *logs, lo, hi, mid;
+	size_t k = 0;
+	int r;
+
+	if (!ratios || !ret_ratio || !ret_low || !ret_high || !ret_used)
+		return -EINVAL;
+	logs = malloc((n ? n : 1) * sizeof(*logs));
+	if (!logs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(ratios[i]) && ratios[i] > 0.0)
+			logs[k++] = log(ratios[i]);
+	if (k < 2 || 2 * k < n) {
+		free(logs);
+		return -EDOM;
+	}
+	qsort(logs, k, sizeof(*logs), cmp_double);
+	mid = k % 2 ? logs[k / 2] : (logs[k / 2 - 1] + logs[k / 2]) / 2;
+	r = stats_bootstrap_median(logs, k, opt, &lo, &hi);
+	free(logs);
+	if (r < 0)
+		return r;
+	*ret_ratio = exp(mid);
+	*ret_low = exp(lo);
+	*ret_high = exp(hi);
+	*ret_used = k;
+	return 0;
+}

@@ -158,6 +158,22 @@ int stats_bootstrap_ratio(const double *base_sorted, size_t nbase, const double 
 			  double *ret_high);
 
 /*
+ * Paired comparison (docs/statistics.md, "Paired samples"): ratios[0..n)
+ * are head / base of samples taken back to back, one pair at a time, so
+ * that a change of the machine's speed that lasts longer than a pair
+ * scales both sides and cancels in the ratio. The estimate is the median
+ * of the ratios, on the log scale (a 2x and a 0.5x weigh the same), and
+ * its interval the percentile bootstrap of that median at
+ * opt->confidence, mapped back: *ret_ratio, *ret_low, *ret_high. Ratios
+ * that are not finite and positive (a side measured no time) are left
+ * out; *ret_used counts the others. Returns 0, -EINVAL (NULL pointers,
+ * options out of range), -EDOM (fewer than two usable ratios, or fewer
+ * than half of them) or -ENOMEM; outputs are written only on success.
+ */
+int stats_paired_ratio(const double *ratios, size_t n, const struct stats_options *opt,
+		       double *ret_ratio, double *ret_low, double *ret_high, size_t *ret_used);
+
+/*
  * The geometric mean of x[0..n), exp(mean(log x)): the average of ratios
  * (a change of +10% and one of -9.1% average to 0). Returns 0, -EINVAL
  * (n == 0 or NULL) or -EDOM (a value that is not finite and positive);

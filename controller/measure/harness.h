@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_MEASURE_HARNESS_H
+#define BENCHTRAP_MEASURE_HARNESS_H
+/*
+ * A traced child with the walltime harness in place (harness.c), internal
+ * to measure/: the walltime instrument (walltime.c) and the paired
+ * comparison of two builds (paired.c) take their samples through it.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "measure/measure.h"
+
+#define PAGE 4096
+/* Data page layout. */
+#define DATA_ARGS 0  /* six argument words */
+#define DATA_OUT 64  /* three struct timespec */
+
+struct trace_proc;
+struct trace_failure;
+
+/* A child ready to take samples. */
+struct harness {
+	struct trace_proc *p;
+	uint64_t bias;	    /* load bias of the binary */
+	uint64_t harness;   /* address of the harness code */
+	uint64_t data;	    /* address of the data page */
+	uint64_t clock;	    /* clock_gettime to call */
+	bool vdso_clock;    /* clock is the vDSO's */
+};
+
+/* Spawn t's binary, run it to main and put the harness in place, by
+ * 'deadline' (CLOCK_MONOTONIC ns). *ret_no_vdso: the clock is the system
+ * call. Returns 0, or -TRACE_E_FAILED with *ret_error saying why. */
+int harness_start(const struct measure_target *t, uint64_t deadline, uint64_t timeout_ns,
+		  struct harness *c, bool *ret_no_vdso, char **ret_error);
+/* Kill the child (if any) and reap it. */
+void harness_free(struct harness *c);
+
+/* Where benchmark s is called in the child (an IFUNC resolved); on a
+ * library that is not loaded, -ENOENT with res->error set. */
+int harness_address(struct harness *c, const struct bench_spec *s, struct bench_result *res,
+		    uint64_t *ret_fn, struct trace_failure *f);
+/* The arguments of s, for every call that follows. */
+int harness_set_args(struct harness *c, const struct bench_spec *s);
+/* A page of empty functions mapped near fn (within 2 GiB): the empty
+ * function fn is measured against is at fn's own offset in *ret_page. */
+int harness_map_empty(struct harness *c, uint64_t fn, uint64_t *ret_page);
+
+/*
+ * What one sample measured. A sample is two calls of the harness with the
+ * passes in both orders:
+ *
+ *     t0 empty t1 fn t2  trap  t0' fn t1' empty t2'
+ *
+ * so that whatever favours a pass by its position (the first starts with
+ * a fresh time slice after the trap, the second inherits what the first
+ * left in the caches and predictors) cancels: 'bench' is (t2 - t1) +
+ * (t1' - t0'), 'cal' (t1 - t0) + (t2' - t1'), both over 2n calls. The
+ * benchmark's calls are contiguous but for the trap, which is in neither
+ * interval: [t_start, t_end] = [t1, t1'] is where markers put the sample.
+ * With fn the empty function itself, it is a floor sample.
+ */
+struct sample {
+	uint64_t cal, bench, t_start, t_end;
+};
+
+int harness_sample(struct harness *c, uint64_t fn, uint64_t empty, uint64_t n, uint64_t deadline,
+		   struct sample *ret, struct trace_failure *f);
+/* A floor sample: the empty function in both passes, in both calls; *ret
+ * is its per-call difference. */
+int harness_floor(struct harness *c, uint64_t empty, uint64_t n, uint64_t deadline, double *ret,
+		  struct trace_failure *f);
+
+/* A sample's per-call time: its benchmark passes less its empty passes. */
+static inline double harness_per_call(const struct sample *x, uint64_t n)
+{
+	return ((double)x->bench - (double)x->cal) / (double)(2 * n);
+}
+
+/* res->calibration: the median of cals[0..ns) (per-call costs of the
+ * empty passes, sorted here); with warn_noisy, a diagnostic when they
+ * spread over more than measure_machine_noisy allows. */
+void harness_calibration(struct bench_result *res, double *cals, size_t ns, uint64_t n,
+			 bool warn_noisy);
+/* The failure f in words; a timeout is stated as the configured one. */
+char *harness_failure(const struct trace_failure *f, uint64_t timeout_ns);
+/* Summarize res's samples and decide "no execution time" (status OK), or
+ * fail it when no sample is usable. */
+void harness_finish(struct bench_result *res);
+void harness_emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
+		  pid_t pid, uint64_t t, size_t sample, uint64_t iterations, bool warmup);
+
+#endif
