@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Statistics: known values, edge cases, outliers, the bootstrap interval of
- * the median and unit formatting.
+ * the median, the paired ratio and unit formatting.
  *
  * Reference values were computed with Python 3.11's statistics module
  * (mean, stdev, median, quantiles(n=4, method='inclusive'), which is type 7),
@@ -549,6 +549,160 @@ static void test_bootstrap_coverage(void **state)
 	assert_in_range(covered, SETS * 84 / 100, SETS * 97 / 100);
 }
 
+/* ---- Paired ratios ----------------------------------------------------- */
+
+enum { PAIRS = 400 };
+
+/*
+ * A shared runner as docs/statistics.md describes it: both builds take
+ * 100 ns (head 'slowdown' times that) times the host's factor, 1.0 for the
+ * first half of the pairs and 2.0 for the second, each sample with its own
+ * multiplicative noise, uniform within +-4%. ratio[i] = head[i] / base[i].
+ */
+static void fill_pairs(double *base, double *head, double *ratio, double slowdown, uint64_t seed)
+{
+	lcg_state = seed;
+	for (size_t i = 0; i < PAIRS; i++) {
+		double host = i < PAIRS / 2 ? 1.0 : 2.0;
+
+		base[i] = 100.0 * host * (1.0 + 0.08 * (test_uniform() - 0.5));
+		head[i] = 100.0 * slowdown * host * (1.0 + 0.08 * (test_uniform() - 0.5));
+		ratio[i] = head[i] / base[i];
+	}
+}
+
+static void test_paired_host_doubles(void **state)
+{
+	double base[PAIRS], head[PAIRS], ratio[PAIRS];
+	struct stats_options o = opts(10000, 0.99, STATS_DEFAULT_SEED);
+	double r, lo, hi, ulo, uhi;
+	size_t used;
+
+	fill_pairs(base, head, ratio, 1.0, 2024);
+	assert_int_equal(stats_paired_ratio(ratio, PAIRS, &o, &r, &lo, &hi, &used), 0);
+	assert_int_equal(used, PAIRS);
+	assert_near(r, 1.0, 0.01);
+	assert_true(lo <= r && r <= hi);
+	assert_true(lo < 1.0 && 1.0 < hi);
+
+	/* The same samples unpaired: each side's median falls between the
+	 * two speeds of the host, and resampling moves it from one to the
+	 * other, so the interval of the ratio of medians spans most of
+	 * [0.5, 2]. This is why compare pairs samples. */
+	qsort(base, PAIRS, sizeof(base[0]), cmp_double);
+	qsort(head, PAIRS, sizeof(head[0]), cmp_double);
+	assert_int_equal(stats_bootstrap_ratio(base, PAIRS, head, PAIRS, &o, &ulo, &uhi), 0);
+	print_message("host doubles: paired %.4f [%.4f, %.4f] (width %.4f), "
+		      "unpaired [%.4f, %.4f] (width %.4f)\n",
+		      r, lo, hi, hi - lo, ulo, uhi, uhi - ulo);
+	assert_true(ulo < 1.0 && 1.0 < uhi);
+	assert_true(uhi - ulo > 20.0 * (hi - lo));
+}
+
+static void test_paired_slower(void **state)
+{
+	double base[PAIRS], head[PAIRS], ratio[PAIRS];
+	struct stats_options o = opts(10000, 0.99, STATS_DEFAULT_SEED);
+	double r, lo, hi;
+	size_t used;
+
+	fill_pairs(base, head, ratio, 1.05, 2025);
+	assert_int_equal(stats_paired_ratio(ratio, PAIRS, &o, &r, &lo, &hi, &used), 0);
+	assert_int_equal(used, PAIRS);
+	assert_true(1.03 <= r && r <= 1.07);
+	assert_true(lo <= r && r <= hi);
+	assert_true(lo > 1.0);
+}
+
+static void test_paired_log_scale(void **state)
+{
+	/* A 2x and a 0.5x weigh the same: the median of two ratios is their
+	 * geometric mean, and the interval of two values is [min, max]. */
+	const double x[] = { 2.0, 0.5 };
+	double r, lo, hi;
+	size_t used;
+
+	assert_int_equal(stats_paired_ratio(x, 2, NULL, &r, &lo, &hi, &used), 0);
+	assert_int_equal(used, 2);
+	assert_near(r, 1.0, 1e-15);
+	assert_near(lo, 0.5, 1e-15);
+	assert_near(hi, 2.0, 1e-15);
+}
+
+static void test_paired_errors(void **state)
+{
+	const double good[] = { 1.0, 1.1, 0.9, 1.05 };
+	const double one[] = { 1.0 };
+	/* Two usable of five: fewer than half. */
+	const double mostly_bad[] = { 1.0, 0.0, -1.0, NAN, 1.1 };
+	/* Two usable of four: exactly half is enough. */
+	const double half_bad[] = { 1.0, 0.0, NAN, 1.1 };
+	const double one_usable[] = { 1.0, -2.0 };
+	struct stats_options o;
+	double r = 7.0, lo = 7.0, hi = 7.0;
+	size_t used = 7;
+
+	assert_int_equal(stats_paired_ratio(NULL, 4, NULL, &r, &lo, &hi, &used), -EINVAL);
+	assert_int_equal(stats_paired_ratio(good, 4, NULL, NULL, &lo, &hi, &used), -EINVAL);
+	assert_int_equal(stats_paired_ratio(good, 4, NULL, &r, NULL, &hi, &used), -EINVAL);
+	assert_int_equal(stats_paired_ratio(good, 4, NULL, &r, &lo, NULL, &used), -EINVAL);
+	assert_int_equal(stats_paired_ratio(good, 4, NULL, &r, &lo, &hi, NULL), -EINVAL);
+	o = opts(100, 1.0, 1);
+	assert_int_equal(stats_paired_ratio(good, 4, &o, &r, &lo, &hi, &used), -EINVAL);
+	o = opts(0, 0.99, 1);
+	assert_int_equal(stats_paired_ratio(good, 4, &o, &r, &lo, &hi, &used), -EINVAL);
+
+	assert_int_equal(stats_paired_ratio(good, 0, NULL, &r, &lo, &hi, &used), -EDOM);
+	assert_int_equal(stats_paired_ratio(one, 1, NULL, &r, &lo, &hi, &used), -EDOM);
+	assert_int_equal(stats_paired_ratio(one_usable, 2, NULL, &r, &lo, &hi, &used), -EDOM);
+	assert_int_equal(stats_paired_ratio(mostly_bad, 5, NULL, &r, &lo, &hi, &used), -EDOM);
+
+	/* The outputs were never touched. */
+	assert_true(r == 7.0 && lo == 7.0 && hi == 7.0);
+	assert_int_equal(used, 7);
+
+	assert_int_equal(stats_paired_ratio(half_bad, 4, NULL, &r, &lo, &hi, &used), 0);
+	assert_int_equal(used, 2);
+}
+
+static void test_paired_left_out(void **state)
+{
+	/* Ratios that are not finite and positive are left out: the result
+	 * is bit for bit that of the usable ratios alone, in the same order. */
+	const double usable[] = { 1.02, 0.97, 1.10, 0.99, 1.01, 1.03, 0.95 };
+	const double mixed[] = { 1.02, 0.0,  0.97,     1.10, -1.0, 0.99,
+				 NAN,  1.01, INFINITY, 1.03, -0.0, 0.95 };
+	struct stats_options o = opts(10000, 0.99, 5);
+	double a[3], b[3];
+	size_t ua, ub;
+
+	assert_int_equal(
+		stats_paired_ratio(usable, ARRAY_SIZE(usable), &o, &a[0], &a[1], &a[2], &ua), 0);
+	assert_int_equal(stats_paired_ratio(mixed, ARRAY_SIZE(mixed), &o, &b[0], &b[1], &b[2], &ub),
+			 0);
+	assert_int_equal(ua, ARRAY_SIZE(usable));
+	assert_int_equal(ub, ARRAY_SIZE(usable));
+	assert_memory_equal(a, b, sizeof(a));
+	/* The median of seven is the fourth smallest, 1.01, through log and exp. */
+	assert_near(a[0], 1.01, 1e-15);
+	assert_true(a[1] <= a[0] && a[0] <= a[2]);
+}
+
+static void test_paired_deterministic(void **state)
+{
+	double base[PAIRS], head[PAIRS], ratio[PAIRS];
+	double a[3], b[3];
+	size_t ua, ub;
+
+	fill_pairs(base, head, ratio, 1.05, 7);
+	memset(a, 0, sizeof(a));
+	memset(b, 0xff, sizeof(b));
+	assert_int_equal(stats_paired_ratio(ratio, PAIRS, NULL, &a[0], &a[1], &a[2], &ua), 0);
+	assert_int_equal(stats_paired_ratio(ratio, PAIRS, NULL, &b[0], &b[1], &b[2], &ub), 0);
+	assert_memory_equal(a, b, sizeof(a));
+	assert_int_equal(ua, ub);
+}
+
 /* ---- Formatting -------------------------------------------------------- */
 
 static void expect_duration(double ns, const char *want)
@@ -646,6 +800,12 @@ int main(void)
 		cmocka_unit_test(test_bootstrap_exact_even),
 		cmocka_unit_test(test_bootstrap_brute_even),
 		cmocka_unit_test(test_bootstrap_coverage),
+		cmocka_unit_test(test_paired_host_doubles),
+		cmocka_unit_test(test_paired_slower),
+		cmocka_unit_test(test_paired_log_scale),
+		cmocka_unit_test(test_paired_errors),
+		cmocka_unit_test(test_paired_left_out),
+		cmocka_unit_test(test_paired_deterministic),
 		cmocka_unit_test(test_format_duration),
 		cmocka_unit_test(test_format_count),
 	};
