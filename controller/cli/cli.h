@@ -84,6 +84,18 @@ int cli_list(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_observe(int argc, char **argv);
 int cli_compare(int argc, char **argv);
+
+/* The report of a comparison in 'fmt' on stdout, and in GitHub's step
+ * summary; returns the exit code (gate_failed: EXIT_FAILED). */
+struct results_comparison;
+struct results_compare_opts;
+struct cli_run_opts;
+int cli_compare_report(const struct results_comparison *cmp, enum report_format fmt,
+		       const char *base, const char *head);
+/* compare BASE_BINARY HEAD_BINARY (paired.c): o holds run's options, argv
+ * the command line for the results document. */
+int cli_compare_binaries(const char *base, const char *head, struct cli_run_opts *o,
+			 const struct results_compare_opts *copts, int argc, char **argv);
 int cli_merge(int argc, char **argv);
 int cli_export(int argc, char **argv);
 

@@ -1,32 +1,49 @@
 /* SPDX-License-Identifier: MIT */
 /* benchtrap compare: two results files, a verdict per benchmark, a CI gate. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "report/report.h"
 #include "results/results.h"
 #include "util/strutil.h"
 #include "cli/cli.h"
+#include "cli/runopts.h"
 
 static const char usage[] =
 	"usage: benchtrap compare BASE.json HEAD.json [--threshold PCT]\n"
 	"                         [--format text|markdown|json]\n"
+	"       benchtrap compare BASE_BINARY HEAD_BINARY [--bench GLOB]...\n"
+	"                         [--symbol GLOB|'F(1,2)']... [run's sampling and child\n"
+	"                         options] [--threshold PCT] [--format FMT]\n"
+	"                         [--output FILE] [-- TARGET_ARGS...]\n"
 	"\n"
-	"Compare two results files (`benchtrap run --output FILE`): benchmarks are\n"
-	"paired by name and instrument, and each pair gets a verdict: regressed,\n"
-	"improved, unchanged, failed (in HEAD), new (only in HEAD) or missing (only\n"
-	"in BASE). Largest changes come first, after a summary line with the\n"
-	"geometric mean of all changes and the count of each verdict.\n"
+	"Compare two results files (`benchtrap run --output FILE`), or measure two\n"
+	"builds side by side and compare them. Benchmarks are paired by name and\n"
+	"instrument, and each pair gets a verdict: regressed, improved, unchanged,\n"
+	"failed (in HEAD), new (only in HEAD) or missing (only in BASE). Largest\n"
+	"changes come first, after a summary line with the geometric mean of all\n"
+	"changes and the count of each verdict.\n"
+	"\n"
+	"Two binaries (paired): each benchmark runs in a fresh child of each build,\n"
+	"both alive for the whole benchmark, and samples alternate between them\n"
+	"(base, head, head, base, ...) at one iteration count. A change of the\n"
+	"machine's speed then hits both sides alike and cancels in the ratio of each\n"
+	"pair; the verdict rests on the median of those ratios. This is the gate to\n"
+	"use on a shared CI runner, where two runs minutes apart can differ by 2x.\n"
+	"Under a counting instrument (--instrument callgrind) both builds are simply\n"
+	"measured: counts need no pairing. docs/compare.md explains it.\n"
 	"\n"
 	"Walltime changes count only when they are significant (the 99% bootstrap\n"
-	"interval of the ratio of medians, from the raw samples, excludes 1) and\n"
-	"beyond the threshold; exact instruments (callgrind, perf, memory) need\n"
-	"only the threshold. docs/ci.md explains the test and the default.\n"
+	"interval of the ratio excludes 1) and beyond the threshold; exact\n"
+	"instruments (callgrind, perf, memory) need only the threshold. docs/ci.md\n"
+	"explains the test and the default.\n"
 	"\n"
 	"options:\n"
 	"  --threshold PCT     a change smaller than PCT percent is 'unchanged' (5)\n"
@@ -34,19 +51,31 @@ static const char usage[] =
 	"                      or json\n"
 	"  -h, --help          show this help\n"
 	"\n"
+	"options with two binaries, as for `benchtrap run` (see `benchtrap run --help`):\n"
+	"  --bench GLOB, --symbol GLOB|'F(1,2)'   what to measure (default: every\n"
+	"                      registered benchmark of either build)\n"
+	"  --warmup, --time, --sample-time, --min-samples, --max-samples, --timeout\n"
+	"                      per side: --time 1 gives each build 1 s of samples\n"
+	"  --aslr, --cpu N, --clean-env, --show-output, --input FILE, --instrument NAME\n"
+	"  --output FILE       the results document: HEAD's, with BASE's whole document\n"
+	"                      and every pair's ratio in it (docs/results.md)\n"
+	"  --markers FILE      start/end markers of every benchmark and sample\n"
+	"\n"
 	"When GITHUB_STEP_SUMMARY names a file (GitHub Actions), the markdown report\n"
 	"is appended to it as well.\n"
 	"\n"
 	"examples:\n"
 	"  benchtrap compare main.json pr.json\n"
 	"  benchtrap compare main.json pr.json --threshold 10 --format markdown > comment.md\n"
+	"  benchtrap compare ./build-main/benches ./build-pr/benches --threshold 2\n"
 	"\n"
 	"exit status: 0 no regression beyond the threshold, 1 a regression or a\n"
 	"benchmark that failed in HEAD, 2 bad usage or bad input (an unreadable or\n"
-	"malformed file, an unknown schema version). Files with the same build_id\n"
-	"measured one binary twice: their regressions are noise and exit 0.\n";
+	"malformed file, an unknown schema version, a binary that cannot run, no\n"
+	"benchmark in common). Files with the same build_id measured one binary\n"
+	"twice: their regressions are noise and exit 0.\n";
 
-enum { OPT_THRESHOLD = 0x100, OPT_FORMAT };
+enum { OPT_THRESHOLD = CLI_OPT_RUN_END };
 
 static int load(const char *path, struct results_file **ret)
 {
@@ -80,88 +109,154 @@ static void append_step_summary(const struct results_comparison *c)
 		cli_note("cannot append to GITHUB_STEP_SUMMARY (%s): %s", path, strerror(errno));
 }
 
+int cli_compare_report(const struct results_comparison *cmp, enum report_format fmt,
+		       const char *base, const char *head)
+{
+	int r;
+
+	switch (fmt) {
+	case REPORT_TEXT:
+		report_compare_text(cmp, stdout, cli_color(stdout));
+		break;
+	case REPORT_MARKDOWN:
+		report_compare_markdown(cmp, stdout);
+		break;
+	case REPORT_JSON:
+		r = report_compare_json(cmp, base, head, stdout);
+		if (r == -ENOMEM)
+			return cli_error("out of memory");
+		if (r < 0)
+			return cli_error("cannot write the output: %s", str_errno(-r));
+		break;
+	}
+	append_step_summary(cmp);
+	return cmp->gate_failed ? EXIT_FAILED : EXIT_OK;
+}
+
+/* Whether path names an ELF file (its first bytes), rather than results.
+ * Only a regular file can be a program: a pipe or a FIFO is neither read
+ * nor waited on here. */
+static bool is_elf(const char *path)
+{
+	unsigned char magic[4];
+	struct stat st;
+	bool elf;
+	int fd;
+
+	if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	elf = read(fd, magic, 4) == 4 && !memcmp(magic, "\177ELF", 4);
+	close(fd);
+	return elf;
+}
+
 int cli_compare(int argc, char **argv)
 {
-	static const char *const formats[] = { "text", "markdown", "json", NULL };
 	static const struct option longopts[] = {
+		CLI_RUN_LONGOPTS,
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct results_compare_opts opts;
+	struct cli_run_opts ro = { 0 };
 	struct results_file *base = NULL, *head = NULL;
 	struct results_comparison cmp = { 0 };
-	enum report_format fmt = REPORT_TEXT;
-	const char *paths[2];
+	const char *paths[2], *binary_option = NULL;
 	int npaths = 0, c, r, code = EXIT_USAGE;
+	int nopts = cli_find_dashdash(argc, argv);
 
 	results_compare_opts_default(&opts);
+	if (cli_run_opts_init(&ro, argc) < 0)
+		return cli_error("out of memory");
+	ro.target_args = argv + (nopts < argc ? nopts + 1 : argc);
+	ro.ntarget_args = nopts < argc ? argc - nopts - 1 : 0;
 	optind = 1;
 	opterr = 0;
 	/* '-' first: keep operands in order, and "-" (stdin) is an operand. */
-	while ((c = getopt_long(argc, argv, "-h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(nopts, argv, "-h", longopts, NULL)) != -1) {
 		char *end;
 		double v;
 
 		switch (c) {
 		case 1:
-			if (npaths == 2)
-				return cli_error("compare: unexpected argument '%s' (compare takes "
-						 "two files: BASE.json HEAD.json)",
-						 optarg);
+			if (npaths == 2) {
+				cli_error("compare: unexpected argument '%s' (compare takes two "
+					  "files, BASE.json HEAD.json, or two binaries; arguments "
+					  "for the binaries go after '--')",
+					  optarg);
+				goto out;
+			}
 			paths[npaths++] = optarg;
 			break;
 		case OPT_THRESHOLD:
 			errno = 0;
 			v = strtod(optarg, &end);
 			if (errno || end == optarg || (*end && strcmp(end, "%")) || !isfinite(v) ||
-			    v < 0 || v > 10000)
-				return cli_error(
-					"compare: --threshold wants a percentage from 0 to "
-					"10000, e.g. 5, not '%s'",
+			    v < 0 || v > 10000) {
+				cli_error(
+					"compare: --threshold wants a percentage from 0 to 10000, "
+					"e.g. 5, not '%s'",
 					optarg);
+				goto out;
+			}
 			opts.threshold = v / 100.0;
 			break;
-		case OPT_FORMAT:
-			r = cli_parse_format("compare", formats, optarg, &fmt);
-			if (r != 0)
-				return r;
-			break;
+		case 'h':
+			fputs(usage, stdout);
+			cli_print_instruments(stdout);
+			code = EXIT_OK;
+			goto out;
 		default:
-			return cli_help_or_bad_option("compare", usage, c, EXIT_OK, argc, argv);
+			r = cli_run_option("compare", c, &ro);
+			if (r == -ENOENT) {
+				code = cli_bad_option("compare", nopts, argv);
+				goto out;
+			}
+			if (r)
+				goto out;
+			/* The options of measuring, for the message if the
+			 * operands turn out to be files. */
+			if (c != CLI_OPT_FORMAT && !binary_option)
+				binary_option = argv[optind - 1 - (optarg == argv[optind - 1])];
 		}
 	}
-	if (npaths < 2)
-		return cli_error("compare: which files? usage: benchtrap compare BASE.json "
-				 "HEAD.json (write them with `benchtrap run --output FILE`)");
+	if (npaths < 2) {
+		cli_error("compare: which files? usage: benchtrap compare BASE.json HEAD.json "
+			  "(write them with `benchtrap run --output FILE`), or benchtrap compare "
+			  "BASE_BINARY HEAD_BINARY");
+		goto out;
+	}
+	bool elf0 = is_elf(paths[0]), elf1 = is_elf(paths[1]);
+
+	if (elf0 && elf1) {
+		code = cli_compare_binaries(paths[0], paths[1], &ro, &opts, argc, argv);
+		goto out;
+	}
+	if (elf0 != elf1) {
+		cli_error("compare: %s is a program and %s is not: give two binaries (measured "
+			  "side by side) or two results files",
+			  elf0 ? paths[0] : paths[1], elf0 ? paths[1] : paths[0]);
+		goto out;
+	}
+	if (binary_option || nopts < argc) {
+		cli_error("compare: %s applies when comparing two binaries, and %s and %s are not "
+			  "programs",
+			  binary_option ? binary_option : "'--'", paths[0], paths[1]);
+		goto out;
+	}
 	if (load(paths[0], &base) != 0 || load(paths[1], &head) != 0)
 		goto out;
 	if (results_compare(base, head, &opts, &cmp) < 0) {
 		cli_error("out of memory");
 		goto out;
 	}
-	switch (fmt) {
-	case REPORT_TEXT:
-		report_compare_text(&cmp, stdout, cli_color(stdout));
-		break;
-	case REPORT_MARKDOWN:
-		report_compare_markdown(&cmp, stdout);
-		break;
-	case REPORT_JSON:
-		r = report_compare_json(&cmp, paths[0], paths[1], stdout);
-		if (r < 0) {
-			if (r == -ENOMEM)
-				cli_error("out of memory");
-			else
-				cli_error("cannot write the output: %s", str_errno(-r));
-			goto out;
-		}
-		break;
-	}
-	append_step_summary(&cmp);
-	code = cmp.gate_failed ? EXIT_FAILED : EXIT_OK;
+	code = cli_compare_report(&cmp, ro.format, paths[0], paths[1]);
 out:
+	cli_run_opts_clear(&ro);
 	results_comparison_clear(&cmp);
 	results_free(base);
 	results_free(head);

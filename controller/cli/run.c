@@ -14,6 +14,7 @@
 #include "report/report.h"
 #include "util/atomic.h"
 #include "cli/cli.h"
+#include "cli/runopts.h"
 
 static const char usage[] =
 	"usage: benchtrap run BINARY [--bench GLOB]... [--symbol GLOB|'SYM(1,2)']...\n"
@@ -85,336 +86,32 @@ static const char usage_tail[] =
 
 static void print_usage(void)
 {
-	size_t n;
-	const struct measure_instrument *ins = measure_instruments(&n);
-
 	fputs(usage, stdout);
-	for (size_t i = 0; i < n; i++)
-		if (ins[i].run)
-			printf("                        %-10s %s%s\n", ins[i].name, ins[i].summary,
-			       i == 0 ? " (default)" : "");
+	cli_print_instruments(stdout);
 	fputs(usage_tail, stdout);
 }
 
-/* The names of the instruments, NULL-terminated, into names[max]: with
- * 'all', those not in this version too. */
-static void instrument_names(const char **names, size_t max, bool all, unsigned option)
-{
-	size_t n, k = 0;
-	const struct measure_instrument *ins = measure_instruments(&n);
-
-	for (size_t i = 0; i < n && k + 1 < max; i++)
-		if ((all || ins[i].run) && (!option || (ins[i].options & option)))
-			names[k++] = ins[i].name;
-	names[k] = NULL;
-}
-
-/* false, having said so, when option 'name' was given and does not
- * apply to instrument ins. */
-static bool option_applies(const struct measure_instrument *ins, bool given, unsigned option,
-			   const char *name)
-{
-	const char *names[16];
-	char list[256];
-
-	if (!given || (ins->options & option))
-		return true;
-	instrument_names(names, 16, false, option);
-	cli_join_or(names, false, list, sizeof(list));
-	cli_error("run: %s applies to --instrument %s only", name, list);
-	return false;
-}
-
-enum {
-	OPT_BENCH = 0x100,
-	OPT_SYMBOL,
-	OPT_SHARD,
-	OPT_WARMUP,
-	OPT_TIME,
-	OPT_SAMPLE_TIME,
-	OPT_MIN_SAMPLES,
-	OPT_MAX_SAMPLES,
-	OPT_TIMEOUT,
-	OPT_ISOLATION,
-	OPT_ASLR,
-	OPT_CPU,
-	OPT_CLEAN_ENV,
-	OPT_SHOW_OUTPUT,
-	OPT_INPUT,
-	OPT_INSTRUMENT,
-	OPT_FORMAT,
-	OPT_OUTPUT,
-	OPT_MARKERS,
-	OPT_KEEP_PROFILES,
-	OPT_CACHE_SIM,
-};
-
-
-struct run_opts {
-	const char *binary;
-	char **benches, **symbols;
-	size_t nbenches, nsymbols;
-	struct measure_plan plan;
-	bool shared, aslr, clean_env, show_output, min_samples_set;
-	const struct measure_instrument *instrument;
-	const char *keep_profiles; /* --keep-profiles DIR */
-	bool cache_sim;
-	int cpu;
-	unsigned shard_k, shard_n; /* --shard K/N; shard_n 0: all */
-	enum report_format format;
-	const char *output, *markers;
-	const char *input; /* --input: NULL (/dev/null), "-" or a file */
-	char **target_args;
-	int ntarget_args;
-};
-
-/* The selection's "no match", in words, with the way out. */
-static int say_miss(const char *binary, const struct measure_miss *m)
-{
-	switch (m->what) {
-	case MEASURE_MISS_BENCH:
-		if (m->none_registered && !m->selector)
-			return cli_error("%s: registers no benchmarks with target-stub; select "
-					 "functions with --symbol (`benchtrap list %s --symbols` "
-					 "lists them)",
-					 binary, binary);
-		if (m->none_registered)
-			return cli_error("%s: registers no benchmarks with target-stub; select "
-					 "functions with --symbol (`benchtrap list %s --symbols`)",
-					 binary, binary);
-		if (m->suggest[0])
-			return cli_error("%s: no benchmark matches '%s' (did you mean %s?)", binary,
-					 m->selector, m->suggest);
-		return cli_error("%s: no benchmark matches '%s' (`benchtrap list %s` shows them)",
-				 binary, m->selector, binary);
-	case MEASURE_MISS_SYMBOL:
-		/* A library the loader would find but we could not is the
-		 * likeliest reason; say so first. */
-		if (m->missing)
-			return cli_error("%s: no function matches '%s', and library %s was not "
-					 "found, so it was not searched (set LD_LIBRARY_PATH as "
-					 "the program needs)",
-					 binary, m->pattern, m->missing);
-		if (m->suggest[0])
-			return cli_error("%s: no function matches '%s' (did you mean %s?)", binary,
-					 m->pattern, m->suggest);
-		return cli_error("%s: no function matches '%s' in it or its libraries "
-				 "(`benchtrap list %s --symbols` shows them)",
-				 binary, m->pattern, binary);
-	case MEASURE_MISS_BAD_CALL:
-		break;
-	}
-	return cli_error("run: cannot read --symbol '%s': write NAME or NAME(1,2) with up to %d "
-			 "integer arguments",
-			 m->selector, MEASURE_MAX_ARGS);
-}
-
-/* ---- progress and markers ----------------------------------------------- */
-
-struct hooks_state {
-	FILE *markers;
-	bool progress;
-	size_t done, total;
-};
-
-static void on_event(const struct measure_event *ev, void *userdata)
-{
-	struct hooks_state *h = userdata;
-
-	if (h->markers)
-		report_marker_line(h->markers, ev);
-	if (h->progress && ev->kind == MEASURE_BENCH_START)
-		fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++h->done, h->total, ev->name);
-}
-
-static bool cpu_allowed(int cpu)
-{
-	cpu_set_t set;
-
-	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_ISSET(cpu, &set);
-}
-
-static int parse_options(int argc, char **argv, struct run_opts *o)
+static int parse_options(int argc, char **argv, struct cli_run_opts *o)
 {
 	static const struct option longopts[] = {
-		{ "bench", required_argument, NULL, OPT_BENCH },
-		{ "symbol", required_argument, NULL, OPT_SYMBOL },
-		{ "shard", required_argument, NULL, OPT_SHARD },
-		{ "warmup", required_argument, NULL, OPT_WARMUP },
-		{ "time", required_argument, NULL, OPT_TIME },
-		{ "sample-time", required_argument, NULL, OPT_SAMPLE_TIME },
-		{ "min-samples", required_argument, NULL, OPT_MIN_SAMPLES },
-		{ "max-samples", required_argument, NULL, OPT_MAX_SAMPLES },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "isolation", required_argument, NULL, OPT_ISOLATION },
-		{ "aslr", no_argument, NULL, OPT_ASLR },
-		{ "cpu", required_argument, NULL, OPT_CPU },
-		{ "clean-env", no_argument, NULL, OPT_CLEAN_ENV },
-		{ "show-output", no_argument, NULL, OPT_SHOW_OUTPUT },
-		{ "input", required_argument, NULL, OPT_INPUT },
-		{ "instrument", required_argument, NULL, OPT_INSTRUMENT },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "output", required_argument, NULL, OPT_OUTPUT },
-		{ "markers", required_argument, NULL, OPT_MARKERS },
-		{ "keep-profiles", required_argument, NULL, OPT_KEEP_PROFILES },
-		{ "cache-sim", no_argument, NULL, OPT_CACHE_SIM },
+		CLI_RUN_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	/* isolations[1] is shared. */
-	static const char *const formats[] = { "text", "json", "markdown", NULL };
-	static const char *const isolations[] = { "benchmark", "shared", NULL };
-	int c, v_choice;
-	long v;
+	int c, r;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_BENCH:
-			o->benches[o->nbenches++] = optarg;
-			break;
-		case OPT_SYMBOL:
-			o->symbols[o->nsymbols++] = optarg;
-			break;
-		case OPT_SHARD: {
-			/* Digits on both sides of the slash: strtoul alone would take
-			 * a sign or blanks, and sets ERANGE beyond ULONG_MAX. */
-			unsigned long k = 0, n = 0;
-			char *end = optarg;
-			bool ok = false;
-
-			errno = 0;
-			if (*optarg >= '0' && *optarg <= '9')
-				k = strtoul(optarg, &end, 10);
-			if (*end == '/' && end[1] >= '0' && end[1] <= '9') {
-				n = strtoul(end + 1, &end, 10);
-				ok = !*end && errno != ERANGE;
-			}
-			if (!ok || n < 1 || n > 10000 || k < 1 || k > n)
-				return cli_error("run: --shard wants K/N with 1 <= K <= N <= 10000, "
-						 "e.g. 2/4, not '%s'",
-						 optarg);
-			o->shard_k = (unsigned)k;
-			o->shard_n = (unsigned)n;
-			break;
-		}
-		case OPT_WARMUP:
-			if (cli_parse_seconds("run", "--warmup", optarg, &o->plan.warmup_ns))
-				return EXIT_USAGE;
-			break;
-		case OPT_TIME:
-			if (cli_parse_seconds("run", "--time", optarg, &o->plan.time_ns))
-				return EXIT_USAGE;
-			break;
-		case OPT_SAMPLE_TIME:
-			if (cli_parse_seconds("run", "--sample-time", optarg,
-					      &o->plan.sample_target_ns))
-				return EXIT_USAGE;
-			if (o->plan.sample_target_ns < 1000)
-				return cli_error("run: --sample-time must be at least 1e-6 s: a "
-						 "sample must dwarf the clock's own cost");
-			break;
-		case OPT_MIN_SAMPLES:
-			if (cli_parse_count("run", "--min-samples", optarg, 1, 1000000, &v))
-				return EXIT_USAGE;
-			o->plan.min_samples = (size_t)v;
-			o->min_samples_set = true;
-			break;
-		case OPT_MAX_SAMPLES:
-			if (cli_parse_count("run", "--max-samples", optarg, 1, 1000000, &v))
-				return EXIT_USAGE;
-			o->plan.max_samples = (size_t)v;
-			break;
-		case OPT_TIMEOUT:
-			if (cli_parse_seconds("run", "--timeout", optarg, &o->plan.timeout_ns))
-				return EXIT_USAGE;
-			if (o->plan.timeout_ns < 1000000)
-				return cli_error("run: --timeout must be at least 0.001 s");
-			break;
-		case OPT_ISOLATION:
-			if (cli_parse_choice("run", "--isolation", optarg, isolations, true,
-					     &v_choice))
-				return EXIT_USAGE;
-			o->shared = v_choice == 1;
-			break;
-		case OPT_ASLR:
-			o->aslr = true;
-			break;
-		case OPT_CPU:
-			if (cli_parse_count("run", "--cpu", optarg, 0, CPU_SETSIZE - 1, &v))
-				return EXIT_USAGE;
-			o->cpu = (int)v;
-			if (!cpu_allowed(o->cpu))
-				return cli_error("run: --cpu %d: this machine (or this process's CPU "
-						 "affinity) has no such CPU; see 'nproc' and "
-						 "'taskset -p $$'",
-						 o->cpu);
-			break;
-		case OPT_CLEAN_ENV:
-			o->clean_env = true;
-			break;
-		case OPT_SHOW_OUTPUT:
-			o->show_output = true;
-			break;
-		case OPT_INPUT: {
-			struct stat st;
-
-			/* Checked now, not when the first child starts. */
-			if (strcmp(optarg, "-") != 0 &&
-			    (stat(optarg, &st) != 0 || S_ISDIR(st.st_mode) ||
-			     access(optarg, R_OK) != 0))
-				return cli_error("run: --input wants a readable file or '-' "
-						 "(benchtrap's own input), '%s' is not one",
-						 optarg);
-			o->input = optarg;
-			break;
-		}
-		case OPT_INSTRUMENT: {
-			const char *names[16];
-			char list[256];
-
-			o->instrument = measure_instrument_find(optarg);
-			if (o->instrument && o->instrument->run)
-				break;
-			instrument_names(names, 16, !o->instrument, 0);
-			cli_join_or(names, false, list, sizeof(list));
-			if (o->instrument)
-				return cli_error("run: the %s instrument is not in this version of "
-						 "benchtrap; use %s",
-						 optarg, list);
-			return cli_error("run: unknown instrument '%s' (%s)", optarg, list);
-		}
-		case OPT_KEEP_PROFILES: {
-			struct stat st;
-
-			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode) ||
-			    access(optarg, W_OK) != 0)
-				return cli_error("run: --keep-profiles wants a writable directory, "
-						 "'%s' is not one (create it first)",
-						 optarg);
-			o->keep_profiles = optarg;
-			break;
-		}
-		case OPT_CACHE_SIM:
-			o->cache_sim = true;
-			break;
-		case OPT_FORMAT:
-			if (cli_parse_format("run", formats, optarg, &o->format))
-				return EXIT_USAGE;
-			break;
-		case OPT_OUTPUT:
-			o->output = optarg;
-			break;
-		case OPT_MARKERS:
-			o->markers = optarg;
-			break;
-		case 'h':
+		if (c == 'h') {
 			print_usage();
 			return -1;
-		default:
-			return cli_bad_option("run", argc, argv);
 		}
+		r = cli_run_option("run", c, o);
+		if (r == -ENOENT)
+			return cli_bad_option("run", argc, argv);
+		if (r)
+			return r;
 	}
 	if (optind < argc)
 		o->binary = argv[optind++];
@@ -425,33 +122,22 @@ static int parse_options(int argc, char **argv, struct run_opts *o)
 		return cli_error("run: unexpected argument '%s' (arguments for the target go "
 				 "after '--')",
 				 argv[optind]);
-	if (!option_applies(o->instrument, o->keep_profiles, MEASURE_OPT_KEEP_PROFILES,
-			    "--keep-profiles") ||
-	    !option_applies(o->instrument, o->cache_sim, MEASURE_OPT_CACHE_SIM, "--cache-sim"))
-		return EXIT_USAGE;
-	/* --max-samples 5 alone lowers the default minimum with it. */
-	if (!o->min_samples_set && o->plan.min_samples > o->plan.max_samples)
-		o->plan.min_samples = o->plan.max_samples;
-	if (o->plan.min_samples > o->plan.max_samples)
-		return cli_error("run: --min-samples (%zu) is above --max-samples (%zu)",
-				 o->plan.min_samples, o->plan.max_samples);
-	return 0;
+	return cli_run_opts_check("run", o);
 }
 
 int cli_run(int argc, char **argv)
 {
-	struct run_opts o = { .cpu = -1 };
+	struct cli_run_opts o = { 0 };
 	struct elf_file *ef = NULL;
 	struct measure_selection specs = { 0 };
 	struct measure_miss miss = { 0 };
 	struct bench_result *results = NULL;
-	struct hooks_state hs = { 0 };
-	struct measure_hooks hooks = { on_event, &hs };
+	struct cli_progress hs = { 0 };
+	struct measure_hooks hooks = { cli_progress_event, &hs };
 	struct measure_target t = { 0 };
 	struct report_run rep = { 0 };
 	char **target_argv = NULL, *error = NULL, *exec_path = NULL;
 	char **command = NULL;
-	size_t ninstruments;
 	int r, exit_code = EXIT_USAGE;
 
 	/* The command line as typed, for the results file: getopt permutes
@@ -462,12 +148,7 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 	memcpy(command, argv, (size_t)argc * sizeof(*argv));
-	measure_plan_default(&o.plan);
-	/* The first instrument is the default. */
-	o.instrument = measure_instruments(&ninstruments);
-	o.benches = calloc((size_t)argc, sizeof(*o.benches));
-	o.symbols = calloc((size_t)argc, sizeof(*o.symbols));
-	if (!o.benches || !o.symbols) {
+	if (cli_run_opts_init(&o, argc) < 0) {
 		cli_error("out of memory");
 		goto out;
 	}
@@ -496,7 +177,7 @@ int cli_run(int argc, char **argv)
 	r = measure_select(ef, (const char *const *)o.benches, o.nbenches,
 			   (const char *const *)o.symbols, o.nsymbols, &specs, &miss);
 	if (r == -ENOENT || r == -EINVAL) {
-		say_miss(o.binary, &miss);
+		cli_say_miss("run", o.binary, &miss);
 		goto out;
 	}
 	if (r < 0) {
@@ -512,35 +193,10 @@ int cli_run(int argc, char **argv)
 				 o.shard_n, selected);
 	}
 
-	target_argv = calloc((size_t)o.ntarget_args + 2, sizeof(*target_argv));
-	if (!target_argv) {
+	if (cli_measure_target(o.binary, ef, &o, &t, &target_argv, &exec_path) < 0) {
 		cli_error("out of memory");
 		goto out;
 	}
-	/* The file read is the file executed: a name without a slash is in
-	 * the current directory, as for `list`, never looked up in PATH. */
-	if (!strchr(o.binary, '/') && asprintf(&exec_path, "./%s", o.binary) < 0) {
-		exec_path = NULL;
-		cli_error("out of memory");
-		goto out;
-	}
-	target_argv[0] = exec_path ? exec_path : (char *)o.binary;
-	memcpy(target_argv + 1, o.target_args, (size_t)o.ntarget_args * sizeof(*target_argv));
-
-	const struct elf_symbol *main_sym = elf_is_stripped(ef) ? NULL :
-								  elf_symbol_by_name(ef, "main");
-
-	t = (struct measure_target){
-		.binary = o.binary,
-		.argv = target_argv,
-		.main_link = main_sym ? main_sym->addr : 0,
-		.entry_link = elf_entry(ef),
-		.aslr = o.aslr,
-		.clean_env = o.clean_env,
-		.cpu = o.cpu,
-		.quiet_stdio = !o.show_output,
-		.input = o.input,
-	};
 
 	hs.progress = isatty(STDERR_FILENO) && o.format == REPORT_TEXT;
 	hs.total = specs.n;
@@ -625,7 +281,6 @@ out:
 	measure_selection_clear(&specs);
 	measure_miss_clear(&miss);
 	elf_close(ef);
-	free(o.benches);
-	free(o.symbols);
+	cli_run_opts_clear(&o);
 	return exit_code;
 }

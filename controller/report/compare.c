@@ -278,14 +278,14 @@ static json_t *pair_json(const struct results_pair *p)
 {
 	double b = bench_value(p->base), h = bench_value(p->head);
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o}", "name",
-			 p->name, "instrument", p->instrument, "unit", p->unit, "verdict",
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:o}",
+			 "name", p->name, "instrument", p->instrument, "unit", p->unit, "verdict",
 			 results_verdict_name(p->verdict), "base", num_or_null(true, b), "head",
 			 num_or_null(true, h), "ratio", num_or_null(p->has_ratio, p->ratio),
 			 "change_pct", num_or_null(p->has_ratio, (p->ratio - 1.0) * 100.0),
 			 "ci_low_pct", num_or_null(p->has_interval, (p->ratio_low - 1.0) * 100.0),
 			 "ci_high_pct", num_or_null(p->has_interval, (p->ratio_high - 1.0) * 100.0),
-			 "significant", p->significant, "note",
+			 "significant", p->significant, "paired", p->paired, "note",
 			 p->note ? json_string(p->note) : json_null());
 }
 
@@ -306,15 +306,15 @@ int report_compare_json(const struct results_comparison *c, const char *base, co
 		json_array_append_new(w, json_string(c->warnings[i]));
 	for (size_t i = 0; i < c->nnotes; i++)
 		json_array_append_new(notes, json_string(c->notes[i]));
-	doc = json_pack("{s:s, s:s, s:s, s:f, s:f, s:{s:s, s:o, s:o, s:I, s:o}, s:b, s:s, s:o, "
-			"s:o, s:o}",
-			"schema", COMPARE_SCHEMA, "base", base, "head", head, "threshold_pct",
-			c->threshold * 100.0, "confidence", c->confidence, "summary", "sentence",
-			sentence, "geomean_ratio", num_or_null(c->has_geomean, c->geomean),
-			"geomean_change_pct",
-			num_or_null(c->has_geomean, (c->geomean - 1.0) * 100.0),
-			"benchmarks_in_geomean", (json_int_t)c->ngeomean, "counts", counts,
-			"same_build", c->same_build, "gate", c->gate_failed ? "fail" : "pass",
-			"benchmarks", pairs, "warnings", w, "notes", notes);
+	doc = json_pack(
+		"{s:s, s:s, s:s, s:f, s:f, s:{s:s, s:o, s:o, s:I, s:o}, s:b, s:b, s:s, "
+		"s:o, s:o, s:o}",
+		"schema", COMPARE_SCHEMA, "base", base, "head", head, "threshold_pct",
+		c->threshold * 100.0, "confidence", c->confidence, "summary", "sentence", sentence,
+		"geomean_ratio", num_or_null(c->has_geomean, c->geomean), "geomean_change_pct",
+		num_or_null(c->has_geomean, (c->geomean - 1.0) * 100.0), "benchmarks_in_geomean",
+		(json_int_t)c->ngeomean, "counts", counts, "same_build", c->same_build, "paired",
+		c->paired, "gate", c->gate_failed ? "fail" : "pass", "benchmarks", pairs,
+		"warnings", w, "notes", notes);
 	return results_json_dump(doc, f);
 }

@@ -30,6 +30,9 @@ struct report_run {
 	int argc;
 	const struct bench_result *results;
 	size_t n;
+	/* A paired comparison (compare BASE_BINARY HEAD_BINARY): this is
+	 * head's run and paired_base base's, written into "paired.base". */
+	const struct report_run *paired_base;
 };
 
 /* The results document, written to 'f', or atomically to 'path' (a temp

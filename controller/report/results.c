@@ -150,6 +150,16 @@ static json_t *bench_json(const struct bench_result *r)
 		json_object_set_new(b, "no_time", json_boolean(r->status == BENCH_OK && r->no_time));
 	if (b && r->profile[0])
 		json_object_set_new(b, "profile", json_string(r->profile));
+	/* A paired comparison's head: head / base of each pair of samples. */
+	if (b && r->status == BENCH_OK && r->npairs) {
+		json_t *ratios = json_array();
+
+		for (size_t i = 0; i < r->npairs; i++)
+			json_array_append_new(ratios, results_json_num(r->pair_ratios[i]));
+		json_object_set_new(
+			b, "paired",
+			json_pack("{s:I, s:o}", "pairs", (json_int_t)r->npairs, "ratios", ratios));
+	}
 	return b;
 }
 
@@ -163,15 +173,21 @@ static json_t *run_json(const struct report_run *run)
 		json_array_append_new(benches, bench_json(&run->results[i]));
 	for (int i = 0; i < run->argc; i++)
 		json_array_append_new(argv, json_string(run->argv[i]));
-	return json_pack("{s:s, s:o, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:I, s:I, s:f}, s:o}",
-			 "schema", RESULTS_SCHEMA, "environment", results_json_env(&run->env),
-			 "run", "instrument", run->instrument, "isolation", run->isolation,
-			 "command", argv, "warmup_s", run->plan->warmup_ns / 1e9, "time_s",
-			 run->plan->time_ns / 1e9, "sample_target_s",
-			 run->plan->sample_target_ns / 1e9, "min_samples",
-			 (json_int_t)run->plan->min_samples, "max_samples",
-			 (json_int_t)run->plan->max_samples, "timeout_s",
-			 run->plan->timeout_ns / 1e9, "benchmarks", benches);
+	json_t *doc = json_pack("{s:s, s:o, s:{s:s, s:s, s:o, s:f, s:f, s:f, s:I, s:I, s:f}, s:o}",
+				"schema", RESULTS_SCHEMA, "environment",
+				results_json_env(&run->env), "run", "instrument", run->instrument,
+				"isolation", run->isolation, "command", argv, "warmup_s",
+				run->plan->warmup_ns / 1e9, "time_s", run->plan->time_ns / 1e9,
+				"sample_target_s", run->plan->sample_target_ns / 1e9, "min_samples",
+				(json_int_t)run->plan->min_samples, "max_samples",
+				(json_int_t)run->plan->max_samples, "timeout_s",
+				run->plan->timeout_ns / 1e9, "benchmarks", benches);
+
+	/* A paired comparison: head's document holds base's whole. */
+	if (doc && run->paired_base)
+		json_object_set_new(doc, "paired",
+				    json_pack("{s:o}", "base", run_json(run->paired_base)));
+	return doc;
 }
 
 int report_write_json(const struct report_run *run, FILE *f)

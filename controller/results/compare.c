@@ -199,7 +199,34 @@ static int judge_walltime(struct results_pair *p, const struct results_compare_o
 	return 0;
 }
 
-static int judge(struct results_pair *p, const struct results_compare_opts *o)
+/*
+ * Paired walltime: the interval of the median of head's pair ratios. A
+ * pair whose ratios cannot be used (too few, a side measured no time) is
+ * judged on its samples as two files are.
+ */
+static int judge_paired(struct results_pair *p, const struct results_compare_opts *o)
+{
+	struct stats_options so = { o->confidence, o->resamples, o->seed };
+	double ratio, low, high;
+	size_t used;
+	int r;
+
+	if (p->head->npairs < 2)
+		return -EDOM;
+	r = stats_paired_ratio(p->head->pair_ratios, p->head->npairs, &so, &ratio, &low, &high,
+			       &used);
+	if (r < 0)
+		return r;
+	p->ratio = ratio;
+	p->ratio_low = low;
+	p->ratio_high = high;
+	p->has_interval = true;
+	p->paired = true;
+	p->significant = low > 1.0 || high < 1.0;
+	return 0;
+}
+
+static int judge(struct results_pair *p, const struct results_compare_opts *o, bool paired)
 {
 	const struct results_bench *b = p->base, *h = p->head;
 	double change;
@@ -225,17 +252,23 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o)
 	}
 	p->has_ratio = true;
 	p->ratio = h->value / b->value;
-	change = p->ratio - 1.0;
 	if (results_instrument_exact(p->instrument)) {
 		p->significant = p->ratio != 1.0;
 	} else {
-		int r = judge_walltime(p, o);
+		int r = paired ? judge_paired(p, o) : -EDOM;
 
+		if (r == -EDOM) {
+			r = judge_walltime(p, o);
+			if (paired && !p->note)
+				p->note = "too few usable pairs: judged on the two sides' samples";
+		}
 		if (r < 0)
 			return r;
 	}
 	if (!p->significant)
 		return 0;
+	/* Paired: the median of the pair ratios, not of the medians. */
+	change = p->ratio - 1.0;
 	if (change > o->threshold)
 		p->verdict = RESULTS_REGRESSED;
 	else if (change < -o->threshold)
@@ -332,6 +365,10 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 	if (base->isolation && head->isolation && strcmp(base->isolation, head->isolation))
 		strv_addf(w, "base ran with --isolation %s and head with --isolation %s",
 			  base->isolation, head->isolation);
+	if (c->paired)
+		strv_addf(notes, "base and head were measured side by side: samples alternated "
+				 "between a child of each build, and walltime changes are the "
+				 "median ratio of the pairs");
 	/* The same build-id is said by the report on a line of its own. */
 	if (base->env.build_id && head->env.build_id && !c->same_build &&
 	    strcmp(base->env.build_id, head->env.build_id) != 0)
@@ -380,6 +417,7 @@ int results_compare(const struct results_file *base, const struct results_file *
 	if (!base || !head || !ret || !(o->threshold >= 0.0) || !(o->confidence > 0.0) ||
 	    !(o->confidence < 1.0))
 		return -EINVAL;
+	c.paired = head->paired_base == base;
 	s = calloc(base->n + head->n + 1, sizeof(*s));
 	ratios = calloc(base->n + head->n + 1, sizeof(*ratios));
 	if (!s || !ratios || results_index_build(&base, 1, &bix) < 0 ||
@@ -413,7 +451,7 @@ int results_compare(const struct results_file *base, const struct results_file *
 		p->name = any->name;
 		p->instrument = any->instrument;
 		p->unit = any->unit;
-		r = judge(p, o);
+		r = judge(p, o, c.paired);
 		if (r < 0)
 			goto out;
 		c.counts[p->verdict]++;

@@ -388,6 +388,31 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 		}
 		r->nraw = json_array_size(v);
 	}
+
+	/* A paired comparison's head: the ratio of each pair of samples. */
+	v = json_object_get(b, "paired");
+	if (v && !json_is_null(v)) {
+		char pwhere[128];
+		const json_t *ratios;
+
+		if (!json_is_object(v))
+			return failf(p, base, "paired: expected an object, not %s", type_name(v));
+		snprintf(pwhere, sizeof(pwhere), "%s.paired", base);
+		ratios = get_array(p, v, pwhere, "ratios");
+		if (ratios && json_array_size(ratios)) {
+			r->pair_ratios = malloc(json_array_size(ratios) * sizeof(*r->pair_ratios));
+			if (!r->pair_ratios)
+				return nomem(p);
+			json_array_foreach(ratios, i, d)
+			{
+				/* null: a pair whose base measured no time */
+				if (!json_is_number(d) && !json_is_null(d))
+					return bad_element(p, pwhere, "ratios", i, "a number", d);
+				r->pair_ratios[i] = json_is_null(d) ? NAN : json_number_value(d);
+			}
+			r->npairs = json_array_size(ratios);
+		}
+	}
 	return failed(p) ? -EINVAL : 0;
 }
 
@@ -400,6 +425,7 @@ static void bench_clear(struct results_bench *b)
 	free(b->unit);
 	free(b->error);
 	free(b->raw);
+	free(b->pair_ratios);
 	for (size_t i = 0; i < b->ndiagnostics; i++)
 		free(b->diagnostics[i]);
 	free(b->diagnostics);
@@ -432,11 +458,43 @@ void results_free(struct results_file *f)
 	free(f->isolation);
 	free(f->target);
 	free(f->path);
+	results_free(f->paired_base);
 	if (f->doc) {
 		json_decref(f->doc->root);
 		free(f->doc);
 	}
 	free(f);
+}
+
+static int parse_root(struct parser *p, json_t *root, struct results_file *f);
+
+/* "paired": {"base": a whole results document}, of a paired comparison's
+ * head; errors in it name "paired.base" after the file. */
+static int parse_paired(struct parser *p, json_t *root, struct results_file *f)
+{
+	json_t *v = json_object_get(root, "paired"), *base;
+	struct parser sub = { 0 };
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return failf(p, "paired", "expected an object, not %s", type_name(v));
+	base = json_object_get(v, "base");
+	if (!base)
+		return failf(p, "paired.base", "missing");
+	f->paired_base = calloc(1, sizeof(*f->paired_base));
+	if (!f->paired_base || asprintf(&f->paired_base->path, "%s (paired.base)", p->label) < 0) {
+		p->nomem = true;
+		return -ENOMEM;
+	}
+	sub.label = f->paired_base->path;
+	parse_root(&sub, base, f->paired_base);
+	if (failed(&sub)) {
+		p->nomem = sub.nomem;
+		p->error = sub.error;
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int parse_root(struct parser *p, json_t *root, struct results_file *f)
@@ -496,7 +554,7 @@ static int parse_root(struct parser *p, json_t *root, struct results_file *f)
 		if (failed(p))
 			return -ENOMEM;
 	}
-	return 0;
+	return parse_paired(p, root, f);
 }
 
 int results_parse(const char *text, size_t len, const char *label, struct results_file **ret,

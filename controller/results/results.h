@@ -70,6 +70,10 @@ struct results_bench {
 	size_t ndiagnostics;
 	bool no_time; /* "no_time"; in older files, a diagnostic says "measured no
 		       * execution time" */
+	/* "paired.ratios": head / base of each pair of samples taken back to
+	 * back (a paired comparison's head side); NULL otherwise. */
+	double *pair_ratios;
+	size_t npairs;
 };
 
 struct results_doc; /* the parsed document itself, for merging */
@@ -85,6 +89,9 @@ struct results_file {
 	char *target;
 	struct results_bench *benches;
 	size_t n;
+	/* A paired comparison's document is head's, with base's whole document
+	 * in "paired.base" (docs/results.md): that one, or NULL. */
+	struct results_file *paired_base;
 	struct results_doc *doc;
 };
 
@@ -179,6 +186,7 @@ struct results_pair {
 	bool has_interval; /* ratio_low..ratio_high: interval of the ratio */
 	double ratio_low, ratio_high;
 	bool significant; /* the interval excludes 1 (exact instruments: any change) */
+	bool paired;	  /* ratio and interval from head's pair ratios */
 	const char *note; /* why a verdict is what it is, or NULL */
 };
 
@@ -199,6 +207,9 @@ struct results_comparison {
 	 * program was given the same arguments and input, and no benchmark's
 	 * own file (a library's function) has a build_id that differs. */
 	bool same_build;
+	/* base and head are the two sides of one paired comparison: walltime
+	 * pairs are judged on their pair ratios. */
+	bool paired;
 	/* What `compare` exits with: a benchmark failed in HEAD, or (unless
 	 * same_build) one regressed beyond the threshold. */
 	bool gate_failed;
@@ -206,7 +217,9 @@ struct results_comparison {
 
 /*
  * Pair the benchmarks of 'base' and 'head' by name and instrument and give
- * each pair a verdict (docs/ci.md, "How compare decides"). Returns 0,
+ * each pair a verdict (docs/ci.md, "How compare decides"). When base is
+ * head->paired_base, a walltime pair is judged on head's pair ratios
+ * (stats_paired_ratio) instead of the two sides' samples. Returns 0,
  * -EINVAL or -ENOMEM; *ret is written only on success and cleared with
  * results_comparison_clear(). Both files must outlive *ret.
  */

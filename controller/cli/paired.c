@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * benchtrap compare BASE_BINARY HEAD_BINARY: measure two builds side by side
+ * (measure_walltime_paired, or both in turn under a counting instrument),
+ * write one results document holding both, and judge it as `compare` judges
+ * two files (docs/compare.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "measure/measure.h"
+#include "report/report.h"
+#include "results/results.h"
+#include "util/atomic.h"
+#include "cli/cli.h"
+#include "cli/runopts.h"
+
+/* One build: its binary, what was selected in it, and what came out. */
+struct build {
+	const char *path;
+	struct elf_file *ef;
+	struct measure_selection sel;
+	struct measure_target t;
+	char **argv, *exec_path;
+	const struct bench_spec **order; /* specs in report order: the common first */
+	struct bench_result *results;	 /* in that order */
+	size_t n;
+	struct report_run rep;
+};
+
+static void build_clear(struct build *b)
+{
+	for (size_t i = 0; b->results && i < b->n; i++)
+		bench_result_clear(&b->results[i]);
+	free(b->results);
+	free(b->order);
+	free(b->argv);
+	free(b->exec_path);
+	results_env_clear(&b->rep.env);
+	measure_selection_clear(&b->sel);
+	elf_close(b->ef);
+}
+
+/*
+ * The selection in one build: every selector that matches there, each
+ * benchmark once. A selector may match in one build only (a benchmark
+ * added or removed); matched[i] is set for selector i (benches, then
+ * symbols) when it matches here. -EINVAL: a --symbol pattern that cannot
+ * be read, said in *ret_miss.
+ */
+static int select_in(struct build *b, const struct cli_run_opts *o, bool *matched,
+		     struct measure_miss *ret_miss)
+{
+	size_t nsel = o->nbenches + o->nsymbols;
+	int r;
+
+	r = measure_select(b->ef, (const char *const *)o->benches, o->nbenches,
+			   (const char *const *)o->symbols, o->nsymbols, &b->sel, ret_miss);
+	if (r == 0)
+		for (size_t i = 0; i < nsel; i++)
+			matched[i] = true;
+	if (r != -ENOENT)
+		return r;
+	measure_miss_clear(ret_miss);
+	/* One selector at a time, keeping what matches. */
+	for (size_t i = 0; i < nsel; i++) {
+		struct measure_selection one = { 0 };
+		struct measure_miss miss = { 0 };
+		const char *sel = i < o->nbenches ? o->benches[i] : o->symbols[i - o->nbenches];
+		bool bench = i < o->nbenches;
+
+		r = measure_select(b->ef, bench ? &sel : NULL, bench, bench ? NULL : &sel, !bench,
+				   &one, &miss);
+		measure_miss_clear(&miss);
+		if (r == -ENOENT)
+			continue;
+		if (r < 0)
+			return r;
+		matched[i] = true;
+		for (size_t k = 0; k < one.n; k++) {
+			bool dup = false;
+
+			for (size_t j = 0; j < b->sel.n && !dup; j++)
+				dup = !strcmp(b->sel.v[j].name, one.v[k].name);
+			if (dup)
+				continue;
+			if (b->sel.n == b->sel.cap) {
+				size_t nc = b->sel.cap ? 2 * b->sel.cap : 16;
+				struct bench_spec *v = realloc(b->sel.v, nc * sizeof(*v));
+
+				if (!v) {
+					measure_selection_clear(&one);
+					return -ENOMEM;
+				}
+				b->sel.v = v;
+				b->sel.cap = nc;
+			}
+			b->sel.v[b->sel.n++] = one.v[k];
+			one.v[k] = (struct bench_spec){ 0 };
+		}
+		measure_selection_clear(&one);
+	}
+	return 0;
+}
+
+/* Selector i (benches, then symbols) matched in neither build: say so, as
+ * run does, for head. */
+static int say_unmatched(const struct build *head, const struct cli_run_opts *o, size_t i)
+{
+	struct measure_selection one = { 0 };
+	struct measure_miss miss = { 0 };
+	const char *sel = i < o->nbenches ? o->benches[i] : o->symbols[i - o->nbenches];
+	bool bench = i < o->nbenches;
+
+	measure_select(head->ef, bench ? &sel : NULL, bench, bench ? NULL : &sel, !bench, &one,
+		       &miss);
+	cli_say_miss("compare", head->path, &miss);
+	measure_selection_clear(&one);
+	measure_miss_clear(&miss);
+	return EXIT_USAGE;
+}
+
+static const struct bench_spec *find_spec(const struct measure_selection *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i].name, name))
+			return &s->v[i];
+	return NULL;
+}
+
+/* Run benchmarks specs[0..n) of build b alone (one side only, or a
+ * counting instrument) into results. */
+static int run_alone(struct build *b, const struct cli_run_opts *o, const struct bench_spec **specs,
+		     size_t n, const struct measure_hooks *hooks, struct bench_result *results,
+		     char **ret_error)
+{
+	struct bench_spec *v;
+	int r;
+
+	if (n == 0)
+		return 0;
+	/* The instruments take an array of specs. */
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = *specs[i];
+	r = o->instrument->run(&b->t, v, n, &o->plan, true,
+			       &(struct measure_opts){ .keep_profiles = o->keep_profiles,
+						       .cache_sim = o->cache_sim,
+						       .static_binary = !elf_is_dynamic(b->ef) },
+			       hooks, results, ret_error);
+	/* Results point at their spec: at the selection's, not the copy. */
+	for (size_t i = 0; r == 0 && i < n; i++)
+		results[i].spec = specs[i];
+	free(v);
+	return r;
+}
+
+/* Measure: the common benchmarks paired (walltime) or in turn, then those
+ * of one side alone. */
+static int measure(struct build *base, struct build *head, size_t ncommon,
+		   const struct cli_run_opts *o, const struct measure_hooks *hooks,
+		   char **ret_error)
+{
+	struct bench_spec *bv = NULL, *hv = NULL;
+	int r = 0;
+
+	if (ncommon && !strcmp(o->instrument->name, "walltime")) {
+		bv = calloc(ncommon, sizeof(*bv));
+		hv = calloc(ncommon, sizeof(*hv));
+		if (!bv || !hv) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < ncommon; i++) {
+			bv[i] = *base->order[i];
+			hv[i] = *head->order[i];
+		}
+		r = measure_walltime_paired(&base->t, &head->t, bv, hv, ncommon, &o->plan, hooks,
+					    base->results, head->results, ret_error);
+		for (size_t i = 0; r == 0 && i < ncommon; i++) {
+			base->results[i].spec = base->order[i];
+			head->results[i].spec = head->order[i];
+		}
+		if (r < 0)
+			goto out;
+		r = run_alone(base, o, base->order + ncommon, base->n - ncommon, hooks,
+			      base->results + ncommon, ret_error);
+		if (r == 0)
+			r = run_alone(head, o, head->order + ncommon, head->n - ncommon, hooks,
+				      head->results + ncommon, ret_error);
+	} else {
+		r = run_alone(base, o, base->order, base->n, hooks, base->results, ret_error);
+		if (r == 0)
+			r = run_alone(head, o, head->order, head->n, hooks, head->results,
+				      ret_error);
+	}
+out:
+	free(bv);
+	free(hv);
+	return r;
+}
+
+static int open_build(struct build *b, const struct cli_run_opts *o)
+{
+	if (cli_open_binary(b->path, &b->ef) != 0)
+		return EXIT_USAGE;
+	if (o->instrument->preloads && !elf_is_dynamic(b->ef))
+		return cli_error("%s is a static binary: the %s instrument preloads a library into "
+				 "the target; use --instrument callgrind",
+				 b->path, o->instrument->name);
+	if (cli_measure_target(b->path, b->ef, o, &b->t, &b->argv, &b->exec_path) < 0)
+		return cli_error("out of memory");
+	return 0;
+}
+
+/* The report order of each side: the benchmarks of both, in head's order,
+ * then head's own, then base's own; *ret_ncommon of both. */
+static int order(struct build *base, struct build *head, size_t *ret_ncommon)
+{
+	size_t nc = 0, nb, nh;
+
+	base->order = calloc(base->sel.n + 1, sizeof(*base->order));
+	head->order = calloc(head->sel.n + 1, sizeof(*head->order));
+	if (!base->order || !head->order)
+		return -ENOMEM;
+	for (size_t i = 0; i < head->sel.n; i++) {
+		const struct bench_spec *b = find_spec(&base->sel, head->sel.v[i].name);
+
+		if (b) {
+			head->order[nc] = &head->sel.v[i];
+			base->order[nc++] = b;
+		}
+	}
+	nh = nb = nc;
+	for (size_t i = 0; i < head->sel.n; i++)
+		if (!find_spec(&base->sel, head->sel.v[i].name))
+			head->order[nh++] = &head->sel.v[i];
+	for (size_t i = 0; i < base->sel.n; i++)
+		if (!find_spec(&head->sel, base->sel.v[i].name))
+			base->order[nb++] = &base->sel.v[i];
+	base->n = nb;
+	head->n = nh;
+	base->results = calloc(nb + 1, sizeof(*base->results));
+	head->results = calloc(nh + 1, sizeof(*head->results));
+	*ret_ncommon = nc;
+	return base->results && head->results ? 0 : -ENOMEM;
+}
+
+/* The results document, held in memory and read back as `compare` reads
+ * a file: what is judged is what --output writes. */
+static int judge(const struct report_run *rep, const struct results_compare_opts *copts,
+		 struct results_file **ret_file, struct results_comparison *ret)
+{
+	char *text = NULL, *msg = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = report_write_json(rep, f);
+	if (fclose(f) != 0 && r == 0)
+		r = -ENOMEM;
+	if (r == 0)
+		r = results_parse(text, len, "paired comparison", ret_file, &msg);
+	free(text);
+	if (r < 0) {
+		if (msg)
+			cli_error("%s", msg);
+		free(msg);
+		return r;
+	}
+	r = results_compare((*ret_file)->paired_base, *ret_file, copts, ret);
+	return r;
+}
+
+int cli_compare_binaries(const char *base_path, const char *head_path, struct cli_run_opts *o,
+			 const struct results_compare_opts *copts, int argc, char **argv)
+{
+	struct build base = { .path = base_path }, head = { .path = head_path };
+	struct measure_miss miss = { 0 };
+	struct cli_progress hs = { 0 };
+	struct measure_hooks hooks = { cli_progress_event, &hs };
+	struct results_file *doc = NULL;
+	struct results_comparison cmp = { 0 };
+	char *error = NULL;
+	bool *matched = NULL;
+	size_t ncommon = 0;
+	int r, code = EXIT_USAGE;
+
+	if (cli_run_opts_check("compare", o) != 0)
+		goto out;
+	if (o->shared || o->shard_n) {
+		cli_error("compare: %s does not apply to two binaries: each benchmark runs in a "
+			  "fresh child of each build",
+			  o->shared ? "--isolation shared" : "--shard");
+		goto out;
+	}
+	if (o->output && (r = atomic_check(o->output)) < 0) {
+		cli_results_unwritable(o->output, r);
+		goto out;
+	}
+	if (o->markers && (r = atomic_open_stream(o->markers, &hs.markers)) < 0) {
+		cli_error("%s: cannot write markers: %s", o->markers, atomic_strerror(r));
+		goto out;
+	}
+	if (open_build(&base, o) != 0 || open_build(&head, o) != 0)
+		goto out;
+
+	size_t nsel = o->nbenches + o->nsymbols;
+
+	matched = calloc(nsel + 1, sizeof(*matched));
+	if (!matched) {
+		cli_error("out of memory");
+		goto out;
+	}
+	r = select_in(&base, o, matched, &miss);
+	if (r == 0)
+		r = select_in(&head, o, matched, &miss);
+	if (r == -EINVAL) {
+		cli_say_miss("compare", head_path, &miss);
+		goto out;
+	}
+	if (r == -ENOENT) {
+		/* The default selection: neither registers a benchmark. */
+		if (!base.sel.n && !head.sel.n) {
+			cli_say_miss("compare", head_path, &miss);
+			goto out;
+		}
+		r = 0;
+	}
+	if (r < 0 || order(&base, &head, &ncommon) < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	/* A selector that matched in neither build is a mistake. */
+	for (size_t i = 0; i < nsel; i++)
+		if (!matched[i]) {
+			say_unmatched(&head, o, i);
+			goto out;
+		}
+	if (!ncommon) {
+		cli_error("compare: %s and %s have no benchmark in common (%zu selected in base, "
+			  "%zu in head): nothing to compare",
+			  base_path, head_path, base.n, head.n);
+		goto out;
+	}
+
+	hs.progress = isatty(STDERR_FILENO) && o->format == REPORT_TEXT;
+	hs.total = base.n + head.n;
+	cli_fatal_signals();
+	r = measure(&base, &head, ncommon, o, &hooks, &error);
+	if (hs.progress)
+		fputs("\r\033[K", stderr);
+	if (r < 0) {
+		char *nl = error ? strchr(error, '\n') : NULL;
+
+		if (nl)
+			*nl = '\0';
+		if (r == -ENOMEM && !error)
+			cli_error("out of memory");
+		else
+			cli_error("%s", error ? error : "cannot run the binaries");
+		goto out;
+	}
+
+	struct build *sides[2] = { &base, &head };
+
+	for (int k = 0; k < 2; k++) {
+		struct build *b = sides[k];
+
+		if (report_env_collect(b->ef, o->aslr, BENCHTRAP_VERSION, &b->rep.env) < 0) {
+			cli_error("out of memory");
+			goto out;
+		}
+		b->rep.instrument = o->instrument->name;
+		b->rep.isolation = "benchmark";
+		b->rep.plan = &o->plan;
+		b->rep.argv = argv;
+		b->rep.argc = argc;
+		b->rep.results = b->results;
+		b->rep.n = b->n;
+	}
+	head.rep.paired_base = &base.rep;
+
+	r = judge(&head.rep, copts, &doc, &cmp);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			cli_error("out of memory");
+		goto out;
+	}
+	code = cli_compare_report(&cmp, o->format, base_path, head_path);
+	fflush(stdout);
+	if (o->output) {
+		r = report_write_json_file(&head.rep, o->output);
+		if (r < 0)
+			code = cli_results_unwritable(o->output, r);
+	}
+out:
+	if (hs.markers && fclose(hs.markers) != 0 && code != EXIT_USAGE)
+		code = cli_error("%s: cannot write markers: %s", o->markers,
+				 atomic_strerror(errno));
+	results_comparison_clear(&cmp);
+	results_free(doc);
+	free(error);
+	measure_miss_clear(&miss);
+	free(matched);
+	build_clear(&base);
+	build_clear(&head);
+	return code;
+}

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/* The options of run and of compare BASE_BINARY HEAD_BINARY (runopts.h). */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf/elf.h"
+#include "cli/cli.h"
+#include "cli/runopts.h"
+
+static int cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cmd_error(const char *cmd, const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	cli_error("%s: %s", cmd, msg ? msg : "bad option");
+	free(msg);
+	return EXIT_USAGE;
+}
+
+/* The names of the instruments, NULL-terminated, into names[max]: with
+ * 'all', those not in this version too. */
+static void instrument_names(const char **names, size_t max, bool all, unsigned option)
+{
+	size_t n, k = 0;
+	const struct measure_instrument *ins = measure_instruments(&n);
+
+	for (size_t i = 0; i < n && k + 1 < max; i++)
+		if ((all || ins[i].run) && (!option || (ins[i].options & option)))
+			names[k++] = ins[i].name;
+	names[k] = NULL;
+}
+
+/* false, having said so, when option 'name' was given and does not
+ * apply to instrument ins. */
+static bool option_applies(const char *cmd, const struct measure_instrument *ins, bool given,
+			   unsigned option, const char *name)
+{
+	const char *names[16];
+	char list[256];
+
+	if (!given || (ins->options & option))
+		return true;
+	instrument_names(names, 16, false, option);
+	cli_join_or(names, false, list, sizeof(list));
+	cli_error("%s: %s applies to --instrument %s only", cmd, name, list);
+	return false;
+}
+
+void cli_print_instruments(FILE *f)
+{
+	size_t n;
+	const struct measure_instrument *ins = measure_instruments(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (ins[i].run)
+			fprintf(f, "                        %-10s %s%s\n", ins[i].name,
+				ins[i].summary, i == 0 ? " (default)" : "");
+}
+
+/* The selection's "no match", in words, with the way out. */
+int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss *m)
+{
+	switch (m->what) {
+	case MEASURE_MISS_BENCH:
+		if (m->none_registered && !m->selector)
+			return cli_error("%s: registers no benchmarks with target-stub; select "
+					 "functions with --symbol (`benchtrap list %s --symbols` "
+					 "lists them)",
+					 binary, binary);
+		if (m->none_registered)
+			return cli_error("%s: registers no benchmarks with target-stub; select "
+					 "functions with --symbol (`benchtrap list %s --symbols`)",
+					 binary, binary);
+		if (m->suggest[0])
+			return cli_error("%s: no benchmark matches '%s' (did you mean %s?)", binary,
+					 m->selector, m->suggest);
+		return cli_error("%s: no benchmark matches '%s' (`benchtrap list %s` shows them)",
+				 binary, m->selector, binary);
+	case MEASURE_MISS_SYMBOL:
+		/* A library the loader would find but we could not is the
+		 * likeliest reason; say so first. */
+		if (m->missing)
+			return cli_error("%s: no function matches '%s', and library %s was not "
+					 "found, so it was not searched (set LD_LIBRARY_PATH as "
+					 "the program needs)",
+					 binary, m->pattern, m->missing);
+		if (m->suggest[0])
+			return cli_error("%s: no function matches '%s' (did you mean %s?)", binary,
+					 m->pattern, m->suggest);
+		return cli_error("%s: no function matches '%s' in it or its libraries "
+				 "(`benchtrap list %s --symbols` shows them)",
+				 binary, m->pattern, binary);
+	case MEASURE_MISS_BAD_CALL:
+		break;
+	}
+	return cli_error("%s: cannot read --symbol '%s': write NAME or NAME(1,2) with up to %d "
+			 "integer arguments",
+			 cmd, m->selector, MEASURE_MAX_ARGS);
+}
+
+void cli_progress_event(const struct measure_event *ev, void *userdata)
+{
+	struct cli_progress *h = userdata;
+
+	if (h->markers)
+		report_marker_line(h->markers, ev);
+	if (h->progress && ev->kind == MEASURE_BENCH_START)
+		fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++h->done, h->total, ev->name);
+}
+
+static bool cpu_allowed(int cpu)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_ISSET(cpu, &set);
+}
+
+int cli_run_opts_init(struct cli_run_opts *o, int argc)
+{
+	size_t n;
+
+	*o = (struct cli_run_opts){ .cpu = -1 };
+	measure_plan_default(&o->plan);
+	/* The first instrument is the default. */
+	o->instrument = measure_instruments(&n);
+	o->benches = calloc((size_t)argc + 1, sizeof(*o->benches));
+	o->symbols = calloc((size_t)argc + 1, sizeof(*o->symbols));
+	return o->benches && o->symbols ? 0 : -ENOMEM;
+}
+
+void cli_run_opts_clear(struct cli_run_opts *o)
+{
+	free(o->benches);
+	free(o->symbols);
+	*o = (struct cli_run_opts){ 0 };
+}
+
+int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
+{
+	/* isolations[1] is shared. */
+	static const char *const formats[] = { "text", "json", "markdown", NULL };
+	static const char *const isolations[] = { "benchmark", "shared", NULL };
+	int v_choice;
+	long v;
+
+	switch (c) {
+	case CLI_OPT_BENCH:
+		o->benches[o->nbenches++] = optarg;
+		return 0;
+	case CLI_OPT_SYMBOL:
+		o->symbols[o->nsymbols++] = optarg;
+		return 0;
+	case CLI_OPT_SHARD: {
+		/* Digits on both sides of the slash: strtoul alone would take
+		 * a sign or blanks, and sets ERANGE beyond ULONG_MAX. */
+		unsigned long k = 0, n = 0;
+		char *end = optarg;
+		bool ok = false;
+
+		errno = 0;
+		if (*optarg >= '0' && *optarg <= '9')
+			k = strtoul(optarg, &end, 10);
+		if (*end == '/' && end[1] >= '0' && end[1] <= '9') {
+			n = strtoul(end + 1, &end, 10);
+			ok = !*end && errno != ERANGE;
+		}
+		if (!ok || n < 1 || n > 10000 || k < 1 || k > n)
+			return cmd_error(cmd,
+					 "--shard wants K/N with 1 <= K <= N <= 10000, "
+					 "e.g. 2/4, not '%s'",
+					 optarg);
+		o->shard_k = (unsigned)k;
+		o->shard_n = (unsigned)n;
+		return 0;
+	}
+	case CLI_OPT_WARMUP:
+		if (cli_parse_seconds(cmd, "--warmup", optarg, &o->plan.warmup_ns))
+			return EXIT_USAGE;
+		return 0;
+	case CLI_OPT_TIME:
+		if (cli_parse_seconds(cmd, "--time", optarg, &o->plan.time_ns))
+			return EXIT_USAGE;
+		return 0;
+	case CLI_OPT_SAMPLE_TIME:
+		if (cli_parse_seconds(cmd, "--sample-time", optarg, &o->plan.sample_target_ns))
+			return EXIT_USAGE;
+		if (o->plan.sample_target_ns < 1000)
+			return cmd_error(cmd, "--sample-time must be at least 1e-6 s: a "
+					      "sample must dwarf the clock's own cost");
+		return 0;
+	case CLI_OPT_MIN_SAMPLES:
+		if (cli_parse_count(cmd, "--min-samples", optarg, 1, 1000000, &v))
+			return EXIT_USAGE;
+		o->plan.min_samples = (size_t)v;
+		o->min_samples_set = true;
+		return 0;
+	case CLI_OPT_MAX_SAMPLES:
+		if (cli_parse_count(cmd, "--max-samples", optarg, 1, 1000000, &v))
+			return EXIT_USAGE;
+		o->plan.max_samples = (size_t)v;
+		return 0;
+	case CLI_OPT_TIMEOUT:
+		if (cli_parse_seconds(cmd, "--timeout", optarg, &o->plan.timeout_ns))
+			return EXIT_USAGE;
+		if (o->plan.timeout_ns < 1000000)
+			return cmd_error(cmd, "--timeout must be at least 0.001 s");
+		return 0;
+	case CLI_OPT_ISOLATION:
+		if (cli_parse_choice(cmd, "--isolation", optarg, isolations, true, &v_choice))
+			return EXIT_USAGE;
+		o->shared = v_choice == 1;
+		return 0;
+	case CLI_OPT_ASLR:
+		o->aslr = true;
+		return 0;
+	case CLI_OPT_CPU:
+		if (cli_parse_count(cmd, "--cpu", optarg, 0, CPU_SETSIZE - 1, &v))
+			return EXIT_USAGE;
+		o->cpu = (int)v;
+		if (!cpu_allowed(o->cpu))
+			return cmd_error(cmd,
+					 "--cpu %d: this machine (or this process's CPU "
+					 "affinity) has no such CPU; see 'nproc' and "
+					 "'taskset -p $$'",
+					 o->cpu);
+		return 0;
+	case CLI_OPT_CLEAN_ENV:
+		o->clean_env = true;
+		return 0;
+	case CLI_OPT_SHOW_OUTPUT:
+		o->show_output = true;
+		return 0;
+	case CLI_OPT_INPUT: {
+		struct stat st;
+
+		/* Checked now, not when the first child starts. */
+		if (strcmp(optarg, "-") != 0 &&
+		    (stat(optarg, &st) != 0 || S_ISDIR(st.st_mode) || access(optarg, R_OK) != 0))
+			return cmd_error(cmd,
+					 "--input wants a readable file or '-' "
+					 "(benchtrap's own input), '%s' is not one",
+					 optarg);
+		o->input = optarg;
+		return 0;
+	}
+	case CLI_OPT_INSTRUMENT: {
+		const char *names[16];
+		char list[256];
+
+		o->instrument = measure_instrument_find(optarg);
+		if (o->instrument && o->instrument->run)
+			return 0;
+		instrument_names(names, 16, !o->instrument, 0);
+		cli_join_or(names, false, list, sizeof(list));
+		if (o->instrument)
+			return cmd_error(cmd,
+					 "the %s instrument is not in this version of "
+					 "benchtrap; use %s",
+					 optarg, list);
+		return cmd_error(cmd, "unknown instrument '%s' (%s)", optarg, list);
+	}
+	case CLI_OPT_KEEP_PROFILES: {
+		struct stat st;
+
+		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode) || access(optarg, W_OK) != 0)
+			return cmd_error(cmd,
+					 "--keep-profiles wants a writable directory, "
+					 "'%s' is not one (create it first)",
+					 optarg);
+		o->keep_profiles = optarg;
+		return 0;
+	}
+	case CLI_OPT_CACHE_SIM:
+		o->cache_sim = true;
+		return 0;
+	case CLI_OPT_FORMAT:
+		if (cli_parse_format(cmd, formats, optarg, &o->format))
+			return EXIT_USAGE;
+		return 0;
+	case CLI_OPT_OUTPUT:
+		o->output = optarg;
+		return 0;
+	case CLI_OPT_MARKERS:
+		o->markers = optarg;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+int cli_run_opts_check(const char *cmd, struct cli_run_opts *o)
+{
+	if (!option_applies(cmd, o->instrument, o->keep_profiles, MEASURE_OPT_KEEP_PROFILES,
+			    "--keep-profiles") ||
+	    !option_applies(cmd, o->instrument, o->cache_sim, MEASURE_OPT_CACHE_SIM, "--cache-sim"))
+		return EXIT_USAGE;
+	/* --max-samples 5 alone lowers the default minimum with it. */
+	if (!o->min_samples_set && o->plan.min_samples > o->plan.max_samples)
+		o->plan.min_samples = o->plan.max_samples;
+	if (o->plan.min_samples > o->plan.max_samples)
+		return cmd_error(cmd, "--min-samples (%zu) is above --max-samples (%zu)",
+				 o->plan.min_samples, o->plan.max_samples);
+	return 0;
+}
+
+int cli_measure_target(const char *binary, const struct elf_file *ef, const struct cli_run_opts *o,
+		       struct measure_target *t, char ***ret_argv, char **ret_path)
+{
+	char **argv = calloc((size_t)o->ntarget_args + 2, sizeof(*argv));
+	char *path = NULL;
+
+	/* The file read is the file executed: a name without a slash is in
+	 * the current directory, as for `list`, never looked up in PATH. */
+	if (!argv || (!strchr(binary, '/') && asprintf(&path, "./%s", binary) < 0)) {
+		free(argv);
+		return -ENOMEM;
+	}
+	argv[0] = path ? path : (char *)binary;
+	memcpy(argv + 1, o->target_args, (size_t)o->ntarget_args * sizeof(*argv));
+
+	const struct elf_symbol *main_sym =
+		elf_is_stripped(ef) ? NULL : elf_symbol_by_name(ef, "main");
+
+	*t = (struct measure_target){
+		.binary = binary,
+		.argv = argv,
+		.main_link = main_sym ? main_sym->addr : 0,
+		.entry_link = elf_entry(ef),
+		.aslr = o->aslr,
+		.clean_env = o->clean_env,
+		.cpu = o->cpu,
+		.quiet_stdio = !o->show_output,
+		.input = o->input,
+	};
+	*ret_argv = argv;
+	*ret_path = path;
+	return 0;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_CLI_RUNOPTS_H
+#define BENCHTRAP_CLI_RUNOPTS_H
+/*
+ * What to measure and how, as `run` and `compare BASE_BINARY HEAD_BINARY`
+ * take it from the command line (runopts.c): selection, sampling, the
+ * child, the instrument, markers. Each subcommand lists CLI_RUN_LONGOPTS in
+ * its getopt table, passes what getopt returns to cli_run_option() and
+ * checks the whole with cli_run_opts_check().
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "measure/measure.h"
+#include "report/report.h"
+
+enum cli_run_opt {
+	CLI_OPT_BENCH = 0x100,
+	CLI_OPT_SYMBOL,
+	CLI_OPT_SHARD,
+	CLI_OPT_WARMUP,
+	CLI_OPT_TIME,
+	CLI_OPT_SAMPLE_TIME,
+	CLI_OPT_MIN_SAMPLES,
+	CLI_OPT_MAX_SAMPLES,
+	CLI_OPT_TIMEOUT,
+	CLI_OPT_ISOLATION,
+	CLI_OPT_ASLR,
+	CLI_OPT_CPU,
+	CLI_OPT_CLEAN_ENV,
+	CLI_OPT_SHOW_OUTPUT,
+	CLI_OPT_INPUT,
+	CLI_OPT_INSTRUMENT,
+	CLI_OPT_FORMAT,
+	CLI_OPT_OUTPUT,
+	CLI_OPT_MARKERS,
+	CLI_OPT_KEEP_PROFILES,
+	CLI_OPT_CACHE_SIM,
+	CLI_OPT_RUN_END, /* a subcommand's own options from here */
+};
+
+/* clang-format off */
+#define CLI_RUN_LONGOPTS                                                    \
+	{ "bench", required_argument, NULL, CLI_OPT_BENCH },                \
+	{ "symbol", required_argument, NULL, CLI_OPT_SYMBOL },              \
+	{ "shard", required_argument, NULL, CLI_OPT_SHARD },                \
+	{ "warmup", required_argument, NULL, CLI_OPT_WARMUP },              \
+	{ "time", required_argument, NULL, CLI_OPT_TIME },                  \
+	{ "sample-time", required_argument, NULL, CLI_OPT_SAMPLE_TIME },    \
+	{ "min-samples", required_argument, NULL, CLI_OPT_MIN_SAMPLES },    \
+	{ "max-samples", required_argument, NULL, CLI_OPT_MAX_SAMPLES },    \
+	{ "timeout", required_argument, NULL, CLI_OPT_TIMEOUT },            \
+	{ "isolation", required_argument, NULL, CLI_OPT_ISOLATION },        \
+	{ "aslr", no_argument, NULL, CLI_OPT_ASLR },                        \
+	{ "cpu", required_argument, NULL, CLI_OPT_CPU },                    \
+	{ "clean-env", no_argument, NULL, CLI_OPT_CLEAN_ENV },              \
+	{ "show-output", no_argument, NULL, CLI_OPT_SHOW_OUTPUT },          \
+	{ "input", required_argument, NULL, CLI_OPT_INPUT },                \
+	{ "instrument", required_argument, NULL, CLI_OPT_INSTRUMENT },      \
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },              \
+	{ "output", required_argument, NULL, CLI_OPT_OUTPUT },              \
+	{ "markers", required_argument, NULL, CLI_OPT_MARKERS },            \
+	{ "keep-profiles", required_argument, NULL, CLI_OPT_KEEP_PROFILES }, \
+	{ "cache-sim", no_argument, NULL, CLI_OPT_CACHE_SIM }
+/* clang-format on */
+
+struct cli_run_opts {
+	const char *binary;
+	char **benches, **symbols;
+	size_t nbenches, nsymbols;
+	struct measure_plan plan;
+	bool shared, aslr, clean_env, show_output, min_samples_set;
+	const struct measure_instrument *instrument;
+	const char *keep_profiles; /* --keep-profiles DIR */
+	bool cache_sim;
+	int cpu;
+	unsigned shard_k, shard_n; /* --shard K/N; shard_n 0: all */
+	enum report_format format;
+	const char *output, *markers;
+	const char *input; /* --input: NULL (/dev/null), "-" or a file */
+	char **target_args;
+	int ntarget_args;
+};
+
+/* Defaults, with room for argc selectors; 0 or -ENOMEM. */
+int cli_run_opts_init(struct cli_run_opts *o, int argc);
+void cli_run_opts_clear(struct cli_run_opts *o);
+
+/* Take option c (getopt_long's return, its argument in optarg) for
+ * subcommand cmd: 0, EXIT_USAGE having said why, or -ENOENT when c is not
+ * one of CLI_RUN_LONGOPTS. */
+int cli_run_option(const char *cmd, int c, struct cli_run_opts *o);
+/* The checks across options, after the last: 0 or EXIT_USAGE. */
+int cli_run_opts_check(const char *cmd, struct cli_run_opts *o);
+
+/* The lines of --help that list the instruments of this version. */
+void cli_print_instruments(FILE *f);
+
+/* The selection's "no match" in binary, in words, with the way out;
+ * returns EXIT_USAGE. */
+int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss *m);
+
+/* Progress on a terminal and markers (--markers), as measure hooks. */
+/* ---- progress and markers ----------------------------------------------- */
+
+struct cli_progress {
+	FILE *markers;
+	bool progress;
+	size_t done, total;
+};
+
+void cli_progress_event(const struct measure_event *ev, void *userdata);
+
+/* Where and how binary ef runs, by o: *t, its argv in *ret_argv (argv[0]
+ * the path executed, then o's target arguments) and *ret_path (the path
+ * when binary has no slash), both to free. 0 or -ENOMEM. */
+int cli_measure_target(const char *binary, const struct elf_file *ef, const struct cli_run_opts *o,
+		       struct measure_target *t, char ***ret_argv, char **ret_path);
+
+#endif
