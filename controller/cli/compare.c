@@ -19,6 +19,7 @@
 static const char usage[] =
 	"usage: benchtrap compare BASE.json HEAD.json [--threshold PCT]\n"
 	"                         [--format text|markdown|json]\n"
+	"       benchtrap compare PAIRED.json [--threshold PCT] [--format FMT]\n"
 	"       benchtrap compare BASE_BINARY HEAD_BINARY [--bench GLOB]...\n"
 	"                         [--symbol GLOB|'F(1,2)']... [run's sampling and child\n"
 	"                         options] [--threshold PCT] [--format FMT]\n"
@@ -58,7 +59,9 @@ static const char usage[] =
 	"                      per side: --time 1 gives each build 1 s of samples\n"
 	"  --aslr, --cpu N, --clean-env, --show-output, --input FILE, --instrument NAME\n"
 	"  --output FILE       the results document: HEAD's, with BASE's whole document\n"
-	"                      and every pair's ratio in it (docs/results.md)\n"
+	"                      and every pair's ratio in it (docs/results.md); compare\n"
+	"                      PAIRED.json judges it again, merge joins shards of it\n"
+	"  --shard K/N         part K of N of the benchmarks, the same in both builds\n"
 	"  --markers FILE      start/end markers of every benchmark and sample\n"
 	"\n"
 	"When GITHUB_STEP_SUMMARY names a file (GitHub Actions), the markdown report\n"
@@ -223,6 +226,24 @@ int cli_compare(int argc, char **argv)
 			if (c != CLI_OPT_FORMAT && !binary_option)
 				binary_option = argv[optind - 1 - (optarg == argv[optind - 1])];
 		}
+	}
+	/* One file: the two sides of a paired comparison's document. */
+	if (npaths == 1 && !is_elf(paths[0]) && !binary_option && nopts == argc) {
+		if (load(paths[0], &head) != 0)
+			goto out;
+		if (!head->paired_base) {
+			cli_error("compare: %s holds one side; compare takes two files, BASE.json "
+				  "HEAD.json, or one written by compare BASE_BINARY HEAD_BINARY "
+				  "--output",
+				  paths[0]);
+			goto out;
+		}
+		if (results_compare(head->paired_base, head, &opts, &cmp) < 0) {
+			cli_error("out of memory");
+			goto out;
+		}
+		code = cli_compare_report(&cmp, ro.format, head->paired_base->path, paths[0]);
+		goto out;
 	}
 	if (npaths < 2) {
 		cli_error("compare: which files? usage: benchtrap compare BASE.json HEAD.json "

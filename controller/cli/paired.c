@@ -295,10 +295,9 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 
 	if (cli_run_opts_check("compare", o) != 0)
 		goto out;
-	if (o->shared || o->shard_n) {
-		cli_error("compare: %s does not apply to two binaries: each benchmark runs in a "
-			  "fresh child of each build",
-			  o->shared ? "--isolation shared" : "--shard");
+	if (o->shared) {
+		cli_error("compare: --isolation shared does not apply to two binaries: each "
+			  "benchmark runs in a fresh child of each build");
 		goto out;
 	}
 	if (o->output && (r = atomic_check(o->output)) < 0) {
@@ -334,6 +333,11 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 		}
 		r = 0;
 	}
+	/* A shard is chosen by name: the same part of both builds. */
+	if (r == 0 && o->shard_n) {
+		measure_select_shard(&base.sel, o->shard_k, o->shard_n);
+		measure_select_shard(&head.sel, o->shard_k, o->shard_n);
+	}
 	if (r < 0 || order(&base, &head, &ncommon) < 0) {
 		cli_error("out of memory");
 		goto out;
@@ -344,7 +348,12 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 			say_unmatched(&head, o, i);
 			goto out;
 		}
-	if (!ncommon) {
+	if (!ncommon && o->shard_n && (base.n || head.n)) {
+		cli_note("shard %u/%u holds no benchmark of both builds", o->shard_k, o->shard_n);
+	} else if (!ncommon && o->shard_n) {
+		cli_note("shard %u/%u holds none of the selected benchmarks", o->shard_k,
+			 o->shard_n);
+	} else if (!ncommon) {
 		cli_error("compare: %s and %s have no benchmark in common (%zu selected in base, "
 			  "%zu in head): nothing to compare",
 			  base_path, head_path, base.n, head.n);

@@ -148,6 +148,14 @@ int results_merge(struct results_file *const *files, size_t n, const char *outpu
 			return r;
 	}
 
+	for (size_t i = 1; i < n; i++)
+		if (!files[i]->paired_base != !files[0]->paired_base)
+			return set_error(ret_error, -EXDEV,
+					 "%s is a paired comparison (compare BASE_BINARY "
+					 "HEAD_BINARY --output) and %s is not: merge one kind",
+					 files[files[0]->paired_base ? 0 : i]->path,
+					 files[files[0]->paired_base ? i : 0]->path);
+
 	doc = json_deep_copy(files[0]->doc->root);
 	benches = json_array();
 	from = json_array();
@@ -164,6 +172,23 @@ int results_merge(struct results_file *const *files, size_t n, const char *outpu
 	benches = NULL; /* the document owns it, or it is gone */
 	if (r < 0)
 		goto nomem;
+	/* Paired comparisons: their base sides are merged alike. */
+	if (files[0]->paired_base) {
+		json_t *base = json_object_get(json_object_get(doc, "paired"), "base");
+		json_t *bb = json_array();
+
+		for (size_t i = 0; bb && i < n; i++) {
+			json_t *p = json_object_get(files[i]->doc->root, "paired");
+
+			if (json_array_extend(bb, json_object_get(json_object_get(p, "base"),
+								   "benchmarks")) < 0) {
+				json_decref(bb);
+				bb = NULL;
+			}
+		}
+		if (!bb || json_object_set_new(base, "benchmarks", bb) < 0)
+			goto nomem;
+	}
 	run = json_object_get(doc, "run");
 	if (!json_is_object(run)) {
 		run = json_object();
