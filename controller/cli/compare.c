@@ -232,9 +232,9 @@ int cli_compare(int argc, char **argv)
 		if (load(paths[0], &head) != 0)
 			goto out;
 		if (!head->paired_base) {
-			cli_error("compare: %s holds one side; compare takes two files, BASE.json "
-				  "HEAD.json, or one written by compare BASE_BINARY HEAD_BINARY "
-				  "--output",
+			cli_error("compare: which files? %s holds one run: compare takes two, "
+				  "BASE.json HEAD.json, or one written by `benchtrap compare "
+				  "BASE_BINARY HEAD_BINARY --output FILE`",
 				  paths[0]);
 			goto out;
 		}

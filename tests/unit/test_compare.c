@@ -768,6 +768,178 @@ static void test_shard_partition(void **state)
 	}
 }
 
+/* ---- paired comparisons (compare BASE_BINARY HEAD_BINARY) ----------------- */
+
+/*
+ * Pairs taken while the host's speed doubles halfway: both sides' medians
+ * fall between the two speeds at random, and apart by as much as 10%,
+ * while every pair's ratio is 1 within the sample noise. Unpaired the
+ * pair would need the threshold's luck; paired it is unchanged, and a 5%
+ * change under the same noise is found.
+ */
+static void paired_files(double shift, struct results_file **ret_base,
+			 struct results_file **ret_head)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_bench *b = add_bench(base, "work", "walltime", 0);
+	struct results_bench *h = add_bench(head, "work", "walltime", 0);
+	size_t n = 200;
+
+	b->raw = malloc(n * sizeof(*b->raw));
+	h->raw = malloc(n * sizeof(*h->raw));
+	h->pair_ratios = malloc(n * sizeof(*h->pair_ratios));
+	assert_true(b->raw && h->raw && h->pair_ratios);
+	lcg_state = 31;
+	for (size_t i = 0; i < n; i++) {
+		double host = i < n / 2 ? 1.0 : 2.0;
+
+		b->raw[i] = 1000 * host * test_normalish(1.0, 0.03);
+		h->raw[i] = 1000 * host * (1.0 + shift) * test_normalish(1.0, 0.03);
+		h->pair_ratios[i] = h->raw[i] / b->raw[i];
+	}
+	/* The host was fast for more of base's samples than of head's. */
+	for (size_t i = 0; i < 10; i++)
+		b->raw[n / 2 + i] /= 2;
+	b->nraw = h->nraw = h->npairs = n;
+	double copy[200];
+
+	memcpy(copy, b->raw, sizeof(copy));
+	b->value = b->stats.median = stats_median(copy, n);
+	memcpy(copy, h->raw, sizeof(copy));
+	h->value = h->stats.median = stats_median(copy, n);
+	head->paired_base = base;
+	*ret_base = base;
+	*ret_head = head;
+}
+
+static void test_paired_host_doubles(void **state)
+{
+	struct results_file *base, *head;
+	struct results_compare_opts o = opts_with(0.02);
+	struct results_comparison c;
+
+	(void)state;
+	paired_files(0.0, &base, &head);
+	/* The medians alone disagree by far more than the threshold. */
+	assert_true(fabs(head->benches[0].value / base->benches[0].value - 1.0) > 0.05);
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_true(c.paired);
+	assert_true(c.pairs[0].paired);
+	assert_true(fabs(c.pairs[0].ratio - 1.0) < 0.01);
+	assert_true(c.pairs[0].ratio_low < 1.0 && c.pairs[0].ratio_high > 1.0);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_UNCHANGED);
+	assert_false(c.gate_failed);
+	results_comparison_clear(&c);
+
+	/* The same files judged as two runs: not paired. */
+	head->paired_base = NULL;
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_false(c.paired);
+	assert_false(c.pairs[0].paired);
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
+static void test_paired_finds_5pct(void **state)
+{
+	struct results_file *base, *head;
+	struct results_compare_opts o = opts_with(0.02);
+	struct results_comparison c;
+
+	(void)state;
+	paired_files(0.05, &base, &head);
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_true(c.pairs[0].paired && c.pairs[0].significant);
+	assert_true(c.pairs[0].ratio > 1.03 && c.pairs[0].ratio < 1.07);
+	assert_true(c.pairs[0].ratio_low > 1.0);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_REGRESSED);
+	assert_true(c.gate_failed);
+	results_comparison_clear(&c);
+	head->paired_base = NULL;
+	results_free(base);
+	results_free(head);
+}
+
+/* Too few usable ratios: judged on the two sides' samples, said in a note. */
+static void test_paired_too_few(void **state)
+{
+	struct results_file *base, *head;
+	struct results_compare_opts o = opts_with(0.02);
+	struct results_comparison c;
+
+	(void)state;
+	paired_files(0.0, &base, &head);
+	for (size_t i = 0; i < head->benches[0].npairs; i++)
+		head->benches[0].pair_ratios[i] = i % 3 ? NAN : 1.0;
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_false(c.pairs[0].paired);
+	assert_non_null(c.pairs[0].note);
+	assert_non_null(strstr(c.pairs[0].note, "too few usable pairs"));
+	results_comparison_clear(&c);
+	head->paired_base = NULL;
+	results_free(base);
+	results_free(head);
+}
+
+/* A paired document: head's, with base's whole in paired.base and each
+ * benchmark's ratios (null for a pair whose base measured no time). */
+#define PAIRED_STATS                                                                    \
+	"\"stats\": {\"median\": 1, \"mean\": 1, \"stddev\": 0, \"min\": 1, \"max\": 1, " \
+	"\"q1\": 1, \"q3\": 1, \"samples\": 1, \"iterations_per_sample\": 1}"
+static const char paired_doc[] =
+	"{\"schema\": \"benchtrap-results/1\", \"environment\": {\"binary\": \"head\"},"
+	" \"benchmarks\": [{\"name\": \"w\", \"instrument\": \"walltime\", \"unit\": \"ns\","
+	"  \"value\": 105, \"status\": \"ok\", " PAIRED_STATS ","
+	"  \"paired\": {\"pairs\": 4, \"ratios\": [1.05, 1.04, null, 1.06]}}],"
+	" \"paired\": {\"base\": {\"schema\": \"benchtrap-results/1\","
+	"  \"environment\": {\"binary\": \"base\"},"
+	"  \"benchmarks\": [{\"name\": \"w\", \"instrument\": \"walltime\", \"unit\": \"ns\","
+	"   \"value\": 100, \"status\": \"ok\", " PAIRED_STATS "}]}}}";
+
+static void test_parse_paired(void **state)
+{
+	struct results_file *f = NULL;
+	struct results_comparison c;
+	char *err = NULL;
+
+	(void)state;
+	int pr = results_parse(paired_doc, strlen(paired_doc), "p.json", &f, &err);
+
+	if (pr)
+		fail_msg("%s", err);
+	assert_non_null(f->paired_base);
+	assert_string_equal(f->paired_base->env.binary, "base");
+	assert_string_equal(f->paired_base->path, "p.json (paired.base)");
+	assert_int_equal(f->benches[0].npairs, 4);
+	assert_true(isnan(f->benches[0].pair_ratios[2]));
+	assert_true(f->benches[0].pair_ratios[3] == 1.06);
+	assert_int_equal(results_compare(f->paired_base, f, NULL, &c), 0);
+	assert_true(c.paired && c.pairs[0].paired);
+	assert_true(c.pairs[0].ratio == 1.05); /* the median of the three */
+	results_comparison_clear(&c);
+	results_free(f);
+
+	/* Errors in the base side name it. */
+	static const char bad[] = "{\"schema\": \"benchtrap-results/1\", \"environment\": {},"
+				  " \"benchmarks\": [], \"paired\": {\"base\": {\"schema\":"
+				  " \"benchtrap-results/1\", \"environment\": {}}}}";
+
+	assert_int_equal(results_parse(bad, strlen(bad), "p.json", &f, &err), -EINVAL);
+	assert_non_null(strstr(err, "p.json (paired.base): benchmarks: missing"));
+	free(err);
+	static const char bad2[] = "{\"schema\": \"benchtrap-results/1\", \"environment\": {},"
+				   " \"benchmarks\": ["
+				   "{\"name\": \"w\", \"instrument\": \"walltime\", \"unit\": \"ns\","
+				   " \"value\": 1, \"status\": \"ok\", " PAIRED_STATS ","
+				   " \"paired\": {\"ratios\": [\"x\"]}}]}";
+
+	err = NULL;
+	assert_int_equal(results_parse(bad2, strlen(bad2), "p.json", &f, &err), -EINVAL);
+	assert_non_null(strstr(err, "paired"));
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +958,10 @@ int main(void)
 		cmocka_unit_test(test_env_diff),
 		cmocka_unit_test(test_shard_hash),
 		cmocka_unit_test(test_shard_partition),
+		cmocka_unit_test(test_paired_host_doubles),
+		cmocka_unit_test(test_paired_finds_5pct),
+		cmocka_unit_test(test_paired_too_few),
+		cmocka_unit_test(test_parse_paired),
 		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_pairing_order_and_duplicates),
 		cmocka_unit_test(test_merge_duplicates),
