@@ -75,14 +75,20 @@ for inst in walltime callgrind; do
 	checks=$((checks + 1))
 	[[ $got == "$EXPECTED" ]] || fail "$inst: expected $EXPECTED, got $got"
 	expect_json 'd["summary"]["counts"]["regressed"] == 1 and d["summary"]["counts"]["failed"] == 0'
-	expect_json '[b for b in d["benchmarks"] if b["name"] == "slow_one"][0]["change_pct"] > 100'
-	expect_json 'd["benchmarks"][0]["name"] == "slow_one"' # the largest change first
-	expect_json 'd["summary"]["geomean_change_pct"] > 0'
 	expect_json 'any("build-ids differ" in n for n in d["notes"])'
+	# The sizes of the changes: exact under a counting instrument; under
+	# walltime, two files taken apart can differ by 2x on a loaded
+	# machine, so only the verdict above is checked.
+	if [[ $inst != walltime ]]; then
+		expect_json '[b for b in d["benchmarks"] if b["name"] == "slow_one"][0]["change_pct"] > 100'
+		expect_json 'd["benchmarks"][0]["name"] == "slow_one"' # the largest change first
+		expect_json 'd["summary"]["geomean_change_pct"] > 0'
+	fi
 	# The text report says it in words, and the markdown for the PR.
 	run compare "$TMP/$inst/base.json" "$TMP/$inst/head.json" --threshold "$threshold"
 	expect_status 1
-	expect_out '^this change degrades performance by [0-9.]+%'
+	[[ $inst == walltime ]] || expect_out '^this change degrades performance by [0-9.]+%'
+	expect_out '^this change .* performance'
 	expect_out '^slow_one .* regressed'
 	run compare "$TMP/$inst/base.json" "$TMP/$inst/head.json" --threshold "$threshold" --format markdown
 	expect_out '^\| slow_one \| .*\*\*regressed\*\*'
