@@ -28,7 +28,7 @@
 #include "measure/harness.h"
 
 void harness_emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
-		 pid_t pid, uint64_t t, size_t sample, uint64_t iterations, bool warmup)
+		  pid_t pid, uint64_t t, size_t sample, uint64_t iterations, bool warmup)
 {
 	struct measure_event ev = { kind, name, pid, t, sample, iterations, warmup };
 
@@ -55,7 +55,8 @@ char *harness_failure(const struct trace_failure *f, uint64_t timeout_ns)
 	char buf[8192];
 
 	if (g.kind == TRACE_FAIL_TIMEOUT)
-		g.timeout_ms = (int)(timeout_ns / 1000000 > INT_MAX ? INT_MAX : timeout_ns / 1000000);
+		g.timeout_ms =
+			(int)(timeout_ns / 1000000 > INT_MAX ? INT_MAX : timeout_ns / 1000000);
 	return strdup(trace_failure_format(&g, buf, sizeof(buf)));
 }
 
@@ -86,7 +87,8 @@ static uint64_t find_vdso_clock(struct trace_proc *p)
 		/* The vDSO is linked at 0 (or its first load address): its
 		 * symbols are offsets from the mapping. */
 		if (s)
-			addr = base + s->addr - (elf_is_pic(vdso) ? 0 : elf_entry(vdso) & ~0xfffull);
+			addr = base + s->addr -
+			       (elf_is_pic(vdso) ? 0 : elf_entry(vdso) & ~0xfffull);
 	}
 	elf_close(vdso);
 	free(image);
@@ -107,7 +109,7 @@ void harness_free(struct harness *c)
 
 /* Spawn, run to main, and put the harness in place. */
 int harness_start(const struct measure_target *t, uint64_t deadline, uint64_t timeout_ns,
-		       struct harness *c, bool *ret_no_vdso, char **ret_error)
+		  struct harness *c, bool *ret_no_vdso, char **ret_error)
 {
 	struct trace_spawn_opts so;
 	struct trace_failure f;
@@ -139,15 +141,17 @@ int harness_start(const struct measure_target *t, uint64_t deadline, uint64_t ti
 	fd_close(devnull);
 	close(input);
 	if (r == -TRACE_E_EXEC)
-		return fail_with(ret_error, "cannot execute %s: %s", t->binary, strerror(exec_errno));
+		return fail_with(ret_error, "cannot execute %s: %s", t->binary,
+				 strerror(exec_errno));
 	if (r < 0)
 		return fail_with(ret_error, "cannot start %s: %s", t->binary, trace_strerror(r));
 
 	/* Loading and constructors count against the benchmark's timeout. */
 	uint64_t now = measure_now_ns();
-	int budget_ms = now >= deadline		       ? 1 :
-			(deadline - now) / 1000000 > INT_MAX ? INT_MAX :
-							       (int)((deadline - now) / 1000000) + 1;
+	int budget_ms = now >= deadline ? 1
+			: (deadline - now) / 1000000 > INT_MAX
+				? INT_MAX
+				: (int)((deadline - now) / 1000000) + 1;
 
 	r = trace_run_to_main(c->p, t->main_link, t->entry_link, budget_ms, &main_addr, &f);
 	if (r == -TRACE_E_FAILED) {
@@ -222,9 +226,9 @@ static int take_sample(struct harness *c, uint64_t first, uint64_t second, uint6
 	if (now >= deadline)
 		o.timeout_ms = 1;
 	else
-		o.timeout_ms = (int)((deadline - now) / 1000000 > INT_MAX ?
-					     INT_MAX :
-					     (deadline - now + 999999) / 1000000);
+		o.timeout_ms = (int)((deadline - now) / 1000000 > INT_MAX
+					     ? INT_MAX
+					     : (deadline - now + 999999) / 1000000);
 	r = trace_call(c->p, c->harness,
 		       (const uint64_t[6]){ first, second, n, c->data + DATA_ARGS, c->clock,
 					    c->data + DATA_OUT },
@@ -239,8 +243,8 @@ static int take_sample(struct harness *c, uint64_t first, uint64_t second, uint6
 	return 0;
 }
 
-int harness_sample(struct harness *c, uint64_t fn, uint64_t empty, uint64_t n,
-		     uint64_t deadline, struct sample *ret, struct trace_failure *f)
+int harness_sample(struct harness *c, uint64_t fn, uint64_t empty, uint64_t n, uint64_t deadline,
+		   struct sample *ret, struct trace_failure *f)
 {
 	uint64_t a[3], b[3];
 	int r;
@@ -280,8 +284,10 @@ int harness_map_empty(struct harness *c, uint64_t fn, uint64_t *ret_page)
 
 		/* Read and execute only: the tracer writes it through the
 		 * child's memory file all the same, and W^X policies allow it. */
-		uint64_t args[6] = { hint, PAGE, PROT_READ | PROT_EXEC,
-				     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
+		uint64_t args[6] = {
+			hint,	      PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+			(uint64_t)-1, 0
+		};
 
 		r = trace_syscall(c->p, SYS_mmap, args, &m);
 		if (r == 0 && m < 0 && m > -4096)
@@ -294,7 +300,8 @@ int harness_map_empty(struct harness *c, uint64_t fn, uint64_t *ret_page)
 			break;
 		trace_syscall(c->p, SYS_munmap, (const uint64_t[6]){ page, PAGE }, &m);
 	}
-	for (size_t i = 0; i + arch_harness_empty_insn_len <= PAGE; i += arch_harness_empty_insn_len)
+	for (size_t i = 0; i + arch_harness_empty_insn_len <= PAGE;
+	     i += arch_harness_empty_insn_len)
 		memcpy(fill + i, arch_harness_empty_insn, arch_harness_empty_insn_len);
 	r = trace_write(c->p, page, fill, PAGE);
 	if (r < 0)
@@ -306,21 +313,20 @@ int harness_map_empty(struct harness *c, uint64_t fn, uint64_t *ret_page)
 /* A floor sample: the empty function in both passes, in both calls;
  * *ret is its per-call difference. */
 int harness_floor(struct harness *c, uint64_t empty, uint64_t n, uint64_t deadline, double *ret,
-			struct trace_failure *f)
+		  struct trace_failure *f)
 {
 	struct sample x;
 	int r;
 
 	r = harness_sample(c, empty, empty, n, deadline, &x, f);
-	if (r < 0)
-		return r;
-	*ret = ((double)x.bench - (double)x.cal) / (double)(2 * n);
-	return 0;
+	if (r == 0)
+		*ret = harness_per_call(&x, n);
+	return r;
 }
 
 /* The address the benchmark s is called at in child c. */
 int harness_address(struct harness *c, const struct bench_spec *s, struct bench_result *res,
-			 uint64_t *ret_fn, struct trace_failure *f)
+		    uint64_t *ret_fn, struct trace_failure *f)
 {
 	uint64_t fn, base = 0;
 	int r;

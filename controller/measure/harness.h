@@ -14,8 +14,8 @@
 
 #define PAGE 4096
 /* Data page layout. */
-#define DATA_ARGS 0  /* six argument words */
-#define DATA_OUT 64  /* three struct timespec */
+#define DATA_ARGS 0 /* six argument words */
+#define DATA_OUT 64 /* three struct timespec */
 
 struct trace_proc;
 struct trace_failure;
@@ -23,11 +23,11 @@ struct trace_failure;
 /* A child ready to take samples. */
 struct harness {
 	struct trace_proc *p;
-	uint64_t bias;	    /* load bias of the binary */
-	uint64_t harness;   /* address of the harness code */
-	uint64_t data;	    /* address of the data page */
-	uint64_t clock;	    /* clock_gettime to call */
-	bool vdso_clock;    /* clock is the vDSO's */
+	uint64_t bias;	  /* load bias of the binary */
+	uint64_t harness; /* address of the harness code */
+	uint64_t data;	  /* address of the data page */
+	uint64_t clock;	  /* clock_gettime to call */
+	bool vdso_clock;  /* clock is the vDSO's */
 };
 
 /* Spawn t's binary, run it to main and put the harness in place, by

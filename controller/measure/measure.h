@@ -304,10 +304,11 @@ measure_run_fn measure_walltime;
  * which and why.
  */
 int measure_walltime_paired(const struct measure_target *base, const struct measure_target *head,
-			    const struct bench_spec *base_specs, const struct bench_spec *head_specs,
-			    size_t n, const struct measure_plan *plan,
-			    const struct measure_hooks *hooks, struct bench_result *base_results,
-			    struct bench_result *head_results, char **ret_error);
+			    const struct bench_spec *base_specs,
+			    const struct bench_spec *head_specs, size_t n,
+			    const struct measure_plan *plan, const struct measure_hooks *hooks,
+			    struct bench_result *base_results, struct bench_result *head_results,
+			    char **ret_error);
 
 /*
  * callgrind (callgrind.c, docs/instruments.md): exact instruction counts,

@@ -34,11 +34,11 @@ struct side {
 	struct bench_result *res;
 	struct harness c;
 	uint64_t deadline, fn, empty, page;
-	bool live;	     /* still being measured */
-	uint64_t last;	     /* the last sample's benchmark passes, ns */
-	double value;	     /* the last recorded sample's per-call time */
-	double *cals;	     /* per-call cost of the empty passes, per sample */
-	size_t cap, index;   /* capacity of samples and cals; marker index */
+	bool live;	   /* still being measured */
+	uint64_t last;	   /* the last sample's benchmark passes, ns */
+	double value;	   /* the last recorded sample's per-call time */
+	double *cals;	   /* per-call cost of the empty passes, per sample */
+	size_t cap, index; /* capacity of samples and cals; marker index */
 	double floors[MEASURE_FLOOR_MAX];
 	size_t nfloor;
 };
@@ -49,8 +49,8 @@ static void side_fail(struct side *s, int r, const struct trace_failure *f, uint
 	struct bench_result *res = s->res;
 
 	if (!res->error)
-		res->error = r == -TRACE_E_FAILED ? harness_failure(f, timeout_ns) :
-						    strdup(trace_strerror(r));
+		res->error = r == -TRACE_E_FAILED ? harness_failure(f, timeout_ns)
+						  : strdup(trace_strerror(r));
 	res->status = BENCH_FAILED;
 	free(res->samples);
 	res->samples = NULL;
@@ -84,8 +84,9 @@ static int side_start(struct side *s, const struct measure_plan *plan, char **re
 		r = harness_set_args(&s->c, s->spec);
 	if (r == 0) {
 		r = harness_map_empty(&s->c, s->fn, &s->page);
-		if (r < 0 && asprintf(&s->res->error, "cannot map an empty function in the child: %s",
-				      trace_strerror(r)) < 0)
+		if (r < 0 &&
+		    asprintf(&s->res->error, "cannot map an empty function in the child: %s",
+			     trace_strerror(r)) < 0)
 			s->res->error = NULL;
 	}
 	if (r < 0) {
@@ -241,11 +242,12 @@ static void sample_pairs(struct side *sd, uint64_t n, const struct measure_plan 
 
 		for (int k = 0; k < 2; k++)
 			if (sd[k].live && rounds > 0 && now + 2 * sd[k].last > sd[k].deadline) {
-				bench_result_diagnose(sd[k].res,
-						      "stopped after %zu samples: another would have "
-						      "run past --timeout (%.3g s); raise it for more "
-						      "samples",
-						      sd[k].res->nsamples, (double)plan->timeout_ns / 1e9);
+				bench_result_diagnose(
+					sd[k].res,
+					"stopped after %zu samples: another would have "
+					"run past --timeout (%.3g s); raise it for more "
+					"samples",
+					sd[k].res->nsamples, (double)plan->timeout_ns / 1e9);
 				late = true;
 			}
 		if (late)
@@ -302,10 +304,11 @@ static void side_end(struct side *s, const struct measure_hooks *hooks)
 }
 
 int measure_walltime_paired(const struct measure_target *base, const struct measure_target *head,
-			    const struct bench_spec *base_specs, const struct bench_spec *head_specs,
-			    size_t n, const struct measure_plan *plan,
-			    const struct measure_hooks *hooks, struct bench_result *base_results,
-			    struct bench_result *head_results, char **ret_error)
+			    const struct bench_spec *base_specs,
+			    const struct bench_spec *head_specs, size_t n,
+			    const struct measure_plan *plan, const struct measure_hooks *hooks,
+			    struct bench_result *base_results, struct bench_result *head_results,
+			    char **ret_error)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct side sd[2] = {

@@ -96,16 +96,19 @@ static int unrecorded_sample(struct harness *c, const struct bench_spec *s, uint
 		return r;
 	/* Markers of a sample are written once it completed, with the
 	 * child's own clock readings: a sample that failed has none. */
-	harness_emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, *index, 2 * n, true);
-	harness_emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, (*index)++, 2 * n, true);
+	harness_emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, *index,
+		     2 * n, true);
+	harness_emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, (*index)++,
+		     2 * n, true);
 	*ret_bench = x.bench;
 	return 0;
 }
 
 /* Measure one benchmark, at fn, against the empty function at 'empty'. */
-static int sample_bench(struct harness *c, const struct bench_spec *s, const struct measure_plan *plan,
-			const struct measure_hooks *hooks, uint64_t fn, uint64_t empty,
-			struct bench_result *res, struct trace_failure *f)
+static int sample_bench(struct harness *c, const struct bench_spec *s,
+			const struct measure_plan *plan, const struct measure_hooks *hooks,
+			uint64_t fn, uint64_t empty, struct bench_result *res,
+			struct trace_failure *f)
 {
 	uint64_t deadline = res->t_start_ns + plan->timeout_ns;
 	uint64_t n = 1, bench;
@@ -212,10 +215,10 @@ static int sample_bench(struct harness *c, const struct bench_spec *s, const str
 			free(cals);
 			return r;
 		}
-		harness_emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, index, 2 * n,
-		     false);
-		harness_emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, index++, 2 * n,
-		     false);
+		harness_emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start,
+			     index, 2 * n, false);
+		harness_emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, index++,
+			     2 * n, false);
 		if (ns == 0)
 			res->t_first_sample_ns = x.t_end;
 		/* Each sample's own calibration is subtracted from it: the two
@@ -249,9 +252,9 @@ static int sample_bench(struct harness *c, const struct bench_spec *s, const str
 }
 
 /* Measure one benchmark in child c, which is ready. */
-static int measure_one(struct harness *c, const struct bench_spec *s, const struct measure_plan *plan,
-		       const struct measure_hooks *hooks, struct bench_result *res,
-		       struct trace_failure *f)
+static int measure_one(struct harness *c, const struct bench_spec *s,
+		       const struct measure_plan *plan, const struct measure_hooks *hooks,
+		       struct bench_result *res, struct trace_failure *f)
 {
 	uint64_t fn, page;
 	int64_t ignored;
@@ -289,11 +292,12 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 		char *why = NULL;
 
 		measure_result_begin(res, &specs[i], "walltime", "ns");
-		harness_emit(hooks, MEASURE_BENCH_START, specs[i].name, 0, res->t_start_ns, 0, 0, false);
+		harness_emit(hooks, MEASURE_BENCH_START, specs[i].name, 0, res->t_start_ns, 0, 0,
+			     false);
 
 		if (!c.p) {
-			r = harness_start(t, res->t_start_ns + plan->timeout_ns, plan->timeout_ns, &c,
-					&no_vdso, &why);
+			r = harness_start(t, res->t_start_ns + plan->timeout_ns, plan->timeout_ns,
+					  &c, &no_vdso, &why);
 			if (r < 0) {
 				/* The binary cannot run at all: no point going on. */
 				if (i == 0) {
@@ -305,8 +309,8 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 				res->status = BENCH_FAILED;
 				res->error = why;
 				res->t_end_ns = measure_now_ns();
-				harness_emit(hooks, MEASURE_BENCH_END, specs[i].name, 0, res->t_end_ns, 0, 0,
-				     false);
+				harness_emit(hooks, MEASURE_BENCH_END, specs[i].name, 0,
+					     res->t_end_ns, 0, 0, false);
 				continue;
 			}
 		}
@@ -322,15 +326,16 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 		} else {
 			res->status = BENCH_FAILED;
 			if (!res->error)
-				res->error = r == -TRACE_E_FAILED ?
-						     harness_failure(&f, plan->timeout_ns) :
-								    strdup(trace_strerror(r));
+				res->error = r == -TRACE_E_FAILED
+						     ? harness_failure(&f, plan->timeout_ns)
+						     : strdup(trace_strerror(r));
 			free(res->samples);
 			res->samples = NULL;
 			res->nsamples = 0;
 		}
 		res->t_end_ns = measure_now_ns();
-		harness_emit(hooks, MEASURE_BENCH_END, specs[i].name, res->pid, res->t_end_ns, 0, 0, false);
+		harness_emit(hooks, MEASURE_BENCH_END, specs[i].name, res->pid, res->t_end_ns, 0, 0,
+			     false);
 
 		/* A fresh child for the next benchmark, or after this one died. */
 		if (isolate || r == -TRACE_E_FAILED || !trace_alive(c.p))

@@ -181,7 +181,7 @@ int results_merge(struct results_file *const *files, size_t n, const char *outpu
 			json_t *p = json_object_get(files[i]->doc->root, "paired");
 
 			if (json_array_extend(bb, json_object_get(json_object_get(p, "base"),
-								   "benchmarks")) < 0) {
+								  "benchmarks")) < 0) {
 				json_decref(bb);
 				bb = NULL;
 			}

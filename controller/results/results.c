@@ -297,6 +297,32 @@ static void parse_stats(struct parser *p, const json_t *obj, const char *base,
 	s->cv = get_number(p, obj, base, "cv", false);
 }
 
+/* The numbers of array obj.key (absent or null: none) into a new *ret of
+ * *ret_n; with allow_null, null elements are NAN. */
+static int get_numbers(struct parser *p, const json_t *obj, const char *base, const char *key,
+		       bool allow_null, double **ret, size_t *ret_n)
+{
+	const json_t *v = get_array(p, obj, base, key), *d;
+	size_t i;
+
+	if (!v || !json_array_size(v))
+		return failed(p) ? -EINVAL : 0;
+	*ret = malloc(json_array_size(v) * sizeof(**ret));
+	if (!*ret)
+		return nomem(p);
+	json_array_foreach(v, i, d)
+	{
+		if (json_is_number(d))
+			(*ret)[i] = json_number_value(d);
+		else if (allow_null && json_is_null(d))
+			(*ret)[i] = NAN;
+		else
+			return bad_element(p, base, key, i, "a number", d);
+	}
+	*ret_n = json_array_size(v);
+	return 0;
+}
+
 static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct results_bench *r)
 {
 	char base[48], where[160];
@@ -375,43 +401,20 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	}
 
 	/* An empty list is no samples. */
-	v = get_array(p, b, base, "raw_samples");
-	if (v && json_array_size(v)) {
-		r->raw = malloc(json_array_size(v) * sizeof(*r->raw));
-		if (!r->raw)
-			return nomem(p);
-		json_array_foreach(v, i, d)
-		{
-			if (!json_is_number(d))
-				return bad_element(p, base, "raw_samples", i, "a number", d);
-			r->raw[i] = json_number_value(d);
-		}
-		r->nraw = json_array_size(v);
-	}
+	if (get_numbers(p, b, base, "raw_samples", false, &r->raw, &r->nraw) < 0)
+		return -EINVAL;
 
-	/* A paired comparison's head: the ratio of each pair of samples. */
+	/* A paired comparison's head: the ratio of each pair of samples; null
+	 * for a pair whose base measured no time. */
 	v = json_object_get(b, "paired");
 	if (v && !json_is_null(v)) {
 		char pwhere[128];
-		const json_t *ratios;
 
 		if (!json_is_object(v))
 			return failf(p, base, "paired: expected an object, not %s", type_name(v));
 		snprintf(pwhere, sizeof(pwhere), "%s.paired", base);
-		ratios = get_array(p, v, pwhere, "ratios");
-		if (ratios && json_array_size(ratios)) {
-			r->pair_ratios = malloc(json_array_size(ratios) * sizeof(*r->pair_ratios));
-			if (!r->pair_ratios)
-				return nomem(p);
-			json_array_foreach(ratios, i, d)
-			{
-				/* null: a pair whose base measured no time */
-				if (!json_is_number(d) && !json_is_null(d))
-					return bad_element(p, pwhere, "ratios", i, "a number", d);
-				r->pair_ratios[i] = json_is_null(d) ? NAN : json_number_value(d);
-			}
-			r->npairs = json_array_size(ratios);
-		}
+		if (get_numbers(p, v, pwhere, "ratios", true, &r->pair_ratios, &r->npairs) < 0)
+			return -EINVAL;
 	}
 	return failed(p) ? -EINVAL : 0;
 }

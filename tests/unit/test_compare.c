@@ -884,7 +884,7 @@ static void test_paired_too_few(void **state)
 
 /* A paired document: head's, with base's whole in paired.base and each
  * benchmark's ratios (null for a pair whose base measured no time). */
-#define PAIRED_STATS                                                                    \
+#define PAIRED_STATS                                                                      \
 	"\"stats\": {\"median\": 1, \"mean\": 1, \"stddev\": 0, \"min\": 1, \"max\": 1, " \
 	"\"q1\": 1, \"q3\": 1, \"samples\": 1, \"iterations_per_sample\": 1}"
 static const char paired_doc[] =
@@ -928,11 +928,12 @@ static void test_parse_paired(void **state)
 	assert_int_equal(results_parse(bad, strlen(bad), "p.json", &f, &err), -EINVAL);
 	assert_non_null(strstr(err, "p.json (paired.base): benchmarks: missing"));
 	free(err);
-	static const char bad2[] = "{\"schema\": \"benchtrap-results/1\", \"environment\": {},"
-				   " \"benchmarks\": ["
-				   "{\"name\": \"w\", \"instrument\": \"walltime\", \"unit\": \"ns\","
-				   " \"value\": 1, \"status\": \"ok\", " PAIRED_STATS ","
-				   " \"paired\": {\"ratios\": [\"x\"]}}]}";
+	static const char bad2[] =
+		"{\"schema\": \"benchtrap-results/1\", \"environment\": {},"
+		" \"benchmarks\": ["
+		"{\"name\": \"w\", \"instrument\": \"walltime\", \"unit\": \"ns\","
+		" \"value\": 1, \"status\": \"ok\", " PAIRED_STATS ","
+		" \"paired\": {\"ratios\": [\"x\"]}}]}";
 
 	err = NULL;
 	assert_int_equal(results_parse(bad2, strlen(bad2), "p.json", &f, &err), -EINVAL);

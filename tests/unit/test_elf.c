@@ -385,42 +385,6 @@ static void test_bad_files(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* A GNU build-id note with an empty descriptor is no build-id (it was read
- * as an unterminated string). */
-static void test_empty_build_id(void **state)
-{
-	struct elf_file *ef = NULL;
-	struct stat st;
-	unsigned char *image, *p;
-	FILE *f;
-	bool found = false;
-
-	assert_int_equal(stat(fixture("stub_pie_O2"), &st), 0);
-	image = malloc((size_t)st.st_size);
-	assert_non_null(image);
-	f = fopen(fixture_path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fread(image, 1, (size_t)st.st_size, f), (size_t)st.st_size);
-	fclose(f);
-	/* Elf64_Nhdr { namesz 4, descsz, type NT_GNU_BUILD_ID (3) } "GNU\0" */
-	for (p = image + 12; !found && (p = memmem(p, (size_t)(image + st.st_size - p), "GNU", 4));
-	     p++) {
-		uint32_t nh[3];
-
-		memcpy(nh, p - 12, sizeof(nh));
-		if (nh[0] == 4 && nh[2] == 3) {
-			memset(p - 8, 0, 4); /* descsz */
-			found = true;
-		}
-	}
-	assert_true(found);
-	assert_int_equal(elf_open_memory("empty-build-id", image, (size_t)st.st_size, &ef), 0);
-	assert_null(elf_build_id(ef));
-	assert_true(elf_symbol_count(ef) > 0);
-	elf_close(ef);
-	free(image);
-}
-
 static unsigned char *read_fixture(const char *name, size_t *size)
 {
 	struct stat st;
@@ -436,6 +400,34 @@ static unsigned char *read_fixture(const char *name, size_t *size)
 	fclose(f);
 	*size = (size_t)st.st_size;
 	return image;
+}
+
+/* A GNU build-id note with an empty descriptor is no build-id (it was read
+ * as an unterminated string). */
+static void test_empty_build_id(void **state)
+{
+	struct elf_file *ef = NULL;
+	size_t size;
+	unsigned char *image = read_fixture("stub_pie_O2", &size), *p;
+	bool found = false;
+
+	(void)state;
+	/* Elf64_Nhdr { namesz 4, descsz, type NT_GNU_BUILD_ID (3) } "GNU\0" */
+	for (p = image + 12; !found && (p = memmem(p, (size_t)(image + size - p), "GNU", 4)); p++) {
+		uint32_t nh[3];
+
+		memcpy(nh, p - 12, sizeof(nh));
+		if (nh[0] == 4 && nh[2] == 3) {
+			memset(p - 8, 0, 4); /* descsz */
+			found = true;
+		}
+	}
+	assert_true(found);
+	assert_int_equal(elf_open_memory("empty-build-id", image, size, &ef), 0);
+	assert_null(elf_build_id(ef));
+	assert_true(elf_symbol_count(ef) > 0);
+	elf_close(ef);
+	free(image);
 }
 
 /* A .comment section of type NOBITS has a size and no bytes: no compiler
