@@ -45,6 +45,11 @@ int cli_find_dashdash(int argc, char **argv);
 /* "<path>: cannot write results: <why>" for the negative errno 'err' of the
  * results file 'path' (see atomic_strerror). Returns EXIT_USAGE. */
 int cli_results_unwritable(const char *path, int err);
+/* --output PATH (NULL: none), checked before anything is measured or run:
+ * 0, or EXIT_USAGE having said why it cannot be written. */
+int cli_check_output(const char *path);
+/* --markers PATH (NULL: none) opened into *ret: 0, or EXIT_USAGE. */
+int cli_open_markers(const char *path, FILE **ret);
 
 /* Whether text written to 'out' is coloured: when it is a terminal and
  * NO_COLOR is not set. */

@@ -62,6 +62,20 @@ int cli_results_unwritable(const char *path, int err)
 	return cli_error("%s: cannot write results: %s", path, atomic_strerror(err));
 }
 
+int cli_check_output(const char *path)
+{
+	int r = path ? atomic_check(path) : 0;
+
+	return r < 0 ? cli_results_unwritable(path, r) : 0;
+}
+
+int cli_open_markers(const char *path, FILE **ret)
+{
+	int r = path ? atomic_open_stream(path, ret) : 0;
+
+	return r < 0 ? cli_error("%s: cannot write markers: %s", path, atomic_strerror(r)) : 0;
+}
+
 bool cli_color(FILE *out)
 {
 	return isatty(fileno(out)) && !getenv("NO_COLOR");

@@ -357,10 +357,8 @@ int cli_observe(int argc, char **argv)
 		goto out;
 	}
 	/* Checked before the program runs, not after. */
-	if (o.output && (r = atomic_check(o.output)) < 0) {
-		cli_results_unwritable(o.output, r);
+	if (cli_check_output(o.output))
 		goto out;
-	}
 
 	r = o.pid ? observe_target_pid(o.pid, exe, sizeof(exe), &fail)
 		  : observe_target_command(o.command[0], exe, sizeof(exe), &fail);

@@ -257,17 +257,11 @@ static int judge(const struct report_run *rep, const struct results_compare_opts
 		 struct results_file **ret_file, struct results_comparison *ret)
 {
 	char *text = NULL, *msg = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
 	int r;
 
-	if (!f)
-		return -ENOMEM;
-	r = report_write_json(rep, f);
-	if (fclose(f) != 0 && r == 0)
-		r = -ENOMEM;
+	r = report_write_json_mem(rep, &text);
 	if (r == 0)
-		r = results_parse(text, len, "paired comparison", ret_file, &msg);
+		r = results_parse(text, strlen(text), "paired comparison", ret_file, &msg);
 	free(text);
 	if (r < 0) {
 		if (msg)
@@ -300,14 +294,8 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 			  "benchmark runs in a fresh child of each build");
 		goto out;
 	}
-	if (o->output && (r = atomic_check(o->output)) < 0) {
-		cli_results_unwritable(o->output, r);
+	if (cli_check_output(o->output) || cli_open_markers(o->markers, &hs.markers))
 		goto out;
-	}
-	if (o->markers && (r = atomic_open_stream(o->markers, &hs.markers)) < 0) {
-		cli_error("%s: cannot write markers: %s", o->markers, atomic_strerror(r));
-		goto out;
-	}
 	if (open_build(&base, o) != 0 || open_build(&head, o) != 0)
 		goto out;
 

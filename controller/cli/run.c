@@ -163,14 +163,8 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 	/* Output paths are checked before anything is measured. */
-	if (o.output && (r = atomic_check(o.output)) < 0) {
-		cli_results_unwritable(o.output, r);
+	if (cli_check_output(o.output) || cli_open_markers(o.markers, &hs.markers))
 		goto out;
-	}
-	if (o.markers && (r = atomic_open_stream(o.markers, &hs.markers)) < 0) {
-		cli_error("%s: cannot write markers: %s", o.markers, atomic_strerror(r));
-		goto out;
-	}
 	if (cli_open_binary(o.binary, &ef) != 0)
 		goto out;
 

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/strutil.h"
 #include "util/clock.h"
 #include "measure/measure.h"
 
@@ -99,9 +100,7 @@ void bench_result_clear(struct bench_result *r)
 	free(r->error);
 	free(r->samples);
 	free(r->pair_ratios);
-	for (size_t i = 0; i < r->ndiagnostics; i++)
-		free(r->diagnostics[i]);
-	free(r->diagnostics);
+	str_free_n(r->diagnostics, r->ndiagnostics);
 	*r = (struct bench_result){ 0 };
 }
 

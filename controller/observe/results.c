@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strutil.h"
 #include "observe/session.h"
 
 /* ---- results ------------------------------------------------------------------- */
@@ -104,9 +105,7 @@ void observe_result_clear(struct observe_result *r)
 		free(r->funcs[i].round_ns);
 	}
 	free(r->funcs);
-	for (size_t i = 0; i < r->ndiagnostics; i++)
-		free(r->diagnostics[i]);
-	free(r->diagnostics);
+	str_free_n(r->diagnostics, r->ndiagnostics);
 	free(r->crash);
 	memset(r, 0, sizeof(*r));
 }

@@ -39,6 +39,8 @@ struct report_run {
  * file in the same directory, then rename). 0 or a negative errno. */
 int report_write_json(const struct report_run *run, FILE *f);
 int report_write_json_file(const struct report_run *run, const char *path);
+/* The same into a new string *ret, to free: 0 or -ENOMEM. */
+int report_write_json_mem(const struct report_run *run, char **ret);
 
 /* What a command prints (--format): a table for a terminal, Markdown for a
  * pull-request comment, or the JSON document. cli_parse_format() reads it. */

@@ -195,6 +195,11 @@ int report_write_json(const struct report_run *run, FILE *f)
 	return results_json_dump(run_json(run), f);
 }
 
+int report_write_json_mem(const struct report_run *run, char **ret)
+{
+	return results_json_dump_mem(run_json(run), ret);
+}
+
 int report_write_json_file(const struct report_run *run, const char *path)
 {
 	return results_json_dump_file(run_json(run), path);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strutil.h"
 #include "stats/stats.h"
 #include "results/results.h"
 
@@ -36,17 +37,19 @@ void results_compare_opts_default(struct results_compare_opts *o)
 
 /* ---- sentences ---------------------------------------------------------- */
 
-struct strv {
-	char **v;
-	size_t n;
+/* A list of sentences; after a failed allocation it takes no more, and
+ * 'nomem' says so once at the end. */
+struct sentences {
+	struct strv sv;
 	bool nomem;
 };
 
-static void strv_addf(struct strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void strv_addf(struct sentences *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-static void strv_addf(struct strv *s, const char *fmt, ...)
+static void strv_addf(struct sentences *s, const char *fmt, ...)
 {
-	char **v, *msg;
+	char *msg;
 	va_list ap;
 
 	if (s->nomem)
@@ -55,22 +58,10 @@ static void strv_addf(struct strv *s, const char *fmt, ...)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	va_end(ap);
-	v = msg ? realloc(s->v, (s->n + 2) * sizeof(*v)) : NULL;
-	if (!v) {
+	if (!msg || strv_push(&s->sv, msg) < 0) {
 		free(msg);
 		s->nomem = true;
-		return;
 	}
-	v[s->n++] = msg;
-	v[s->n] = NULL;
-	s->v = v;
-}
-
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
 }
 
 /* ---- environments ------------------------------------------------------- */
@@ -320,7 +311,7 @@ static void first_line(const char *s, char *buf, size_t size)
 
 static int add_warnings(const struct results_file *base, const struct results_file *head,
 			const struct results_index *bix, const struct results_index *hix,
-			const struct results_comparison *c, struct strv *w, struct strv *notes)
+			const struct results_comparison *c, struct sentences *w, struct sentences *notes)
 {
 	char *diff = NULL;
 	char line[512];
@@ -404,7 +395,7 @@ int results_compare(const struct results_file *base, const struct results_file *
 	struct results_comparison c = { 0 };
 	struct results_compare_opts def;
 	struct sortable *s = NULL;
-	struct strv w = { 0 }, notes = { 0 };
+	struct sentences w = { 0 }, notes = { 0 };
 	struct results_index bix = { 0 }, hix = { 0 };
 	double *ratios = NULL;
 	size_t n = 0;
@@ -477,20 +468,20 @@ int results_compare(const struct results_file *base, const struct results_file *
 	r = add_warnings(base, head, &bix, &hix, &c, &w, &notes);
 	if (r < 0)
 		goto out;
-	c.warnings = w.v;
-	c.nwarnings = w.n;
-	c.notes = notes.v;
-	c.nnotes = notes.n;
-	w = (struct strv){ 0 };
-	notes = (struct strv){ 0 };
+	c.warnings = w.sv.v;
+	c.nwarnings = w.sv.n;
+	c.notes = notes.sv.v;
+	c.nnotes = notes.sv.n;
+	w = (struct sentences){ 0 };
+	notes = (struct sentences){ 0 };
 	*ret = c;
 	c = (struct results_comparison){ 0 };
 out:
 	results_index_clear(&bix);
 	results_index_clear(&hix);
 	free(c.pairs);
-	strv_free(w.v, w.n);
-	strv_free(notes.v, notes.n);
+	strv_clear(&w.sv);
+	strv_clear(&notes.sv);
 	free(ratios);
 	free(s);
 	return r;
@@ -499,7 +490,7 @@ out:
 void results_comparison_clear(struct results_comparison *c)
 {
 	free(c->pairs);
-	strv_free(c->warnings, c->nwarnings);
-	strv_free(c->notes, c->nnotes);
+	str_free_n(c->warnings, c->nwarnings);
+	str_free_n(c->notes, c->nnotes);
 	*c = (struct results_comparison){ 0 };
 }

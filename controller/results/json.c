@@ -58,6 +58,20 @@ int results_json_dump(json_t *doc, FILE *f)
 	return r;
 }
 
+int results_json_dump_mem(json_t *doc, char **ret)
+{
+	char *text;
+
+	if (!doc)
+		return -ENOMEM;
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	json_decref(doc);
+	if (!text)
+		return -ENOMEM;
+	*ret = text;
+	return 0;
+}
+
 int results_json_dump_file(json_t *doc, const char *path)
 {
 	int r;

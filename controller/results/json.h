@@ -32,5 +32,7 @@ json_t *results_json_env(const struct results_env *e);
 int results_json_dump(json_t *doc, FILE *f);
 /* The same to 'path', written atomically (util/atomic.h). */
 int results_json_dump_file(json_t *doc, const char *path);
+/* The same into a new string *ret (without the final newline), to free. */
+int results_json_dump_mem(json_t *doc, char **ret);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "util/strutil.h"
 #include "results/internal.h"
 #include "results/results.h"
 
@@ -429,9 +430,7 @@ static void bench_clear(struct results_bench *b)
 	free(b->error);
 	free(b->raw);
 	free(b->pair_ratios);
-	for (size_t i = 0; i < b->ndiagnostics; i++)
-		free(b->diagnostics[i]);
-	free(b->diagnostics);
+	str_free_n(b->diagnostics, b->ndiagnostics);
 }
 
 void results_env_clear(struct results_env *e)

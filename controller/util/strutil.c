@@ -200,11 +200,16 @@ bool strv_contains(const struct strv *sv, const char *s)
 	return false;
 }
 
+void str_free_n(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 void strv_clear(struct strv *sv)
 {
-	for (size_t i = 0; i < sv->n; i++)
-		free(sv->v[i]);
-	free(sv->v);
+	str_free_n(sv->v, sv->n);
 	*sv = (struct strv){ 0 };
 }
 

@@ -58,5 +58,7 @@ struct strv {
 int strv_push(struct strv *sv, char *s);
 bool strv_contains(const struct strv *sv, const char *s);
 void strv_clear(struct strv *sv);
+/* Free the strings v[0..n) and the array v itself. */
+void str_free_n(char **v, size_t n);
 
 #endif
