@@ -57,7 +57,9 @@ static const char usage[] =
 	"                      registered benchmark of either build)\n"
 	"  --warmup, --time, --sample-time, --min-samples, --max-samples, --timeout\n"
 	"                      per side: --time 1 gives each build 1 s of samples\n"
-	"  --aslr, --cpu N, --clean-env, --show-output, --input FILE, --instrument NAME\n"
+	"  --aslr, --cpu N, --clean-env, --show-output, --input FILE\n"
+	"  --instrument NAME   walltime (default: samples in pairs) or callgrind (counts\n"
+	"                      of each build; exact, no pairing needed)\n"
 	"  --output FILE       the results document: HEAD's, with BASE's whole document\n"
 	"                      and every pair's ratio in it (docs/results.md); compare\n"
 	"                      PAIRED.json judges it again, merge joins shards of it\n"
@@ -210,7 +212,6 @@ int cli_compare(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage, stdout);
-			cli_print_instruments(stdout);
 			code = EXIT_OK;
 			goto out;
 		default:
