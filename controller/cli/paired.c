@@ -26,8 +26,7 @@ struct build {
 	struct measure_selection sel;
 	struct measure_target t;
 	char **argv, *exec_path;
-	const struct bench_spec **order; /* specs in report order: the common first */
-	struct bench_result *results;	 /* in that order */
+	struct bench_result *results; /* for sel.v, in report order: the common first */
 	size_t n;
 	struct report_run rep;
 };
@@ -37,7 +36,6 @@ static void build_clear(struct build *b)
 	for (size_t i = 0; b->results && i < b->n; i++)
 		bench_result_clear(&b->results[i]);
 	free(b->results);
-	free(b->order);
 	free(b->argv);
 	free(b->exec_path);
 	results_env_clear(&b->rep.env);
@@ -134,31 +132,17 @@ static const struct bench_spec *find_spec(const struct measure_selection *s, con
 
 /* Run benchmarks specs[0..n) of build b alone (one side only, or a
  * counting instrument) into results. */
-static int run_alone(struct build *b, const struct cli_run_opts *o, const struct bench_spec **specs,
+static int run_alone(struct build *b, const struct cli_run_opts *o, const struct bench_spec *specs,
 		     size_t n, const struct measure_hooks *hooks, struct bench_result *results,
 		     char **ret_error)
 {
-	struct bench_spec *v;
-	int r;
-
 	if (n == 0)
 		return 0;
-	/* The instruments take an array of specs. */
-	v = calloc(n, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		v[i] = *specs[i];
-	r = o->instrument->run(&b->t, v, n, &o->plan, true,
-			       &(struct measure_opts){ .keep_profiles = o->keep_profiles,
-						       .cache_sim = o->cache_sim,
-						       .static_binary = !elf_is_dynamic(b->ef) },
-			       hooks, results, ret_error);
-	/* Results point at their spec: at the selection's, not the copy. */
-	for (size_t i = 0; r == 0 && i < n; i++)
-		results[i].spec = specs[i];
-	free(v);
-	return r;
+	return o->instrument->run(&b->t, specs, n, &o->plan, true,
+				  &(struct measure_opts){ .keep_profiles = o->keep_profiles,
+							  .cache_sim = o->cache_sim,
+							  .static_binary = !elf_is_dynamic(b->ef) },
+				  hooks, results, ret_error);
 }
 
 /* Measure: the common benchmarks paired (walltime) or in turn, then those
@@ -167,42 +151,19 @@ static int measure(struct build *base, struct build *head, size_t ncommon,
 		   const struct cli_run_opts *o, const struct measure_hooks *hooks,
 		   char **ret_error)
 {
-	struct bench_spec *bv = NULL, *hv = NULL;
+	size_t paired = strcmp(o->instrument->name, "walltime") ? 0 : ncommon;
 	int r = 0;
 
-	if (ncommon && !strcmp(o->instrument->name, "walltime")) {
-		bv = calloc(ncommon, sizeof(*bv));
-		hv = calloc(ncommon, sizeof(*hv));
-		if (!bv || !hv) {
-			r = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < ncommon; i++) {
-			bv[i] = *base->order[i];
-			hv[i] = *head->order[i];
-		}
-		r = measure_walltime_paired(&base->t, &head->t, bv, hv, ncommon, &o->plan, hooks,
-					    base->results, head->results, ret_error);
-		for (size_t i = 0; r == 0 && i < ncommon; i++) {
-			base->results[i].spec = base->order[i];
-			head->results[i].spec = head->order[i];
-		}
-		if (r < 0)
-			goto out;
-		r = run_alone(base, o, base->order + ncommon, base->n - ncommon, hooks,
-			      base->results + ncommon, ret_error);
-		if (r == 0)
-			r = run_alone(head, o, head->order + ncommon, head->n - ncommon, hooks,
-				      head->results + ncommon, ret_error);
-	} else {
-		r = run_alone(base, o, base->order, base->n, hooks, base->results, ret_error);
-		if (r == 0)
-			r = run_alone(head, o, head->order, head->n, hooks, head->results,
-				      ret_error);
-	}
-out:
-	free(bv);
-	free(hv);
+	if (paired)
+		r = measure_walltime_paired(&base->t, &head->t, base->sel.v, head->sel.v, paired,
+					    &o->plan, hooks, base->results, head->results,
+					    ret_error);
+	if (r == 0)
+		r = run_alone(base, o, base->sel.v + paired, base->n - paired, hooks,
+			      base->results + paired, ret_error);
+	if (r == 0)
+		r = run_alone(head, o, head->sel.v + paired, head->n - paired, hooks,
+			      head->results + paired, ret_error);
 	return r;
 }
 
@@ -219,37 +180,59 @@ static int open_build(struct build *b, const struct cli_run_opts *o)
 	return 0;
 }
 
+/* Put the selection of build b in the order of ptrs[0..n) (each spec
+ * moved, none copied). */
+static int reorder(struct build *b, const struct bench_spec **ptrs, size_t n)
+{
+	struct bench_spec *v = calloc(n + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = *ptrs[i];
+	free(b->sel.v);
+	b->sel.v = v;
+	b->sel.n = n;
+	b->sel.cap = n + 1;
+	b->n = n;
+	b->results = calloc(n + 1, sizeof(*b->results));
+	return b->results ? 0 : -ENOMEM;
+}
+
 /* The report order of each side: the benchmarks of both, in head's order,
  * then head's own, then base's own; *ret_ncommon of both. */
 static int order(struct build *base, struct build *head, size_t *ret_ncommon)
 {
+	const struct bench_spec **bo = calloc(base->sel.n + 1, sizeof(*bo));
+	const struct bench_spec **ho = calloc(head->sel.n + 1, sizeof(*ho));
 	size_t nc = 0, nb, nh;
+	int r = -ENOMEM;
 
-	base->order = calloc(base->sel.n + 1, sizeof(*base->order));
-	head->order = calloc(head->sel.n + 1, sizeof(*head->order));
-	if (!base->order || !head->order)
-		return -ENOMEM;
+	if (!bo || !ho)
+		goto out;
 	for (size_t i = 0; i < head->sel.n; i++) {
 		const struct bench_spec *b = find_spec(&base->sel, head->sel.v[i].name);
 
 		if (b) {
-			head->order[nc] = &head->sel.v[i];
-			base->order[nc++] = b;
+			ho[nc] = &head->sel.v[i];
+			bo[nc++] = b;
 		}
 	}
 	nh = nb = nc;
 	for (size_t i = 0; i < head->sel.n; i++)
 		if (!find_spec(&base->sel, head->sel.v[i].name))
-			head->order[nh++] = &head->sel.v[i];
+			ho[nh++] = &head->sel.v[i];
 	for (size_t i = 0; i < base->sel.n; i++)
 		if (!find_spec(&head->sel, base->sel.v[i].name))
-			base->order[nb++] = &base->sel.v[i];
-	base->n = nb;
-	head->n = nh;
-	base->results = calloc(nb + 1, sizeof(*base->results));
-	head->results = calloc(nh + 1, sizeof(*head->results));
+			bo[nb++] = &base->sel.v[i];
+	r = reorder(base, bo, nb);
+	if (r == 0)
+		r = reorder(head, ho, nh);
 	*ret_ncommon = nc;
-	return base->results && head->results ? 0 : -ENOMEM;
+out:
+	free(bo);
+	free(ho);
+	return r;
 }
 
 /* The results document, held in memory and read back as `compare` reads
