@@ -19,11 +19,11 @@
  * walltime.c.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/stats.h"
 #include "trace/trace.h"
 #include "measure/measure.h"
 #include "measure/harness.h"
@@ -263,9 +263,7 @@ static void sample_pairs(struct side *sd, uint64_t n, const struct measure_plan 
 		bool b = side_sample(&sd[1 - first], n, true, plan, hooks);
 
 		if (a && b) {
-			double base = sd[0].value, ratio = sd[1].value / base;
-
-			if (add_ratio(head, base > 0 ? ratio : NAN, &cap) < 0) {
+			if (add_ratio(head, stats_pair(sd[0].value, sd[1].value), &cap) < 0) {
 				side_fail(&sd[1], -ENOMEM, NULL, 0);
 				break;
 			}

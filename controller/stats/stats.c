@@ -644,6 +644,13 @@ int stats_geomean(const double *x, size_t n, double *ret)
 	return 0;
 }
 
+double stats_pair(double base, double head)
+{
+	if (!(isfinite(base) && base > 0 && isfinite(head) && head > 0))
+		return NAN;
+	return head / base;
+}
+
 int stats_paired_ratio(const double *ratios, size_t n, const struct stats_options *opt,
 		       double *ret_ratio, double *ret_low, double *ret_high, size_t *ret_used)
 {

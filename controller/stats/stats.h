@@ -173,6 +173,12 @@ int stats_bootstrap_ratio(const double *base_sorted, size_t nbase, const double 
 int stats_paired_ratio(const double *ratios, size_t n, const struct stats_options *opt,
 		       double *ret_ratio, double *ret_low, double *ret_high, size_t *ret_used);
 
+/* The ratio of one pair, head / base, or NAN when either side is not
+ * finite and positive: a per-call time at or below zero is an empty pass
+ * that was preempted, and two of them would make a positive ratio of
+ * nothing. */
+double stats_pair(double base, double head);
+
 /*
  * The geometric mean of x[0..n), exp(mean(log x)): the average of ratios
  * (a change of +10% and one of -9.1% average to 0). Returns 0, -EINVAL

@@ -688,6 +688,20 @@ static void test_paired_left_out(void **state)
 	assert_true(a[1] <= a[0] && a[0] <= a[2]);
 }
 
+static void test_pair(void **state)
+{
+	/* Two preempted empty passes are two negative times: their quotient
+	 * is positive and must not pass for a ratio. */
+	assert_true(isnan(stats_pair(-3.0, -6.0)));
+	assert_true(isnan(stats_pair(10.0, -1.0)));
+	assert_true(isnan(stats_pair(-1.0, 10.0)));
+	assert_true(isnan(stats_pair(0.0, 10.0)));
+	assert_true(isnan(stats_pair(10.0, 0.0)));
+	assert_true(isnan(stats_pair(NAN, 10.0)));
+	assert_true(isnan(stats_pair(10.0, INFINITY)));
+	assert_true(stats_pair(200.0, 210.0) == 210.0 / 200.0);
+}
+
 static void test_paired_deterministic(void **state)
 {
 	double base[PAIRS], head[PAIRS], ratio[PAIRS];
@@ -805,6 +819,7 @@ int main(void)
 		cmocka_unit_test(test_paired_log_scale),
 		cmocka_unit_test(test_paired_errors),
 		cmocka_unit_test(test_paired_left_out),
+		cmocka_unit_test(test_pair),
 		cmocka_unit_test(test_paired_deterministic),
 		cmocka_unit_test(test_format_duration),
 		cmocka_unit_test(test_format_count),
