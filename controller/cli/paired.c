@@ -290,6 +290,8 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 				if (CPU_ISSET(c, &set))
 					o->cpu = c;
 	}
+	if (!o->sample_time_set)
+		o->plan.sample_target_ns = MEASURE_PAIRED_SAMPLE_NS;
 	if (open_build(&base, o) != 0 || open_build(&head, o) != 0)
 		goto out;
 

@@ -199,6 +199,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 		if (o->plan.sample_target_ns < 1000)
 			return cmd_error(cmd, "--sample-time must be at least 1e-6 s: a "
 					      "sample must dwarf the clock's own cost");
+		o->sample_time_set = true;
 		return 0;
 	case CLI_OPT_MIN_SAMPLES:
 		if (cli_parse_count(cmd, "--min-samples", optarg, 1, 1000000, &v))
