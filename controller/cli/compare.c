@@ -160,6 +160,19 @@ static bool is_elf(const char *path)
 	return elf;
 }
 
+/* "--NAME" of the long option whose value is c. */
+static const char *option_name(const struct option *longopts, int c)
+{
+	static char buf[64];
+
+	for (const struct option *o = longopts; o->name; o++)
+		if (o->val == c) {
+			snprintf(buf, sizeof(buf), "--%s", o->name);
+			return buf;
+		}
+	return "an option of run";
+}
+
 int cli_compare(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -227,7 +240,7 @@ int cli_compare(int argc, char **argv)
 			/* The options of measuring, for the message if the
 			 * operands turn out to be files. */
 			if (c != CLI_OPT_FORMAT && !binary_option)
-				binary_option = argv[optind - 1 - (optarg == argv[optind - 1])];
+				binary_option = option_name(longopts, c);
 		}
 	}
 	/* One file: the two sides of a paired comparison's document. */
@@ -261,6 +274,13 @@ int cli_compare(int argc, char **argv)
 		goto out;
 	}
 	if (elf0 != elf1) {
+		const char *other = elf0 ? paths[1] : paths[0];
+		struct stat st;
+
+		if (strcmp(other, "-") && stat(other, &st) != 0) {
+			cli_error("compare: %s: %s", other, strerror(errno));
+			goto out;
+		}
 		cli_error("compare: %s is a program and %s is not: give two binaries (measured "
 			  "side by side) or two results files",
 			  elf0 ? paths[0] : paths[1], elf0 ? paths[1] : paths[0]);

@@ -43,79 +43,32 @@ static void build_clear(struct build *b)
 	elf_close(b->ef);
 }
 
-/*
- * The selection in one build: every selector that matches there, each
- * benchmark once. A selector may match in one build only (a benchmark
- * added or removed); matched[i] is set for selector i (benches, then
- * symbols) when it matches here. -EINVAL: a --symbol pattern that cannot
- * be read, said in *ret_miss.
- */
+/* The selection in one build: every selector that matches there (a
+ * selector may match in one build only: a benchmark added or removed);
+ * matched[i] is set for each selector i that does. */
 static int select_in(struct build *b, const struct cli_run_opts *o, bool *matched,
 		     struct measure_miss *ret_miss)
 {
-	size_t nsel = o->nbenches + o->nsymbols;
-	int r;
-
-	r = measure_select(b->ef, (const char *const *)o->benches, o->nbenches,
-			   (const char *const *)o->symbols, o->nsymbols, &b->sel, ret_miss);
-	if (r == 0)
-		for (size_t i = 0; i < nsel; i++)
-			matched[i] = true;
-	if (r != -ENOENT)
-		return r;
-	measure_miss_clear(ret_miss);
-	/* One selector at a time, keeping what matches. */
-	for (size_t i = 0; i < nsel; i++) {
-		struct measure_selection one = { 0 };
-		struct measure_miss miss = { 0 };
-		const char *sel = i < o->nbenches ? o->benches[i] : o->symbols[i - o->nbenches];
-		bool bench = i < o->nbenches;
-
-		r = measure_select(b->ef, bench ? &sel : NULL, bench, bench ? NULL : &sel, !bench,
-				   &one, &miss);
-		measure_miss_clear(&miss);
-		if (r == -ENOENT)
-			continue;
-		if (r < 0)
-			return r;
-		matched[i] = true;
-		for (size_t k = 0; k < one.n; k++) {
-			bool dup = false;
-
-			for (size_t j = 0; j < b->sel.n && !dup; j++)
-				dup = !strcmp(b->sel.v[j].name, one.v[k].name);
-			if (dup)
-				continue;
-			if (b->sel.n == b->sel.cap) {
-				size_t nc = b->sel.cap ? 2 * b->sel.cap : 16;
-				struct bench_spec *v = realloc(b->sel.v, nc * sizeof(*v));
-
-				if (!v) {
-					measure_selection_clear(&one);
-					return -ENOMEM;
-				}
-				b->sel.v = v;
-				b->sel.cap = nc;
-			}
-			b->sel.v[b->sel.n++] = one.v[k];
-			one.v[k] = (struct bench_spec){ 0 };
-		}
-		measure_selection_clear(&one);
-	}
-	return 0;
+	return measure_select(b->ef, (const char *const *)o->benches, o->nbenches,
+			      (const char *const *)o->symbols, o->nsymbols, matched, &b->sel,
+			      ret_miss);
 }
 
-/* Selector i (benches, then symbols) matched in neither build: say so, as
- * run does, for head. */
+/* Selector i (benches, then symbols; 0 for the default selection, every
+ * registered benchmark) matched in neither build: say so, as run does, for
+ * head. */
 static int say_unmatched(const struct build *head, const struct cli_run_opts *o, size_t i)
 {
 	struct measure_selection one = { 0 };
 	struct measure_miss miss = { 0 };
-	const char *sel = i < o->nbenches ? o->benches[i] : o->symbols[i - o->nbenches];
-	bool bench = i < o->nbenches;
+	const char *sel = NULL;
+	size_t nb = 0, ns = 0;
 
-	measure_select(head->ef, bench ? &sel : NULL, bench, bench ? NULL : &sel, !bench, &one,
-		       &miss);
+	if (i < o->nbenches)
+		sel = o->benches[i], nb = 1;
+	else if (i < o->nbenches + o->nsymbols)
+		sel = o->symbols[i - o->nbenches], ns = 1;
+	measure_select(head->ef, nb ? &sel : NULL, nb, ns ? &sel : NULL, ns, NULL, &one, &miss);
 	cli_say_miss("compare", head->path, &miss);
 	measure_selection_clear(&one);
 	measure_miss_clear(&miss);
@@ -309,14 +262,6 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 		cli_say_miss("compare", head_path, &miss);
 		goto out;
 	}
-	if (r == -ENOENT) {
-		/* The default selection: neither registers a benchmark. */
-		if (!base.sel.n && !head.sel.n) {
-			cli_say_miss("compare", head_path, &miss);
-			goto out;
-		}
-		r = 0;
-	}
 	/* A shard is chosen by name: the same part of both builds. */
 	if (r == 0 && o->shard_n) {
 		measure_select_shard(&base.sel, o->shard_k, o->shard_n);
@@ -327,7 +272,7 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 		goto out;
 	}
 	/* A selector that matched in neither build is a mistake. */
-	for (size_t i = 0; i < nsel; i++)
+	for (size_t i = 0; i < (nsel ? nsel : 1); i++)
 		if (!matched[i]) {
 			say_unmatched(&head, o, i);
 			goto out;

@@ -169,7 +169,7 @@ int cli_run(int argc, char **argv)
 		goto out;
 
 	r = measure_select(ef, (const char *const *)o.benches, o.nbenches,
-			   (const char *const *)o.symbols, o.nsymbols, &specs, &miss);
+			   (const char *const *)o.symbols, o.nsymbols, NULL, &specs, &miss);
 	if (r == -ENOENT || r == -EINVAL) {
 		cli_say_miss("run", o.binary, &miss);
 		goto out;

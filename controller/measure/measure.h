@@ -46,6 +46,12 @@ void bench_spec_clear(struct bench_spec *s);
  * selection in *ret; -ENOENT when a selector matched nothing and -EINVAL
  * when a --symbol pattern cannot be read, with *ret_miss saying which (clear
  * it with measure_miss_clear); or -ENOMEM.
+ *
+ * With 'found' (one flag per selector: benches, then symbols; one for the
+ * default selection), a selector that matches nothing is no error: it is
+ * skipped, and found[i] is set for each selector i that matched (and left
+ * as it was otherwise), so that the selectors of two builds can be checked
+ * together. The selection may then be empty.
  */
 struct measure_selection {
 	struct bench_spec *v;
@@ -71,8 +77,8 @@ struct measure_miss {
 
 struct elf_file;
 int measure_select(struct elf_file *ef, const char *const *benches, size_t nbenches,
-		   const char *const *symbols, size_t nsymbols, struct measure_selection *ret,
-		   struct measure_miss *ret_miss);
+		   const char *const *symbols, size_t nsymbols, bool *found,
+		   struct measure_selection *ret, struct measure_miss *ret_miss);
 void measure_selection_clear(struct measure_selection *s);
 void measure_miss_clear(struct measure_miss *m);
 

@@ -198,7 +198,7 @@ static int explain_symbol(const struct elf_scope *scope, const char *pattern,
 }
 
 static int select_symbols(struct elf_file *ef, const char *const *symbols, size_t nsymbols,
-			  struct measure_selection *out, struct measure_miss *miss)
+			  struct measure_selection *out, bool *found, struct measure_miss *miss)
 {
 	struct elf_scope scope;
 	int r = 0;
@@ -220,7 +220,9 @@ static int select_symbols(struct elf_file *ef, const char *const *symbols, size_
 			break;
 		}
 		r = select_symbol(&scope, pattern, args, nargs, out, &matched);
-		if (r == 0 && !matched) {
+		if (r == 0 && matched && found)
+			found[k] = true;
+		if (r == 0 && !matched && !found) {
 			*miss = (struct measure_miss){ .what = MEASURE_MISS_SYMBOL,
 						       .selector = symbols[k],
 						       .pattern = pattern };
@@ -236,8 +238,8 @@ static int select_symbols(struct elf_file *ef, const char *const *symbols, size_
 }
 
 int measure_select(struct elf_file *ef, const char *const *benches, size_t nbenches,
-		   const char *const *symbols, size_t nsymbols, struct measure_selection *ret,
-		   struct measure_miss *ret_miss)
+		   const char *const *symbols, size_t nsymbols, bool *found,
+		   struct measure_selection *ret, struct measure_miss *ret_miss)
 {
 	static const char *const all[] = { "*" };
 	struct measure_selection sel = { 0 };
@@ -253,7 +255,9 @@ int measure_select(struct elf_file *ef, const char *const *benches, size_t nbenc
 		size_t matched = 0;
 
 		r = select_bench(ef, benches[k], &sel, &matched);
-		if (r == 0 && !matched) {
+		if (r == 0 && matched && found)
+			found[k] = true;
+		if (r == 0 && !matched && !found) {
 			miss = (struct measure_miss){ .what = MEASURE_MISS_BENCH,
 						      .selector = benches == all ? NULL :
 										 benches[k] };
@@ -266,7 +270,8 @@ int measure_select(struct elf_file *ef, const char *const *benches, size_t nbenc
 		}
 	}
 	if (r == 0)
-		r = select_symbols(ef, symbols, nsymbols, &sel, &miss);
+		r = select_symbols(ef, symbols, nsymbols, &sel, found ? found + nbenches : NULL,
+				   &miss);
 	if (r < 0) {
 		measure_selection_clear(&sel);
 		if (r == -ENOENT || r == -EINVAL)

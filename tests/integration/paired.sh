@@ -211,7 +211,18 @@ expect_usage_error 'notes.txt'
 run compare "$TMP/notes.txt" "$HEAD"
 expect_usage_error 'notes.txt'
 run compare "$BASE" "$TMP/missing"
-expect_usage_error 'missing'
+expect_usage_error 'missing: No such file'
+run compare "$TMP/missing" "$HEAD"
+expect_usage_error 'missing: No such file'
+run compare "$TMP/base-only.json" "$TMP/base-only.json" --time=2
+expect_usage_error '^benchtrap: compare: --time applies when comparing two binaries'
+run compare "$TMP/base-only.json" "$TMP/base-only.json" --aslr
+expect_usage_error '^benchtrap: compare: --aslr applies'
+# Neither build registers a benchmark, and no selector: say so, as run does.
+run compare /bin/true /bin/true
+expect_usage_error 'registers no benchmarks'
+run compare "$BASE" "$HEAD" --symbol 'bad('
+expect_usage_error "cannot read --symbol 'bad\('"
 run compare "$BASE" "$HEAD" "${FAST[@]}" --bench nomatch
 expect_usage_error 'nomatch'
 run compare "$BASE" "$P/paired_twin_a" "${FAST[@]}"
