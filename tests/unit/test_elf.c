@@ -21,6 +21,7 @@
 #include <elf.h>
 
 #include "elf/elf.h"
+#include "measure/measure.h"
 
 static char fixture_path[4096];
 
@@ -464,6 +465,43 @@ static void test_nobits_comment(void **state)
 	free(image);
 }
 
+/* measure_select: strict, a selector that matches nothing is the error
+ * that names it; with 'found', it is skipped and the others kept, each
+ * benchmark once, in selector order. */
+static void test_select(void **state)
+{
+	struct elf_file *ef = open_fixture("stub_pie_O2");
+	const char *benches[] = { "beta*", "nomatch", "alpha", "beta[2]" };
+	const char *symbols[] = { "nosuchfunction", "benchtrap_bench_alpha(1)" };
+	struct measure_selection sel = { 0 };
+	struct measure_miss miss = { 0 };
+	bool found[6] = { false, false, false, false, false, true };
+
+	assert_int_equal(measure_select(ef, benches, 4, symbols, 2, NULL, &sel, &miss), -ENOENT);
+	assert_int_equal(miss.what, MEASURE_MISS_BENCH);
+	assert_string_equal(miss.selector, "nomatch");
+	assert_int_equal(sel.n, 0);
+	measure_miss_clear(&miss);
+
+	assert_int_equal(measure_select(ef, benches, 4, symbols, 2, found, &sel, &miss), 0);
+	assert_true(found[0] && !found[1] && found[2] && found[3] && !found[4] && found[5]);
+	const char *want[] = { "beta[1]", "beta[2]", "beta[-3]", "alpha",
+			       "benchtrap_bench_alpha(1)" };
+
+	assert_int_equal(sel.n, 5);
+	for (size_t i = 0; i < sel.n; i++)
+		assert_string_equal(sel.v[i].name, want[i]);
+	measure_selection_clear(&sel);
+
+	/* A pattern that cannot be read is an error either way. */
+	const char *bad[] = { "f(" };
+
+	assert_int_equal(measure_select(ef, NULL, 0, bad, 1, found, &sel, &miss), -EINVAL);
+	assert_int_equal(miss.what, MEASURE_MISS_BAD_CALL);
+	measure_miss_clear(&miss);
+	elf_close(ef);
+}
+
 int main(int argc, char **argv)
 {
 	/* "test_elf rust" runs the Rust fixtures alone, so that a machine
@@ -501,6 +539,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_empty_build_id),
 		cmocka_unit_test(test_nobits_comment),
+		cmocka_unit_test(test_select),
 	};
 
 	return cmocka_run_group_tests_name("elf", tests, NULL, NULL);
