@@ -78,7 +78,7 @@ def compare_files(base, head, threshold):
 # seen[way][run] = {"t2": {name: (...)}, "t1": {name: (...)}}
 seen = {w: [] for w in ways}
 cost = {"paired": [], "run": []}
-nulls = [0, 0]  # pairs without a ratio (base measured no time), pairs
+nulls = [0, 0]  # pairs without a ratio (a sample not above 0), pairs
 sel = [a for n in names for a in ("--bench", n)]
 
 with tempfile.TemporaryDirectory(prefix="paired-compare.") as tmp:
@@ -147,7 +147,7 @@ print("options: %s; %d runs" % (" ".join(options) or "run's defaults", runs))
 print("%-44s %16s %16s" % ("figure", "paired", "two files"))
 for label, fig in rows:
     print("%-44s %16s %16s" % (label, fig("paired"), fig("two files")))
-print("%-44s %16s" % ("pairs without a ratio (base measured no time)",
+print("%-44s %16s" % ("pairs without a ratio (a sample not above 0)",
                        "%d of %d" % tuple(nulls)))
 pm, rm = statistics.median(cost["paired"]), statistics.median(cost["run"])
 print("%-44s %16s %16s" % ("cost: wall time (median)", "%.2f s" % pm, "%.2f s per run" % rm))
