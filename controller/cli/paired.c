@@ -91,7 +91,7 @@ static int run_alone(struct build *b, const struct cli_run_opts *o, const struct
 {
 	if (n == 0)
 		return 0;
-	return o->instrument->run(&b->t, specs, n, &o->plan, true,
+	return o->instrument->run(&b->t, specs, n, &o->plan, o->isolation,
 				  &(struct measure_opts){ .keep_profiles = o->keep_profiles,
 							  .cache_sim = o->cache_sim,
 							  .static_binary = !elf_is_dynamic(b->ef) },
@@ -226,7 +226,7 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 
 	if (cli_run_opts_check("compare", o) != 0)
 		goto out;
-	if (o->shared) {
+	if (o->isolation == MEASURE_ISOLATION_SHARED) {
 		cli_error("compare: --isolation shared does not apply to two binaries: each "
 			  "benchmark runs in a fresh child of each build");
 		goto out;
@@ -317,7 +317,7 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 			goto out;
 		}
 		b->rep.instrument = o->instrument->name;
-		b->rep.isolation = "benchmark";
+		b->rep.isolation = measure_isolation_name(o->isolation);
 		b->rep.plan = &o->plan;
 		b->rep.argv = argv;
 		b->rep.argc = argc;

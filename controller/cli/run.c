@@ -46,7 +46,12 @@ static const char usage[] =
 	"                      reported as failed (60)\n"
 	"\n"
 	"child:\n"
-	"  --isolation MODE    'benchmark' (default): a fresh child per benchmark;\n"
+	"  --isolation MODE    'benchmark' (default): every benchmark starts from a\n"
+	"                      fresh process at main: a fresh child (walltime), a\n"
+	"                      child forked from one valgrind stopped at main\n"
+	"                      (callgrind, perf: ~10 ms a benchmark, not a start-up);\n"
+	"                      'process': a fresh process per benchmark, exec and\n"
+	"                      all, under every instrument;\n"
 	"                      'shared': one child runs all, in order, as in-process\n"
 	"                      harnesses do (to see what isolation changes)\n"
 	"  --aslr              keep address-space randomization (off by default)\n"
@@ -208,7 +213,7 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 	cli_fatal_signals();
-	r = o.instrument->run(&t, specs.v, specs.n, &o.plan, !o.shared,
+	r = o.instrument->run(&t, specs.v, specs.n, &o.plan, o.isolation,
 			      &(struct measure_opts){ .keep_profiles = o.keep_profiles,
 						      .cache_sim = o.cache_sim,
 						      .static_binary = !elf_is_dynamic(ef) },
@@ -231,7 +236,7 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 	rep.instrument = o.instrument->name;
-	rep.isolation = o.shared ? "shared" : "benchmark";
+	rep.isolation = measure_isolation_name(o.isolation);
 	rep.plan = &o.plan;
 	rep.argv = command;
 	rep.argc = argc;

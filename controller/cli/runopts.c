@@ -149,9 +149,9 @@ void cli_run_opts_clear(struct cli_run_opts *o)
 
 int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 {
-	/* isolations[1] is shared. */
+	/* In the order of enum measure_isolation. */
 	static const char *const formats[] = { "text", "json", "markdown", NULL };
-	static const char *const isolations[] = { "benchmark", "shared", NULL };
+	static const char *const isolations[] = { "benchmark", "process", "shared", NULL };
 	int v_choice;
 	long v;
 
@@ -221,7 +221,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 	case CLI_OPT_ISOLATION:
 		if (cli_parse_choice(cmd, "--isolation", optarg, isolations, true, &v_choice))
 			return EXIT_USAGE;
-		o->shared = v_choice == 1;
+		o->isolation = (enum measure_isolation)v_choice;
 		return 0;
 	case CLI_OPT_ASLR:
 		o->aslr = true;

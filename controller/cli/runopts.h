@@ -70,7 +70,8 @@ struct cli_run_opts {
 	char **benches, **symbols;
 	size_t nbenches, nsymbols;
 	struct measure_plan plan;
-	bool shared, aslr, clean_env, show_output, min_samples_set, sample_time_set;
+	enum measure_isolation isolation;
+	bool aslr, clean_env, show_output, min_samples_set, sample_time_set;
 	const struct measure_instrument *instrument;
 	const char *keep_profiles; /* --keep-profiles DIR */
 	bool cache_sim;

@@ -4,19 +4,41 @@
 
 /*
  * The contract between the controller and the driver library it preloads
- * (driver.c): the environment that says what to call, the descriptors the
- * driver reports on, and its exit status on error. Both sides include this
- * header, so that neither can change it alone.
+ * (driver.c): what the driver reads, what it reports, and its exit status
+ * on error. Both sides include this header, so that neither can change it
+ * alone.
  *
- *	BENCHTRAP_DRIVER_EXE=<real path of the target>   other programs run their main
- *	BENCHTRAP_DRIVER=<count>
- *	BENCHTRAP_DRIVER_<i>=<link address, 16 hex digits> [<argument, 16 hex digits>]...
- *	BENCHTRAP_DRIVER_<i>_OBJECT=<path>     only for a function of a shared library
- *	BENCHTRAP_DRIVER_PERF_FD=<fd>          perf: count batches, report on fd
- *	BENCHTRAP_DRIVER_PERF_CALLS=<n>        perf: calls per counted batch
+ * The environment says only which program to drive, so that it is the same
+ * whatever is selected and however it is run (its size moves the stack, and
+ * with it the counts of stack-sensitive code):
  *
- * Numbers are fixed-width so that the environment's size, and thus the
- * child's stack layout, does not depend on the addresses.
+ *	LD_PRELOAD=<the driver>  BENCHTRAP_DRIVER_EXE=<real path of the target>
+ *
+ * What to call is a regular file on DRIVER_SPEC_FD, read with pread:
+ *
+ *	benchtrap-driver/2 <serve|call> <n> <timeout ms> <perf calls>
+ *	<link address, 16 hex digits> <argument, 16 hex digits> x6 [<object>]
+ *	... n lines; <object> only for a function of a shared library
+ *
+ *   call   the functions are called in order, each once, in this process
+ *          (perf calls > 0: in counted batches, see perf_run)
+ *   serve  the fork server: at main the driver reports its thread count;
+ *          with one thread it forks one child per function, which calls it
+ *          and exits, and waits for each (killing it after <timeout ms>,
+ *          0: never) before forking the next, so that every child starts
+ *          from the same state; with more threads a fork would not have
+ *          them, and only the first function is called, in this process
+ *
+ * The driver reports on DRIVER_REPORT_FD (a pipe), one line per event, each
+ * shorter than PIPE_BUF and written at once:
+ *
+ *	server <threads> <pid>           serve: at main
+ *	start <i> <pid>                  serve: child <pid> forked for function i
+ *	done <i> <pid>                   function i returned in process <pid>
+ *	perf <i> <ie> <ce> <ib> <cb>     perf: instructions and cycles of n
+ *	                                 empty calls, then of n calls of i
+ *	end <i> <wait status> <0|1>      serve: child of i reaped (1: killed
+ *	                                 after the timeout)
  */
 
 #include <linux/perf_event.h>
@@ -26,11 +48,11 @@
 #include <unistd.h>
 
 #define DRIVER_ENV_EXE "BENCHTRAP_DRIVER_EXE"
-#define DRIVER_ENV_COUNT "BENCHTRAP_DRIVER"
-#define DRIVER_ENV_ENTRY "BENCHTRAP_DRIVER_" /* followed by <i> */
-#define DRIVER_ENV_OBJECT "_OBJECT"	     /* follows BENCHTRAP_DRIVER_<i> */
-#define DRIVER_ENV_PERF_FD "BENCHTRAP_DRIVER_PERF_FD"
-#define DRIVER_ENV_PERF_CALLS "BENCHTRAP_DRIVER_PERF_CALLS"
+#define DRIVER_SPEC_MAGIC "benchtrap-driver/2"
+
+/* Where the list of functions is, and where the driver reports. */
+#define DRIVER_SPEC_FD 3
+#define DRIVER_REPORT_FD 4
 
 /* The one function callgrind counts: its call of the benchmark. */
 #define DRIVER_FUNCTION "benchtrap_driver_call"
@@ -38,14 +60,11 @@
 /* Arguments per call, at most. */
 #define DRIVER_MAX_ARGS 6
 
+/* A line of the spec file, at most: 7 numbers and a path. */
+#define DRIVER_SPEC_LINE_MAX (7 * 17 + 4096 + 2)
+
 /* The driver's exit status when it cannot call a function. */
 #define DRIVER_EXIT_ERROR 125
-
-/* One byte written here after each call that returned. */
-#define DRIVER_DONE_FD 3
-
-/* Where the perf instrument asks for its counts. */
-#define DRIVER_PERF_FD 4
 
 /*
  * A hardware counter of this process's user-space events, disabled until

@@ -2,21 +2,31 @@
 /*
  * The driver: a small shared library that benchtrap preloads (LD_PRELOAD)
  * into a target it runs under valgrind, where nothing can be injected from
- * outside. It wraps glibc's __libc_start_main so that, once the loader and
- * the program's constructors have run, it calls the selected functions in
- * place of the program's main. `--symbol f` thus means "call f" under
- * callgrind exactly as it does under ptrace.
+ * outside, or natively for the perf instrument. It wraps glibc's
+ * __libc_start_main so that, once the loader and the program's
+ * constructors have run, it calls the selected functions in place of the
+ * program's main. `--symbol f` thus means "call f" under callgrind exactly
+ * as it does under ptrace.
  *
- * What to call comes from the environment benchtrap sets (driver-protocol.h
- * describes it).
+ * What to call comes from a file benchtrap opens on DRIVER_SPEC_FD, and
+ * what happened goes back on DRIVER_REPORT_FD (driver-protocol.h).
  *
- * Functions are called in order, each once (or, for the perf instrument,
- * in counted batches: see perf_run), through
- * benchtrap_driver_call(), which the controller counts with callgrind's
- * --toggle-collect and cuts with --dump-after: the inclusive cost of its
- * call to the function is the benchmark's cost. The process then exits 0.
- * After each call returns, the driver writes one byte to DRIVER_DONE_FD,
- * so that a call that crashed or exited is told from one that returned.
+ * Each function is called through benchtrap_driver_call(), which the
+ * controller counts with callgrind's --toggle-collect and cuts with
+ * --dump-after: the inclusive cost of its call to the function is the
+ * benchmark's cost. In serve mode, the fork server, every call is made by
+ * a child forked at main from a parent that does nothing between forks
+ * but wait:
+ *
+ *   loader, constructors ─ main: server ┬ fork ─ child: call ─ dump ─ exit
+ *                                       ├ wait, fork ─ child: call ─ ...
+ *                                       └ ... ─ exit 0
+ *
+ * so that each benchmark starts from the state of a fresh process at main
+ * for the price of a fork, not of a valgrind start-up. Nothing the parent
+ * does may reach a child: it allocates nothing, opens nothing that stays
+ * open, and calls no function of the program.
+ *
  * Errors (a function that cannot be located) print one line on stderr and
  * exit with status DRIVER_EXIT_ERROR.
  */
@@ -25,14 +35,18 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <link.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "driver-protocol.h"
@@ -99,37 +113,81 @@ static void fail(const char *fmt, ...)
 	_exit(DRIVER_EXIT_ERROR);
 }
 
-/* Read entry i: its run-time address and arguments. */
+/* One line of the report, written at once (it is shorter than PIPE_BUF). */
+static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void report(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof(line) || write(DRIVER_REPORT_FD, line, (size_t)len) != len)
+		fail("cannot report to benchtrap (is fd %d open?)", DRIVER_REPORT_FD);
+}
+
+/*
+ * Line 'want' of the spec file (0: the header) into out, without its
+ * newline. Read with pread in pieces on the stack: nothing is allocated
+ * and the descriptor's offset never moves, so the fork server's children
+ * all find the parent as it was.
+ */
+static void spec_line(unsigned want, char *out, size_t size)
+{
+	char piece[1024];
+	unsigned line = 0;
+	size_t len = 0;
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t k = pread(DRIVER_SPEC_FD, piece, sizeof(piece), off);
+
+		if (k <= 0)
+			fail("the list of functions on fd %d has no line %u", DRIVER_SPEC_FD, want);
+		for (ssize_t j = 0; j < k; j++) {
+			if (line < want) {
+				line += piece[j] == '\n';
+				continue;
+			}
+			if (piece[j] == '\n') {
+				out[len] = '\0';
+				return;
+			}
+			if (len + 1 >= size)
+				fail("line %u of the list of functions is too long", want);
+			out[len++] = piece[j];
+		}
+		off += k;
+	}
+}
+
+/* Function i: its run-time address and arguments. */
 static bench_fn locate(unsigned i, int64_t args[DRIVER_MAX_ARGS])
 {
-	char name[64], real[PATH_MAX];
-	const char *spec, *object;
+	char spec[DRIVER_SPEC_LINE_MAX], real[PATH_MAX];
+	const char *p, *object = NULL;
 	struct find f = { 0 };
 	uint64_t link;
 	char *end;
 
-	snprintf(name, sizeof(name), DRIVER_ENV_ENTRY "%u", i);
-	spec = getenv(name);
-	if (!spec)
-		fail("%s is not set", name);
+	spec_line(i + 1, spec, sizeof(spec));
 	errno = 0;
 	link = strtoull(spec, &end, 16);
 	if (errno || end == spec)
 		fail("cannot read the address in '%s'", spec);
 	for (unsigned a = 0; a < DRIVER_MAX_ARGS; a++) {
-		const char *p = end;
-
-		args[a] = 0;
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			continue;
+		p = end;
 		args[a] = (int64_t)strtoull(p, &end, 16);
 		if (end == p)
 			fail("cannot read the arguments in '%s'", spec);
 	}
-	snprintf(name, sizeof(name), DRIVER_ENV_ENTRY "%u" DRIVER_ENV_OBJECT, i);
-	object = getenv(name);
+	p = end;
+	if (*p == ' ')
+		object = p + 1;
+	else if (*p)
+		fail("cannot read '%s'", spec);
 	if (object) {
 		if (!realpath(object, real))
 			fail("cannot find %s", object);
@@ -171,18 +229,16 @@ static void perf_batch(int leader, bench_fn fn, const int64_t *args, unsigned lo
 }
 
 /*
- * DRIVER_ENV_PERF_FD=<fd> DRIVER_ENV_PERF_CALLS=<n>: for each
- * function, one warm-up call, then a batch of n calls of an empty function
- * (the loop's own cost) and a batch of n calls of the function, counted;
- * one line per function on fd: "<i> <instructions empty> <cycles empty>
- * <instructions> <cycles>".
+ * <perf calls> n > 0: one warm-up call, then a batch of n calls of an empty
+ * function (the loop's own cost) and a batch of n calls of the function,
+ * counted; one report line "perf <i> <instructions empty> <cycles empty>
+ * <instructions> <cycles>". The counters are opened at the first call, in
+ * the process that calls (a fork server's child).
  */
-static void perf_run(unsigned i, bench_fn fn, const int64_t *args, int fd, unsigned long n)
+static void perf_run(unsigned i, bench_fn fn, const int64_t *args, unsigned long n)
 {
 	static int leader = -1, cycles = -1;
 	uint64_t e[2], b[2];
-	char line[128];
-	int len;
 
 	if (leader < 0) {
 		leader = driver_perf_open(PERF_COUNT_HW_INSTRUCTIONS, -1, PERF_FORMAT_GROUP);
@@ -195,41 +251,160 @@ static void perf_run(unsigned i, bench_fn fn, const int64_t *args, int fd, unsig
 	benchtrap_driver_call(fn, args);
 	perf_batch(leader, empty_function, args, n, e);
 	perf_batch(leader, fn, args, n, b);
-	len = snprintf(line, sizeof(line), "%u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-		       i, e[0], e[1], b[0], b[1]);
-	if (write(fd, line, (size_t)len) != len)
-		fail("%s", "cannot report the perf counts");
+	report("perf %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", i, e[0], e[1], b[0],
+	       b[1]);
+}
+
+/* ---- the fork server ------------------------------------------------------ */
+
+/* This process's threads (field 20 of /proc/self/stat), read without
+ * allocating: a constructor may have started a pool, which a fork would
+ * not copy. */
+static long thread_count(void)
+{
+	static char stat[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t k = fd < 0 ? -1 : read(fd, stat, sizeof(stat) - 1);
+	char *p;
+
+	if (fd >= 0)
+		close(fd);
+	if (k <= 0)
+		return -1;
+	stat[k] = '\0';
+	/* After the command's closing parenthesis: field 3 onwards. */
+	p = strrchr(stat, ')');
+	for (int field = 2; p && field < 20; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtol(p + 1, NULL, 10) : -1;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Wait for child pid, killing it after timeout_ms (0: never); SIGCHLD is
+ * blocked. Returns whether it was killed. */
+static int reap(pid_t pid, unsigned long timeout_ms, int *status, const sigset_t *chld)
+{
+	uint64_t deadline = now_ms() + timeout_ms;
+
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			fail("waitpid: %s", strerror(errno));
+		uint64_t now = now_ms();
+
+		if (timeout_ms && now >= deadline)
+			break;
+		struct timespec ts = { 1, 0 };
+
+		if (timeout_ms) {
+			ts.tv_sec = (time_t)((deadline - now) / 1000);
+			ts.tv_nsec = (long)((deadline - now) % 1000) * 1000000;
+		}
+		sigtimedwait(chld, NULL, &ts);
+	}
+	kill(pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			fail("waitpid: %s", strerror(errno));
+	return 1;
+}
+
+/*
+ * Fork one child per function, one at a time. Returns, in a child, the
+ * function it is to call; in the parent, when all are done, -1. The
+ * parent's state is that of main's start for every fork: it blocks SIGCHLD
+ * (the child restores the mask), and the child puts stdin back where it
+ * was, as a fresh process would find it.
+ */
+static long serve(unsigned long n, unsigned long timeout_ms)
+{
+	off_t input = lseek(STDIN_FILENO, 0, SEEK_CUR);
+	sigset_t chld, old;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	for (unsigned long i = 0; i < n; i++) {
+		int status = 0, killed;
+		/* _Fork: no pthread_atfork handler of the program runs, so the
+		 * child is a plain copy (the parent has one thread). */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+		pid_t pid = _Fork();
+#else
+		pid_t pid = fork();
+#endif
+		if (pid < 0)
+			fail("fork: %s", strerror(errno));
+		if (pid == 0) {
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			if (input >= 0)
+				lseek(STDIN_FILENO, input, SEEK_SET);
+			return (long)i;
+		}
+		report("start %lu %d\n", i, (int)pid);
+		killed = reap(pid, timeout_ms, &status, &chld);
+		report("end %lu %d %d\n", i, status, killed);
+	}
+	return -1;
+}
+
+/* Call function i once (or in perf's batches) and say it returned. Never
+ * inlined, and called from driver_main's own frame whether this process
+ * is a fork server's child or not: the stack at the call is the same. */
+static __attribute__((noinline)) void run_one(unsigned i, unsigned long perf_calls)
+{
+	int64_t args[DRIVER_MAX_ARGS];
+	bench_fn fn = locate(i, args);
+
+	if (perf_calls)
+		perf_run(i, fn, args, perf_calls);
+	else
+		benchtrap_driver_call(fn, args);
+	report("done %u %d\n", i, (int)getpid());
 }
 
 static int driver_main(int argc, char **argv, char **envp)
 {
-	const char *count = getenv(DRIVER_ENV_COUNT);
-	const char *perf_fd = getenv(DRIVER_ENV_PERF_FD);
-	const char *perf_calls = getenv(DRIVER_ENV_PERF_CALLS);
-	unsigned long n;
-	char *end;
+	char header[256], mode[16];
+	unsigned long n, timeout_ms, perf_calls, first = 0;
 
 	(void)argc;
 	(void)argv;
 	(void)envp;
-	if (!count)
-		fail("%s", DRIVER_ENV_COUNT " is not set: this library is preloaded by benchtrap");
-	n = strtoul(count, &end, 10);
-	if (end == count || *end || n == 0 || n > 100000)
-		fail(DRIVER_ENV_COUNT " is not a count of functions: '%s'", count);
-	for (unsigned i = 0; i < n; i++) {
-		int64_t args[DRIVER_MAX_ARGS];
-		bench_fn fn = locate(i, args);
+	spec_line(0, header, sizeof(header));
+	if (strncmp(header, DRIVER_SPEC_MAGIC " ", sizeof(DRIVER_SPEC_MAGIC)) != 0 ||
+	    sscanf(header + sizeof(DRIVER_SPEC_MAGIC), "%15s %lu %lu %lu", mode, &n, &timeout_ms,
+		   &perf_calls) != 4 ||
+	    n == 0 || (strcmp(mode, "serve") != 0 && strcmp(mode, "call") != 0))
+		fail("cannot read the list of functions: '%s' (this library is preloaded by "
+		     "benchtrap)",
+		     header);
+	if (!strcmp(mode, "serve")) {
+		long threads = thread_count();
 
-		if (perf_fd)
-			perf_run(i, fn, args, atoi(perf_fd),
-				 perf_calls ? strtoul(perf_calls, NULL, 10) : 100);
-		else
-			benchtrap_driver_call(fn, args);
-		/* Tell the controller this call returned. */
-		if (write(DRIVER_DONE_FD, "", 1) != 1)
-			fail("cannot report a finished call (is fd %d open?)", DRIVER_DONE_FD);
+		report("server %ld %d\n", threads, (int)getpid());
+		if (threads == 1) {
+			long i = serve(n, timeout_ms);
+
+			if (i < 0)
+				return 0;
+			first = (unsigned long)i;
+		}
+		/* More threads: the first function only, in this process. */
+		n = first + 1;
 	}
+	for (unsigned long i = first; i < n; i++)
+		run_one((unsigned)i, perf_calls);
 	return 0;
 }
 

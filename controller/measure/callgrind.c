@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The callgrind instrument: exact instruction counts per call, each
- * benchmark in its own fresh valgrind process. Under valgrind there is no
- * ptrace, so nothing is injected; instead:
+ * The callgrind instrument: exact instruction counts per call. Under
+ * valgrind there is no ptrace, so nothing is injected; instead:
  *
  *   dynamic binary   the driver library (controller/driver/) is preloaded;
  *                    it replaces main and calls each selected function once
@@ -14,13 +13,23 @@
  *                    with --toggle-collect=<its function>; a --symbol
  *                    function is counted over the program's own run.
  *
- *   spawn valgrind ─ loader, constructors ─ call ─ dump N ─ ... ─ exit ─ parse dumps
+ * --isolation benchmark is the fork server (driven.h): one valgrind
+ * process per run reaches main once, then forks a child per benchmark,
+ * which calls it, dumps and exits:
  *
- * dump N exists only when the N-th call returned: a missing dump is a
- * benchmark that crashed, exited or hung, and under --isolation shared the
- * benchmarks after it get a fresh process. docs/instruments.md explains
- * why the counts are the same in every run (a fixed environment, ASLR off,
- * lazy binding done before main).
+ *   spawn valgrind ─ loader, constructors ─ main ┬ fork ─ call ─ dump ─ exit
+ *                                                ├ fork ─ call ─ dump ─ exit
+ *                                                └ ...
+ *
+ * Each child starts from the state of a fresh process at main, for about
+ * 10 ms instead of a valgrind start-up (0.2-0.4 s). A program with threads
+ * at main (a pool a constructor made) cannot be forked whole: it gets a
+ * fresh valgrind per benchmark, as under --isolation process, with a
+ * diagnostic. Profiles are named by process (callgrind.out.<pid>.<n>), so
+ * that a child's, or a process the benchmark forked, never overwrites
+ * another's. docs/instruments.md explains why the counts are the same in
+ * every run and every isolation (a fixed environment, ASLR off, lazy
+ * binding done before main).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -45,6 +54,7 @@
 #include "measure/measure-config.h"
 #include "measure/callgrind.h"
 #include "measure/driver-env.h"
+#include "measure/driven.h"
 #include "util/launch.h"
 #include "util/strutil.h"
 #include "measure/measure.h"
@@ -75,14 +85,13 @@ struct ctx {
 	char *valgrind, *driver;
 	char exe[PATH_MAX]; /* the binary's real path, for the driver */
 	char dir[200]; /* temporary directory for profiles and logs, in $TMPDIR */
-};
-
-/* How a valgrind process ended. */
-struct outcome {
-	int status;	  /* from waitpid */
-	bool timed_out;
-	pid_t pid;
-	size_t done;	  /* benchmarks that returned */
+	/* The batch running now. */
+	enum batch_mode mode;
+	const struct bench_spec *specs;
+	struct bench_result *results;
+	size_t first;	      /* the batch's first benchmark */
+	pid_t server;	      /* the valgrind process */
+	long threads;	      /* threads at main, when more than a fork copies */
 };
 
 static void emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
@@ -93,75 +102,37 @@ static void emit(const struct measure_hooks *h, enum measure_event_kind kind, co
 	measure_emit(h, &ev);
 }
 
-static int wait_timeout(pid_t pid, uint64_t timeout_ns, int *ret_status, bool *ret_timed_out)
-{
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	uint64_t deadline = measure_now_ns() + timeout_ns;
-
-	*ret_timed_out = false;
-	while (pfd >= 0) {
-		uint64_t now = measure_now_ns();
-		struct pollfd p = { .fd = pfd, .events = POLLIN };
-		int ms = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
-
-		if (ms > 0 && poll(&p, 1, ms) < 0 && errno == EINTR)
-			continue;
-		if (p.revents & POLLIN)
-			break;
-		if (measure_now_ns() >= deadline) {
-			kill(pid, SIGKILL);
-			*ret_timed_out = true;
-			break;
-		}
-	}
-	fd_close(pfd);
-	while (waitpid(pid, ret_status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return 0;
-}
-
-/* Count the numbered dumps: callgrind.out.1, .2, ... */
-static size_t count_dumps(const char *dir, size_t max)
-{
-	size_t n = 0;
-
-	while (n < max) {
-		char p[PATH_MAX];
-
-		snprintf(p, sizeof(p), "%s/callgrind.out.%zu", dir, n + 1);
-		if (access(p, R_OK) != 0)
-			break;
-		n++;
-	}
-	return n;
-}
+static void settled(void *ctx, size_t j, const struct driven_call *call);
 
 /* Run valgrind over 'n' benchmarks in one process. */
-static int run_valgrind(struct ctx *c, enum batch_mode mode, const struct bench_spec *const *specs,
-			size_t n, struct outcome *out, char **ret_error)
+static int run_valgrind(struct ctx *c, enum driven_mode dm, const struct bench_spec *const *specs,
+			size_t n, struct driven_call *calls, struct driven_outcome *out,
+			char **ret_error)
 {
-	char **argv = NULL, **env = NULL, **extra = NULL;
-	size_t na = 0;
+	char **argv = NULL, **extra = NULL;
+	size_t na = 0, ne = 0;
 	char *s;
-	int r = 0, donefd[2] = { -1, -1 }, err_fd = -1, devnull = -1, input = -1;
-	const char *sym = mode == MODE_DRIVER ? DRIVER_FUNCTION : specs[0]->symbol;
-	pid_t pid;
+	int r = 0;
+	const char *sym = c->mode == MODE_DRIVER ? DRIVER_FUNCTION : specs[0]->symbol;
 
 	launch_temp_dir_empty(c->dir);
 	r |= measure_env_push(&argv, &na, strdup(c->valgrind));
 	r |= measure_env_push(&argv, &na, strdup("--tool=callgrind"));
-	if (asprintf(&s, "--log-file=%s/valgrind.log", c->dir) < 0)
+	/* No gdb server: its FIFOs would outlive a valgrind that is killed. */
+	r |= measure_env_push(&argv, &na, strdup("--vgdb=no"));
+	/* By process: a fork server's children, and whatever a benchmark
+	 * forks, each have their own. */
+	if (asprintf(&s, "--log-file=%s/valgrind.log.%%p", c->dir) < 0)
 		s = NULL;
 	r |= measure_env_push(&argv, &na, s);
-	if (asprintf(&s, "--callgrind-out-file=%s/callgrind.out", c->dir) < 0)
+	if (asprintf(&s, "--callgrind-out-file=%s/callgrind.out.%%p", c->dir) < 0)
 		s = NULL;
 	r |= measure_env_push(&argv, &na, s);
 	r |= measure_env_push(&argv, &na, strdup("--collect-atstart=no"));
 	if (asprintf(&s, "--toggle-collect=%s", sym) < 0)
 		s = NULL;
 	r |= measure_env_push(&argv, &na, s);
-	if (mode != MODE_OWN_RUN) {
+	if (c->mode != MODE_OWN_RUN) {
 		if (asprintf(&s, "--dump-after=%s", sym) < 0)
 			s = NULL;
 		r |= measure_env_push(&argv, &na, s);
@@ -170,121 +141,38 @@ static int run_valgrind(struct ctx *c, enum batch_mode mode, const struct bench_
 		r |= measure_env_push(&argv, &na, strdup("--cache-sim=yes"));
 	for (size_t i = 0; c->t->argv[i]; i++)
 		r |= measure_env_push(&argv, &na, strdup(c->t->argv[i]));
-	if (r)
-		goto nomem;
-
-	if (mode == MODE_DRIVER) {
-		extra = measure_driver_env(specs, n, c->driver, c->exe);
-		if (!extra)
-			goto nomem;
-	} else if (mode == MODE_STUB) {
-		size_t ne = 0;
-
-		if (asprintf(&s, "BENCHTRAP_RUN=%s", specs[0]->name) < 0 ||
-		    measure_env_push(&extra, &ne, s) < 0)
-			goto nomem;
+	if (c->mode == MODE_STUB) {
+		if (asprintf(&s, "BENCHTRAP_RUN=%s", specs[0]->name) < 0)
+			s = NULL;
+		r |= measure_env_push(&extra, &ne, s);
 	}
-	env = measure_child_env((const char *const *)extra);
-	if (!env)
-		goto nomem;
-
-	if (asprintf(&s, "%s/stderr", c->dir) < 0)
-		goto nomem;
-	err_fd = open(s, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	free(s);
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	input = measure_open_input(c->t);
-	if (input < 0) {
-		r = input;
-		input = -1;
-		if (asprintf(ret_error, "cannot open the input %s: %s", c->t->input, strerror(-r)) <
-		    0)
-			*ret_error = NULL;
+	if (r) {
+		r = -ENOMEM;
+		*ret_error = strdup("out of memory");
 		goto out;
 	}
-	if (err_fd < 0 || devnull < 0 ||
-	    pipe2(donefd, O_CLOEXEC | O_NONBLOCK) < 0) {
-		r = -errno;
-		if (asprintf(ret_error, "cannot set up a valgrind child: %s", strerror(-r)) < 0)
-			*ret_error = NULL;
-		goto out;
-	}
-	struct launch_opts lo;
-	struct launch l;
-	int exec_errno = 0;
 
-	launch_opts_init(&lo, c->valgrind, argv);
-	lo.envp = env;
-	lo.aslr = c->t->aslr;
-	lo.cpu = c->t->cpu;
-	lo.stdio[0] = input;
-	if (c->t->quiet_stdio) {
-		lo.stdio[1] = devnull;
-		lo.stdio[2] = err_fd;
-	}
-	/* The driver writes a byte here after each call returns. */
-	if (mode == MODE_DRIVER) {
-		lo.fds[0].from = donefd[1];
-		lo.fds[0].to = DRIVER_DONE_FD;
-		lo.nfds = 1;
-	}
-	/* A group of its own, so that whatever the target forks can be
-	 * killed with it. */
-	lo.process_group = true;
-	r = launch_start(&lo, &l, &exec_errno);
-	close(donefd[1]);
-	donefd[1] = -1;
-	if (r == -LAUNCH_E_EXEC) {
-		r = -exec_errno;
-		if (asprintf(ret_error, "cannot execute %s: %s", c->valgrind, strerror(exec_errno)) <
-		    0)
-			*ret_error = NULL;
-		goto out;
-	}
-	if (r < 0) {
-		if (asprintf(ret_error, "cannot start valgrind: %s", strerror(-r)) < 0)
-			*ret_error = NULL;
-		goto out;
-	}
-	pid = l.pid;
-	*out = (struct outcome){ .pid = pid };
-	r = wait_timeout(pid, c->plan->timeout_ns, &out->status, &out->timed_out);
-	/* No process the target started may outlive it. */
-	kill(-pid, SIGKILL);
-	launch_forget(pid);
-	launch_sweep();
-	/*
-	 * Which calls returned. Not the dumps: callgrind unwinds the stack of a
-	 * dying process and so "leaves" the counted function even when it
-	 * crashed. The driver says so itself; the stub and the program's own
-	 * run are complete when the process exited with status 0.
-	 */
-	if (mode == MODE_DRIVER) {
-		char buf[256];
-		ssize_t k;
+	struct driven_job job = {
+		.t = c->t,
+		.exec = c->valgrind,
+		.argv = argv,
+		.extra_env = extra,
+		.dir = c->dir,
+		.driver = c->driver,
+		.exe = c->exe,
+		.mode = dm,
+		.specs = specs,
+		.n = n,
+		.timeout_ns = c->plan->timeout_ns,
+		.hooks = c->hooks,
+		.settled = settled,
+		.ctx = c,
+	};
 
-		while ((k = read(donefd[0], buf, sizeof(buf))) > 0)
-			out->done += (size_t)k;
-		if (out->done > n)
-			out->done = n;
-		if (count_dumps(c->dir, out->done) < out->done)
-			out->done = count_dumps(c->dir, out->done);
-	} else {
-		out->done = !out->timed_out && WIFEXITED(out->status) &&
-			    WEXITSTATUS(out->status) == 0;
-	}
-	goto out;
-nomem:
-	r = -ENOMEM;
-	*ret_error = strdup("out of memory");
+	r = driven_run(&job, calls, out, ret_error);
+	c->server = out->pid;
 out:
-	fd_close(devnull);
-	fd_close(input);
-	fd_close(donefd[0]);
-	fd_close(donefd[1]);
-	fd_close(err_fd);
 	measure_env_free(argv);
-	measure_env_free(env);
 	measure_env_free(extra);
 	return r;
 }
@@ -294,8 +182,8 @@ out:
 /* Append the lines of 'path' worth reporting: valgrind's account of a
  * fatal signal (from "Process terminating" to the next blank line) and any
  * line valgrind itself wrote outside its log prefix; with 'all', every
- * line (the child's stderr, last 'all' lines). */
-static void append_file(char **buf, const char *path, size_t all)
+ * line (the child's stderr, last 'all' lines), from offset 'from' on. */
+static void append_file(char **buf, const char *path, off_t from, size_t all)
 {
 	FILE *f = fopen(path, "re");
 	char *line = NULL, **keep = NULL;
@@ -305,6 +193,10 @@ static void append_file(char **buf, const char *path, size_t all)
 
 	if (!f)
 		return;
+	if (from > 0 && fseeko(f, from, SEEK_SET) != 0) {
+		fclose(f);
+		return;
+	}
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		char *text = line;
 
@@ -350,40 +242,39 @@ static void append_file(char **buf, const char *path, size_t all)
 	fclose(f);
 }
 
-static char *describe(const struct ctx *c, const struct outcome *o, bool returned_none)
+/* What happened to a call that did not return, and valgrind's and the
+ * program's own account of it. */
+static char *describe(const struct ctx *c, const struct driven_call *call)
 {
 	char *msg = NULL, path[PATH_MAX];
-	int r;
+	int st = call->status, r;
 
-	if (o->timed_out)
+	if (call->killed)
 		r = asprintf(&msg, "timed out after %" PRIu64 " ms under valgrind and was killed",
 			     c->plan->timeout_ns / 1000000);
-	else if (WIFSIGNALED(o->status))
-		r = asprintf(&msg, "%s (%s) under valgrind", sigabbrev_np(WTERMSIG(o->status)) ?
-			     sigabbrev_np(WTERMSIG(o->status)) : "signal",
-			     strsignal(WTERMSIG(o->status)));
-	else if (WIFEXITED(o->status) && WEXITSTATUS(o->status) == DRIVER_EXIT_ERROR)
+	else if (call->server_died)
+		r = asprintf(&msg, "not measured: valgrind's process for %s ended (%s %d) before "
+				   "this benchmark did",
+			     c->t->binary, WIFSIGNALED(st) ? "signal" : "status",
+			     WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		r = asprintf(&msg, "SIG%s (%s) under valgrind",
+			     sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?",
+			     strsignal(WTERMSIG(st)));
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == DRIVER_EXIT_ERROR)
 		r = asprintf(&msg, "the driver library could not call it");
-	else if (WIFEXITED(o->status) && returned_none)
+	else if (WIFEXITED(st))
 		r = asprintf(&msg, "exited with status %d before the benchmark returned",
-			     WEXITSTATUS(o->status));
+			     WEXITSTATUS(st));
 	else
-		r = asprintf(&msg, "valgrind ended with status %d", o->status);
+		r = asprintf(&msg, "valgrind ended with status %d", st);
 	if (r < 0)
 		return NULL;
-	/* valgrind reports a fatal signal as "SIGSEGV": prefix the name. */
-	if (WIFSIGNALED(o->status) && !o->timed_out) {
-		char *nb;
-
-		if (asprintf(&nb, "SIG%s", msg) >= 0) {
-			free(msg);
-			msg = nb;
-		}
-	}
-	snprintf(path, sizeof(path), "%s/valgrind.log", c->dir);
-	append_file(&msg, path, 0);
+	snprintf(path, sizeof(path), "%s/valgrind.log.%d", c->dir,
+		 (int)(call->pid ? call->pid : c->server));
+	append_file(&msg, path, 0, 0);
 	snprintf(path, sizeof(path), "%s/stderr", c->dir);
-	append_file(&msg, path, 5);
+	append_file(&msg, path, call->err_from, 5);
 	return msg;
 }
 
@@ -505,9 +396,47 @@ static void fail(struct bench_result *res, char *why)
 	res->error = why ? why : strdup("failed under valgrind");
 }
 
+/* Call j of the batch is settled: its result from its profile, or what
+ * happened to it. */
+static void settled(void *ctx, size_t j, const struct driven_call *call)
+{
+	struct ctx *c = ctx;
+	struct bench_result *res = &c->results[c->first + j];
+	const struct bench_spec *spec = &c->specs[c->first + j];
+	char path[PATH_MAX];
+
+	res->pid = call->pid;
+	res->t_ready_ns = res->t_start_ns;
+	if (call->returned) {
+		if (c->mode == MODE_OWN_RUN)
+			snprintf(path, sizeof(path), "%s/callgrind.out.%d", c->dir, (int)call->pid);
+		else
+			snprintf(path, sizeof(path), "%s/callgrind.out.%d.%u", c->dir,
+				 (int)call->pid, call->dump);
+		finish(c, res, path, c->first + j, c->mode == MODE_DRIVER ? DRIVER_FUNCTION : NULL,
+		       c->mode == MODE_DRIVER ? NULL : spec->symbol);
+		if (c->mode == MODE_OWN_RUN && res->status == BENCH_OK)
+			bench_result_diagnose(res,
+					      "%s is a static binary: benchtrap's driver cannot be "
+					      "preloaded into it, so this counts the %" PRIu64
+					      " call(s) its own run made",
+					      c->t->binary, res->calls);
+	} else {
+		fail(res, describe(c, call));
+	}
+	if (c->threads > 1)
+		bench_result_diagnose(res,
+				      "ran in a fresh valgrind process: %ld threads when main "
+				      "starts (a pool a constructor made?), which a fork would not "
+				      "copy",
+				      c->threads);
+	res->t_first_sample_ns = res->t_end_ns = call->t_end_ns;
+	emit(c->hooks, MEASURE_BENCH_END, spec->name, call->pid, res->t_end_ns);
+}
+
 /* True when valgrind could not start the program at all (its launcher
  * complained, nothing ran): bad input rather than a failed benchmark. */
-static bool not_started(const struct ctx *c, const struct outcome *o, char **ret_line)
+static bool not_started(const struct ctx *c, const struct driven_outcome *o, char **ret_line)
 {
 	char path[PATH_MAX], line[1024];
 	FILE *f;
@@ -538,12 +467,13 @@ static bool is_stub(const struct bench_spec *s)
 }
 
 int measure_callgrind(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		      const struct measure_plan *plan, bool isolate,
+		      const struct measure_plan *plan, enum measure_isolation iso,
 		      const struct measure_opts *opts, const struct measure_hooks *hooks,
 		      struct bench_result *results, char **ret_error)
 {
 	struct ctx c = { .t = t, .plan = plan, .opts = opts, .hooks = hooks };
 	const struct bench_spec **batch = NULL;
+	struct driven_call *calls = NULL;
 	int r = 0;
 
 	c.valgrind = callgrind_find_program("valgrind");
@@ -605,51 +535,56 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		goto out;
 	}
 	batch = calloc(n ? n : 1, sizeof(*batch));
-	if (!batch) {
+	calls = calloc(n ? n : 1, sizeof(*calls));
+	if (!batch || !calls) {
 		r = -ENOMEM;
 		*ret_error = strdup("out of memory");
 		goto out;
 	}
 
+	c.specs = specs;
+	c.results = results;
 	for (size_t i = 0; i < n;) {
-		enum batch_mode mode = MODE_DRIVER;
-		size_t k = 1;
-		struct outcome o;
+		enum driven_mode dm = DRIVEN_SERVE;
+		size_t k = n - i;
+		struct driven_outcome o;
 		char *why = NULL;
-		const char *caller = DRIVER_FUNCTION, *callee = NULL;
 
+		c.mode = MODE_DRIVER;
+		c.first = i;
 		if (opts->static_binary) {
 			/* One process per benchmark: nothing can run a list. */
-			mode = is_stub(&specs[i]) ? MODE_STUB : MODE_OWN_RUN;
-			caller = NULL;
-			callee = specs[i].symbol;
-		} else if (!isolate) {
-			k = n - i;
+			c.mode = is_stub(&specs[i]) ? MODE_STUB : MODE_OWN_RUN;
+			dm = DRIVEN_OWN;
+			k = 1;
+		} else if (iso == MEASURE_ISOLATION_SHARED) {
+			dm = DRIVEN_CALL;
+		} else if (iso == MEASURE_ISOLATION_PROCESS || c.threads > 1) {
+			dm = DRIVEN_CALL;
+			k = 1;
 		}
 		for (size_t j = 0; j < k; j++) {
 			batch[j] = &specs[i + j];
 			measure_result_begin(&results[i + j], &specs[i + j], "callgrind",
 					     "instructions");
-			if (isolate || j == 0)
-				emit(hooks, MEASURE_BENCH_START, specs[i + j].name, 0,
-				     results[i + j].t_start_ns);
 		}
-		if (!specs[i].symbol && mode != MODE_DRIVER) {
+		if (!specs[i].symbol && c.mode != MODE_DRIVER) {
 			fail(&results[i], strdup("the function has no symbol: callgrind cannot "
 						 "be told to count it in a static binary"));
 			results[i].t_end_ns = measure_now_ns();
+			emit(hooks, MEASURE_BENCH_START, specs[i].name, 0, results[i].t_start_ns);
 			emit(hooks, MEASURE_BENCH_END, specs[i].name, 0, results[i].t_end_ns);
 			i++;
 			continue;
 		}
-		r = run_valgrind(&c, mode, batch, k, &o, &why);
+		r = run_valgrind(&c, dm, batch, k, calls, &o, &why);
 		if (r < 0) {
 			for (size_t j = 0; j < k; j++)
 				bench_result_clear(&results[i + j]);
 			*ret_error = why;
 			goto out;
 		}
-		if (i == 0 && o.done == 0 && not_started(&c, &o, &why)) {
+		if (i == 0 && !calls[0].returned && not_started(&c, &o, &why)) {
 			char *msg;
 
 			if (asprintf(&msg, "cannot run %s under valgrind: %s", t->binary, why) < 0)
@@ -661,46 +596,35 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 			r = -ENOEXEC;
 			goto out;
 		}
-
-		uint64_t end = measure_now_ns();
-		size_t done = o.done;
-
-		for (size_t j = 0; j < k && j <= done; j++) {
-			struct bench_result *res = &results[i + j];
-			char path[PATH_MAX];
-
-			res->pid = o.pid;
-			res->t_ready_ns = res->t_start_ns;
-			if (j < done) {
-				if (mode == MODE_OWN_RUN)
-					snprintf(path, sizeof(path), "%s/callgrind.out", c.dir);
-				else
-					snprintf(path, sizeof(path), "%s/callgrind.out.%zu", c.dir,
-						 j + 1);
-				finish(&c, res, path, i + j, caller, callee);
-				if (mode == MODE_OWN_RUN && res->status == BENCH_OK)
-					bench_result_diagnose(
-						res,
-						"%s is a static binary: benchtrap's driver cannot "
-						"be preloaded into it, so this counts the %" PRIu64
-						" call(s) its own run made",
-						t->binary, res->calls);
-			} else {
-				fail(res, describe(&c, &o, true));
-			}
-			res->t_first_sample_ns = res->t_end_ns = end;
-			emit(hooks, MEASURE_BENCH_END, specs[i + j].name, o.pid, end);
-			if (!isolate && j + 1 < k && j + 1 <= done)
-				emit(hooks, MEASURE_BENCH_START, specs[i + j + 1].name, 0, end);
+		if (dm == DRIVEN_SERVE && o.threads > 1 && !c.threads) {
+			/* Measured in the server itself: now say why, and run
+			 * the others in processes of their own. */
+			c.threads = o.threads;
+			if (calls[0].settled)
+				bench_result_diagnose(
+					&results[i],
+					"ran in a fresh valgrind process: %ld threads when main "
+					"starts (a pool a constructor made?), which a fork would "
+					"not copy",
+					c.threads);
 		}
-		/* Under shared isolation the benchmarks after a failed one get a
-		 * fresh process. */
-		i += done < k ? done + 1 : k;
+		/* The calls no process reached run in a fresh one. */
+		size_t done = 0;
+
+		while (done < k && calls[done].settled)
+			done++;
+		if (!done) {
+			fail(&results[i], strdup("valgrind's process ended before it ran"));
+			emit(hooks, MEASURE_BENCH_END, specs[i].name, o.pid, measure_now_ns());
+			done = 1;
+		}
+		i += done;
 	}
 out:
 	if (c.dir[0])
 		launch_temp_dir_remove(c.dir);
 	free(batch);
+	free(calls);
 	free(c.valgrind);
 	free(c.driver);
 	return r;

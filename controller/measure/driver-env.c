@@ -4,7 +4,6 @@
  * preloaded (callgrind and perf instruments), and finding that library.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +13,6 @@
 #include "measure/measure-config.h"
 #include "measure/driver-env.h"
 
-/* A --symbol call's arguments all reach the driver. */
-_Static_assert(MEASURE_MAX_ARGS <= DRIVER_MAX_ARGS, "the driver takes fewer arguments");
 
 int measure_env_push(char ***v, size_t *n, char *s)
 {
@@ -62,60 +59,6 @@ char **measure_child_env(const char *const *extra)
 	}
 	for (size_t i = 0; extra && extra[i]; i++)
 		r |= measure_env_push(&env, &n, strdup(extra[i]));
-	if (r) {
-		measure_env_free(env);
-		return NULL;
-	}
-	return env;
-}
-
-char **measure_driver_env(const struct bench_spec *const *specs, size_t n, const char *driver,
-			  const char *exe)
-{
-	char **env = NULL;
-	size_t m = 0;
-	int r = 0;
-
-	for (size_t i = 0; i < n && r == 0; i++) {
-		const struct bench_spec *s = specs[i];
-		char buf[64 + 17 * MEASURE_MAX_ARGS];
-		int len = snprintf(buf, sizeof(buf), DRIVER_ENV_ENTRY "%zu=%016" PRIx64, i,
-				   s->link_addr);
-
-		for (unsigned a = 0; a < s->nargs && a < MEASURE_MAX_ARGS; a++)
-			len += snprintf(buf + len, sizeof(buf) - (size_t)len, " %016" PRIx64,
-					(uint64_t)s->args[a]);
-		r = measure_env_push(&env, &m, strdup(buf));
-		if (r == 0 && !s->in_main) {
-			char *o;
-
-			if (asprintf(&o, DRIVER_ENV_ENTRY "%zu" DRIVER_ENV_OBJECT "=%s", i,
-				     s->object) < 0)
-				o = NULL;
-			r = measure_env_push(&env, &m, o);
-		}
-	}
-	if (r == 0) {
-		char *c;
-
-		if (asprintf(&c, DRIVER_ENV_COUNT "=%zu", n) < 0)
-			c = NULL;
-		r = measure_env_push(&env, &m, c);
-	}
-	if (r == 0 && driver) {
-		char *p;
-
-		if (asprintf(&p, "LD_PRELOAD=%s", driver) < 0)
-			p = NULL;
-		r = measure_env_push(&env, &m, p);
-	}
-	if (r == 0 && exe) {
-		char *e;
-
-		if (asprintf(&e, DRIVER_ENV_EXE "=%s", exe) < 0)
-			e = NULL;
-		r = measure_env_push(&env, &m, e);
-	}
 	if (r) {
 		measure_env_free(env);
 		return NULL;

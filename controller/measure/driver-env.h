@@ -4,9 +4,8 @@
 
 /*
  * Running a target with benchtrap's driver library preloaded, as the
- * callgrind and perf instruments do: the child's fixed environment, the
- * entries that tell the driver what to call (driver/driver-protocol.h), and
- * where the driver library is.
+ * callgrind and perf instruments do (driven.h): the child's fixed
+ * environment and where the driver library is.
  */
 
 #include <stddef.h>
@@ -34,17 +33,6 @@ void measure_env_free(char **env);
  * stack starts at the same place in every run.
  */
 char **measure_child_env(const char *const *extra);
-
-/*
- * The environment entries that tell the driver library what to call:
- * BENCHTRAP_DRIVER=<n>, BENCHTRAP_DRIVER_<i>=<addr> [<arg>]..., and
- * BENCHTRAP_DRIVER_<i>_OBJECT for library functions; then, when given,
- * LD_PRELOAD=<driver> and BENCHTRAP_DRIVER_EXE=<exe> (the target's real
- * path). Numbers are 16 hex digits so that the environment's size does not
- * depend on them. NULL-terminated, malloc'ed; NULL when out of memory.
- */
-char **measure_driver_env(const struct bench_spec *const *specs, size_t n, const char *driver,
-			  const char *exe);
 
 /* The driver library: $BENCHTRAP_DRIVER_LIB, else driver/ next to the
  * benchtrap executable (a build tree), else its install path. NULL when

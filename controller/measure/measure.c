@@ -43,6 +43,19 @@ int measure_open_input(const struct measure_target *t)
 	return fd < 0 ? -errno : fd;
 }
 
+const char *measure_isolation_name(enum measure_isolation i)
+{
+	switch (i) {
+	case MEASURE_ISOLATION_BENCHMARK:
+		break;
+	case MEASURE_ISOLATION_PROCESS:
+		return "process";
+	case MEASURE_ISOLATION_SHARED:
+		return "shared";
+	}
+	return "benchmark";
+}
+
 void measure_plan_default(struct measure_plan *p)
 {
 	/* docs/run.md explains these choices. */

@@ -258,16 +258,29 @@ struct measure_opts {
 	bool static_binary;	   /* no PT_INTERP: nothing can be preloaded */
 };
 
+/* --isolation (docs/run.md). */
+enum measure_isolation {
+	/* Every benchmark starts from the state of a fresh process at main:
+	 * a fresh traced child (walltime); a child forked from one process
+	 * stopped at main, the fork server (callgrind, perf). */
+	MEASURE_ISOLATION_BENCHMARK,
+	/* A fresh process per benchmark, exec and all, under every instrument. */
+	MEASURE_ISOLATION_PROCESS,
+	/* One process runs them all in order (a new one after one dies). */
+	MEASURE_ISOLATION_SHARED,
+};
+
+/* "benchmark", "process", "shared": the results' run.isolation. */
+const char *measure_isolation_name(enum measure_isolation i);
+
 /*
  * An instrument runs benchmarks specs[0..n) and fills results[i] for
- * specs[i], failed or not. isolate: a fresh child (or process) per
- * benchmark; otherwise one runs them all in order (a new one is started
- * after one dies). Returns 0, or a negative error when nothing could be
- * measured at all, with *ret_error saying why (the binary cannot be
- * executed, a tool is missing...).
+ * specs[i], failed or not, isolated as 'iso' says. Returns 0, or a
+ * negative error when nothing could be measured at all, with *ret_error
+ * saying why (the binary cannot be executed, a tool is missing...).
  */
 typedef int measure_run_fn(const struct measure_target *t, const struct bench_spec *specs,
-			   size_t n, const struct measure_plan *plan, bool isolate,
+			   size_t n, const struct measure_plan *plan, enum measure_isolation iso,
 			   const struct measure_opts *opts, const struct measure_hooks *hooks,
 			   struct bench_result *results, char **ret_error);
 
@@ -325,9 +338,11 @@ int measure_walltime_paired(const struct measure_target *base, const struct meas
 
 /*
  * callgrind (callgrind.c, docs/instruments.md): exact instruction counts,
- * each benchmark in a fresh valgrind process (one for all when !isolate,
- * with a profile dump per benchmark). Only plan->timeout_ns of the plan
- * applies. Fails with -ENOENT when valgrind is not installed or the driver
+ * each benchmark in a child forked from one valgrind process stopped at
+ * main (MEASURE_ISOLATION_BENCHMARK; a fresh valgrind each when the
+ * program has threads at main, which a fork would not copy), in a fresh
+ * valgrind process (PROCESS), or all in one (SHARED), with a profile dump
+ * per benchmark. Only plan->timeout_ns of the plan applies. Fails with -ENOENT when valgrind is not installed or the driver
  * library is missing, -EINVAL when a --symbol benchmark of a static binary
  * was given arguments.
  */

@@ -6,7 +6,7 @@
  * opens the counters on its own thread, disabled, and enables them only
  * around two batches of n calls, an empty function's and the benchmark's,
  * so that nothing but the calls is counted; the per-call figure is the
- * difference divided by n. Counts come back on a pipe.
+ * difference divided by n. Counts come back on the driver's report.
  *
  * Many VMs expose no PMU: perf_event_open then fails for hardware events
  * and benchtrap says so, suggesting the callgrind instrument.
@@ -31,6 +31,7 @@
 
 #include "util/fd.h"
 #include "measure/driver-env.h"
+#include "measure/driven.h"
 #include "measure/perf.h"
 #include "util/launch.h"
 #include "measure/measure.h"
@@ -75,124 +76,80 @@ static int probe(void)
 	return 0;
 }
 
-/* Run the driver over specs[0..n) natively; counts[i][4] per function.
- * Returns how many functions reported. */
-static size_t run_batch(const struct measure_target *t, const char *driver,
-			const struct bench_spec *const *specs, size_t n, uint64_t timeout_ns,
-			uint64_t (*counts)[4], int *ret_status, pid_t *ret_pid)
+struct ctx {
+	const struct bench_spec *specs;
+	struct bench_result *results;
+	const struct measure_hooks *hooks;
+	size_t first; /* the batch's first benchmark */
+	uint64_t timeout_ns;
+};
+
+/* Call j of the batch is settled: its counts, or what happened. */
+static void settled(void *ctx, size_t j, const struct driven_call *call)
 {
-	char calls[64], fd[64], buf[4096], exe[PATH_MAX];
-	char **extra = NULL, **env = NULL;
-	size_t ne = 0, got = 0, used = 0;
-	int pfd[2] = { -1, -1 }, st = 0, devnull = -1, input = -1, r;
-	pid_t pid;
+	struct ctx *c = ctx;
+	struct bench_result *res = &c->results[c->first + j];
+	struct stats_options so = stats_options_default();
+	struct measure_event ev = { .kind = MEASURE_BENCH_END,
+				    .name = res->spec->name,
+				    .pid = call->pid,
+				    .t_ns = call->t_end_ns };
+	int st = call->status;
 
-	*ret_status = -1;
-	if (!realpath(t->binary, exe) || pipe2(pfd, O_CLOEXEC) < 0)
-		goto out;
-	snprintf(fd, sizeof(fd), DRIVER_ENV_PERF_FD "=%d", DRIVER_PERF_FD);
-	snprintf(calls, sizeof(calls), DRIVER_ENV_PERF_CALLS "=%d", PERF_CALLS);
-	extra = measure_driver_env(specs, n, driver, exe);
-	while (extra && extra[ne])
-		ne++;
-	if (!extra || measure_env_push(&extra, &ne, strdup(fd)) < 0 ||
-	    measure_env_push(&extra, &ne, strdup(calls)) < 0)
-		goto out_pipe;
-	env = measure_child_env((const char *const *)extra);
-	if (!env)
-		goto out_pipe;
-	struct launch_opts lo;
-	struct launch l;
-
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	input = measure_open_input(t);
-	if (devnull < 0 || input < 0)
-		goto out_pipe;
-	launch_opts_init(&lo, t->binary, t->argv);
-	lo.envp = env;
-	lo.aslr = t->aslr;
-	lo.cpu = t->cpu;
-	lo.stdio[0] = input;
-	if (t->quiet_stdio)
-		lo.stdio[1] = lo.stdio[2] = devnull;
-	/* Counts come on DRIVER_PERF_FD; the driver's byte per finished
-	 * call (DRIVER_DONE_FD) is not needed. */
-	lo.fds[0].from = pfd[1];
-	lo.fds[0].to = DRIVER_PERF_FD;
-	lo.fds[1].from = devnull;
-	lo.fds[1].to = DRIVER_DONE_FD;
-	lo.nfds = 2;
-	lo.process_group = true;
-	r = launch_start(&lo, &l, NULL);
-	close(pfd[1]);
-	pfd[1] = -1;
-	if (r < 0)
-		goto out_pipe;
-	pid = l.pid;
-	*ret_pid = pid;
-
-	uint64_t deadline = measure_now_ns() + timeout_ns;
-
-	for (;;) {
-		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		uint64_t now = measure_now_ns();
-		ssize_t k;
-
-		if (now >= deadline) {
-			kill(pid, SIGKILL);
-			break;
+	res->pid = call->pid;
+	res->t_end_ns = call->t_end_ns;
+	if (!call->returned || !call->have_perf) {
+		res->status = BENCH_FAILED;
+		if (call->killed) {
+			if (asprintf(&res->error, "timed out after %" PRIu64 " ms and was killed",
+				     c->timeout_ns / 1000000) < 0)
+				res->error = NULL;
+		} else if (call->server_died) {
+			if (asprintf(&res->error, "not measured: the fork server ended (%s %d) "
+						  "before this benchmark did",
+				     WIFSIGNALED(st) ? "signal" : "status",
+				     WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st)) < 0)
+				res->error = NULL;
+		} else if (WIFSIGNALED(st)) {
+			if (asprintf(&res->error, "killed by SIG%s", sigabbrev_np(WTERMSIG(st))) < 0)
+				res->error = NULL;
+		} else if (asprintf(&res->error,
+				    "exited with status %d before the benchmark returned",
+				    WIFEXITED(st) ? WEXITSTATUS(st) : -1) < 0) {
+			res->error = NULL;
 		}
-		if (poll(&p, 1, (int)((deadline - now) / 1000000 + 1)) <= 0)
-			continue;
-		k = read(pfd[0], buf + used, sizeof(buf) - 1 - used);
-		if (k <= 0)
-			break;
-		used += (size_t)k;
-		buf[used] = '\0';
-		char *nl;
+	} else {
+		double ins = perf_per_call(call->perf[2], call->perf[0], PERF_CALLS);
+		double cyc = perf_per_call(call->perf[3], call->perf[1], PERF_CALLS);
 
-		while ((nl = strchr(buf, '\n'))) {
-			unsigned idx;
-			uint64_t v[4];
-
-			*nl = '\0';
-			if (sscanf(buf, "%u %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &idx, &v[0],
-				   &v[1], &v[2], &v[3]) == 5 &&
-			    idx == got && got < n)
-				memcpy(counts[got++], v, sizeof(v));
-			used -= (size_t)(nl + 1 - buf);
-			memmove(buf, nl + 1, used + 1);
+		res->samples = malloc(sizeof(double));
+		if (res->samples) {
+			res->samples[0] = ins;
+			res->nsamples = 1;
 		}
+		res->calls = res->iterations = PERF_CALLS;
+		res->counters[0] = (struct measure_counter){ "instructions", ins };
+		res->counters[1] = (struct measure_counter){ "cycles", cyc };
+		res->ncounters = 2;
+		res->value = ins;
+		res->status = res->samples && stats_summarize(res->samples, 1, &so, &res->stats) == 0 ?
+				      BENCH_OK :
+				      BENCH_FAILED;
+		res->no_time = ins < MEASURE_MIN_INSTRUCTIONS;
+		if (res->no_time)
+			bench_result_diagnose(res,
+					      "measured no execution time: %.1f instructions per call "
+					      "(%s)",
+					      ins, measure_no_time_advice(res->spec));
 	}
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	kill(-pid, SIGKILL); /* whatever the target started */
-	launch_forget(pid);
-	launch_sweep();
-	*ret_status = st;
-out_pipe:
-	fd_close(devnull);
-	fd_close(input);
-	fd_close(pfd[0]);
-	fd_close(pfd[1]);
-out:
-	measure_env_free(extra);
-	measure_env_free(env);
-	return got;
+	measure_emit(c->hooks, &ev);
 }
 
-int measure_perf(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		 const struct measure_plan *plan, bool isolate, const struct measure_opts *opts,
-		 const struct measure_hooks *hooks, struct bench_result *results, char **ret_error)
+static int no_counters(int err, char **ret_error)
 {
-	const struct bench_spec **batch;
-	int err = probe();
-	char *driver;
-
-	(void)opts; /* none applies */
 	switch (perf_classify_errno(err)) {
 	case PERF_AVAILABLE:
-		break;
+		return 0;
 	case PERF_NO_PMU:
 		if (asprintf(ret_error,
 			     "this machine has no hardware performance counters (perf_event_open: "
@@ -210,97 +167,131 @@ int measure_perf(const struct measure_target *t, const struct bench_spec *specs,
 			*ret_error = NULL;
 		return -EACCES;
 	case PERF_OTHER:
-		if (asprintf(ret_error, "cannot open hardware counters: %s", strerror(err)) < 0)
-			*ret_error = NULL;
-		return -err;
+		break;
 	}
+	if (asprintf(ret_error, "cannot open hardware counters: %s", strerror(err)) < 0)
+		*ret_error = NULL;
+	return -err;
+}
+
+/*
+ * The driver runs natively, as under callgrind (driven.h): --isolation
+ * benchmark forks a child per benchmark from one process stopped at main
+ * (each child opens its own counters), process starts one process each,
+ * shared calls them all in one.
+ */
+int measure_perf(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		 const struct measure_plan *plan, enum measure_isolation iso,
+		 const struct measure_opts *opts, const struct measure_hooks *hooks,
+		 struct bench_result *results, char **ret_error)
+{
+	struct ctx c = { .specs = specs, .results = results, .hooks = hooks,
+			 .timeout_ns = plan->timeout_ns };
+	const struct bench_spec **batch = NULL;
+	struct driven_call *calls = NULL;
+	char exe[PATH_MAX], dir[200];
+	const char *tmpdir = getenv("TMPDIR");
+	char *driver = NULL;
+	long threads = 0;
+	int r;
+
+	(void)opts; /* none applies */
+	r = no_counters(probe(), ret_error);
+	if (r < 0)
+		return r;
 	driver = measure_find_driver();
 	if (!driver) {
 		*ret_error = strdup("cannot find benchtrap's driver library (set "
 				    "BENCHTRAP_DRIVER_LIB)");
 		return -ENOENT;
 	}
-	batch = calloc(n ? n : 1, sizeof(*batch));
-	uint64_t(*counts)[4] = calloc(n ? n : 1, sizeof(*counts));
-
-	if (!batch || !counts) {
-		free(batch);
-		free(counts);
+	if (!realpath(t->binary, exe)) {
+		r = -errno;
+		if (asprintf(ret_error, "%s: %s", t->binary, strerror(-r)) < 0)
+			*ret_error = NULL;
 		free(driver);
+		return r;
+	}
+	if (!tmpdir || tmpdir[0] != '/')
+		tmpdir = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/benchtrap-perf.XXXXXX", tmpdir);
+	r = launch_temp_dir(dir);
+	if (r < 0) {
+		if (asprintf(ret_error, "cannot create a temporary directory: %s", strerror(-r)) < 0)
+			*ret_error = NULL;
+		free(driver);
+		return r;
+	}
+	batch = calloc(n ? n : 1, sizeof(*batch));
+	calls = calloc(n ? n : 1, sizeof(*calls));
+	if (!batch || !calls) {
+		r = -ENOMEM;
 		*ret_error = strdup("out of memory");
-		return -ENOMEM;
+		goto out;
 	}
 	for (size_t i = 0; i < n;) {
-		size_t k = isolate ? 1 : n - i, got;
-		int status;
-		pid_t pid = 0;
+		enum driven_mode dm = DRIVEN_SERVE;
+		size_t k = n - i, done = 0;
+		struct driven_outcome o;
 
+		if (iso == MEASURE_ISOLATION_SHARED) {
+			dm = DRIVEN_CALL;
+		} else if (iso == MEASURE_ISOLATION_PROCESS || threads > 1) {
+			dm = DRIVEN_CALL;
+			k = 1;
+		}
 		for (size_t j = 0; j < k; j++) {
 			batch[j] = &specs[i + j];
 			measure_result_begin(&results[i + j], &specs[i + j], "perf",
 					     "instructions");
 		}
-		got = run_batch(t, driver, batch, k, plan->timeout_ns, counts, &status, &pid);
-		for (size_t j = 0; j < k && j <= got; j++) {
-			struct bench_result *res = &results[i + j];
-			struct stats_options so = stats_options_default();
-			struct measure_event ev = { .kind = MEASURE_BENCH_END,
-						    .name = specs[i + j].name,
-						    .pid = pid,
-						    .t_ns = measure_now_ns() };
+		c.first = i;
 
-			res->pid = pid;
-			res->t_end_ns = ev.t_ns;
-			if (j == got) {
-				res->status = BENCH_FAILED;
-				if (WIFSIGNALED(status)) {
-					if (asprintf(&res->error, "killed by SIG%s",
-						     sigabbrev_np(WTERMSIG(status))) < 0)
-						res->error = NULL;
-				} else if (asprintf(&res->error,
-						    "exited with status %d before the benchmark "
-						    "returned",
-						    WIFEXITED(status) ? WEXITSTATUS(status) : -1) < 0) {
-					res->error = NULL;
-				}
-			} else {
-				double ins = perf_per_call(counts[j][2], counts[j][0], PERF_CALLS);
-				double cyc = perf_per_call(counts[j][3], counts[j][1], PERF_CALLS);
+		struct driven_job job = {
+			.t = t,
+			.exec = t->binary,
+			.argv = t->argv,
+			.dir = dir,
+			.driver = driver,
+			.exe = exe,
+			.mode = dm,
+			.specs = batch,
+			.n = k,
+			.timeout_ns = plan->timeout_ns,
+			.perf_calls = PERF_CALLS,
+			.hooks = hooks,
+			.settled = settled,
+			.ctx = &c,
+		};
 
-				res->samples = malloc(sizeof(double));
-				if (res->samples) {
-					res->samples[0] = ins;
-					res->nsamples = 1;
-				}
-				res->calls = res->iterations = PERF_CALLS;
-				res->counters[0] = (struct measure_counter){ "instructions", ins };
-				res->counters[1] = (struct measure_counter){ "cycles", cyc };
-				res->ncounters = 2;
-				res->value = ins;
-				res->status = res->samples &&
-							      stats_summarize(res->samples, 1, &so,
-									      &res->stats) == 0 ?
-						      BENCH_OK :
-						      BENCH_FAILED;
-				res->no_time = ins < MEASURE_MIN_INSTRUCTIONS;
-				if (res->no_time)
-					bench_result_diagnose(
-						res,
-						"measured no execution time: %.1f "
-						"instructions per call (%s)",
-						ins, measure_no_time_advice(res->spec));
-			}
-			struct measure_event st = ev;
-
-			st.kind = MEASURE_BENCH_START;
-			st.t_ns = res->t_start_ns;
-			measure_emit(hooks, &st);
-			measure_emit(hooks, &ev);
+		launch_temp_dir_empty(dir);
+		r = driven_run(&job, calls, &o, ret_error);
+		if (r < 0) {
+			for (size_t j = 0; j < k; j++)
+				bench_result_clear(&results[i + j]);
+			goto out;
 		}
-		i += got < k ? got + 1 : k;
+		if (dm == DRIVEN_SERVE && o.threads > 1)
+			threads = o.threads;
+		while (done < k && calls[done].settled)
+			done++;
+		if (!done) {
+			results[i].status = BENCH_FAILED;
+			results[i].error = strdup("the program ended before it ran");
+			done = 1;
+		}
+		for (size_t j = 0; j < done && threads > 1; j++)
+			bench_result_diagnose(&results[i + j],
+					      "%s has %ld threads when main starts, which a fork "
+					      "would not copy: each benchmark ran in a fresh process",
+					      t->binary, threads);
+		i += done;
 	}
+	r = 0;
+out:
+	launch_temp_dir_remove(dir);
 	free(batch);
-	free(counts);
+	free(calls);
 	free(driver);
-	return 0;
+	return r;
 }

@@ -278,7 +278,8 @@ static int measure_one(struct harness *c, const struct bench_spec *s,
 }
 
 int measure_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		     const struct measure_plan *plan, bool isolate, const struct measure_opts *opts,
+		     const struct measure_plan *plan, enum measure_isolation iso,
+		     const struct measure_opts *opts,
 		     const struct measure_hooks *hooks, struct bench_result *results, char **ret_error)
 {
 	struct harness c = { 0 };
@@ -338,7 +339,7 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 			     false);
 
 		/* A fresh child for the next benchmark, or after this one died. */
-		if (isolate || r == -TRACE_E_FAILED || !trace_alive(c.p))
+		if (iso != MEASURE_ISOLATION_SHARED || r == -TRACE_E_FAILED || !trace_alive(c.p))
 			harness_free(&c);
 	}
 	harness_free(&c);

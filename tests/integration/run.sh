@@ -217,7 +217,7 @@ expect_usage_error "--warmup wants seconds, e.g. 0.5, not 'nan'"
 run run "$EX" --max-samples 0
 expect_usage_error "--max-samples wants a whole number from 1 to 1000000, not '0'"
 run run "$EX" --isolation none
-expect_usage_error "--isolation is 'benchmark' or 'shared'"
+expect_usage_error "--isolation is 'benchmark', 'process' or 'shared'"
 run run "$EX" --format yaml
 expect_usage_error "--format is text, json or markdown"
 run run "$EX" --instrument magic

@@ -13,6 +13,7 @@
 
 #include "measure/callgrind.h"
 #include "measure/driver-env.h"
+#include "measure/driven.h"
 #include "measure/perf.h"
 
 static FILE *text(const char *s)
@@ -185,38 +186,78 @@ static void test_env_fixed(void **state)
 	measure_env_free(b);
 }
 
-static void test_driver_env(void **state)
+/* The list of functions for the driver: a header, then one line per
+ * function of fixed width but for a library's path, every argument
+ * written. */
+static void test_driver_specs(void **state)
 {
 	struct bench_spec s1 = { .name = "f", .object = "/bin/x", .in_main = true,
 				 .link_addr = 0x1139 };
 	struct bench_spec s2 = { .name = "g(1,-2)", .object = "/lib/libz.so", .in_main = false,
 				 .link_addr = 0xabc, .args = { 1, -2 }, .nargs = 2 };
-	const struct bench_spec *specs[] = { &s1, &s2 };
-	char **e;
+	struct bench_spec bad = { .name = "h", .object = "/lib/a\nb.so", .in_main = false };
+	const struct bench_spec *specs[] = { &s1, &s2 }, *bads[] = { &bad };
+	char buf[1024] = "";
+	FILE *f = tmpfile();
 
 	(void)state;
-	e = measure_driver_env(specs, 2, NULL, NULL);
-	assert_non_null(e);
-	assert_true(has(e, "BENCHTRAP_DRIVER_0=0000000000001139"));
-	assert_true(has(e, "BENCHTRAP_DRIVER_1=0000000000000abc 0000000000000001 fffffffffffffffe"));
-	assert_true(has(e, "BENCHTRAP_DRIVER_1_OBJECT=/lib/libz.so"));
-	assert_true(has(e, "BENCHTRAP_DRIVER=2"));
-	assert_int_equal(count(e), 4);
-	/* Fixed width: another address, the same size. */
-	s1.link_addr = 0x123456789;
-	char **e2 = measure_driver_env(specs, 1, NULL, NULL);
+	assert_non_null(f);
+	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_SERVE, specs, 2, 60000000000ull, 0),
+			 0);
+	rewind(f);
+	assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
+	assert_string_equal(
+		buf, "benchtrap-driver/2 serve 2 60000 0\n"
+		     "0000000000001139 0000000000000000 0000000000000000 0000000000000000 "
+		     "0000000000000000 0000000000000000 0000000000000000\n"
+		     "0000000000000abc 0000000000000001 fffffffffffffffe 0000000000000000 "
+		     "0000000000000000 0000000000000000 0000000000000000 /lib/libz.so\n");
+	fclose(f);
+	f = tmpfile();
+	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_CALL, specs, 1, 1000000, 100), 0);
+	memset(buf, 0, sizeof(buf));
+	rewind(f);
+	assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
+	assert_memory_equal(buf, "benchtrap-driver/2 call 1 1 100\n", 32);
+	/* A path the driver could not read back. */
+	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_CALL, bads, 1, 1000000, 0), -EINVAL);
+	fclose(f);
+}
 
-	assert_int_equal(strlen(e2[0]), strlen("BENCHTRAP_DRIVER_0=0000000000001139"));
-	/* With the library to preload and the target's path. */
-	char **e3 = measure_driver_env(specs, 1, "/lib/d.so", "/bin/x");
+/* The driver's report, line by line (driver-protocol.h). */
+static void test_driver_report(void **state)
+{
+	struct driven_line l;
 
-	assert_non_null(e3);
-	assert_true(has(e3, "LD_PRELOAD=/lib/d.so"));
-	assert_true(has(e3, "BENCHTRAP_DRIVER_EXE=/bin/x"));
-	assert_int_equal(count(e3), 4);
-	measure_env_free(e3);
-	measure_env_free(e);
-	measure_env_free(e2);
+	(void)state;
+	assert_int_equal(driven_parse_line("server 1 4242", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_SERVER);
+	assert_int_equal(l.threads, 1);
+	assert_int_equal(l.pid, 4242);
+	assert_int_equal(driven_parse_line("start 3 4300", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_START);
+	assert_int_equal(l.i, 3);
+	assert_int_equal(l.pid, 4300);
+	assert_int_equal(driven_parse_line("done 3 4300", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_DONE);
+	assert_int_equal(driven_parse_line("end 3 139 0", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_END);
+	assert_int_equal(l.status, 139);
+	assert_false(l.killed);
+	assert_int_equal(driven_parse_line("end 4 9 1", &l), 0);
+	assert_true(l.killed);
+	assert_int_equal(driven_parse_line("perf 0 10 20 310 420", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_PERF);
+	assert_true(l.perf[0] == 10 && l.perf[1] == 20 && l.perf[2] == 310 && l.perf[3] == 420);
+	/* Anything else is not the driver's. */
+	const char *bad[] = { "",	       "server",	 "server 1",	"start 1",
+			      "done 1 2 3",    "end 1 2",	 "end 1 2 2",	"end 1 70000 0",
+			      "perf 1 2 3 4",  "perf 1 2 3 4 5 6", "start -1 5", "hello 1 2",
+			      "done x 2",      "start 1 2 junk", "start 1  2", "start 1 2 ",
+			      "starts 1 2",    "perf 1 2 3 4 99999999999999999999" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(driven_parse_line(bad[i], &l), -EINVAL);
 }
 
 static void test_perf_classify(void **state)
@@ -245,7 +286,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_caller),  cmocka_unit_test(test_parse_callee),
 		cmocka_unit_test(test_parse_sums),    cmocka_unit_test(test_parse_bad),
-		cmocka_unit_test(test_env_fixed),     cmocka_unit_test(test_driver_env),
+		cmocka_unit_test(test_env_fixed),     cmocka_unit_test(test_driver_specs),
+		cmocka_unit_test(test_driver_report),
 		cmocka_unit_test(test_perf_classify), cmocka_unit_test(test_perf_per_call),
 	};
 

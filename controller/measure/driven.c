@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A driven process (driven.h): the list of functions in DIR/specs, the
+ * process started in a group of its own, the driver's report read line by
+ * line as it comes, alongside the process's pidfd, and a watchdog:
+ *
+ *   call    a call gets --timeout from the end of the one before it (the
+ *           first from the start: start-up and constructors included);
+ *           past it, the process is killed and the call failed
+ *   serve   the server kills a child itself after --timeout; the
+ *           controller allows it that plus WATCHDOG_SLACK_NS from each
+ *           "start", and --timeout up to "server" and from each "end",
+ *           and past it kills the server: the server died
+ *   own     the whole process gets --timeout
+ *
+ * After each child of a server ends, the processes it left behind are
+ * swept (launch_sweep), as after each process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "measure/driven.h"
+#include "measure/driver-env.h"
+#include "util/fd.h"
+#include "util/launch.h"
+
+/* A --symbol call's arguments all reach the driver. */
+_Static_assert(MEASURE_MAX_ARGS <= DRIVER_MAX_ARGS, "the driver takes fewer arguments");
+
+/* How long past --timeout a server may take to kill and reap a child. */
+#define WATCHDOG_SLACK_NS 5000000000ull
+
+int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *const *specs,
+		       size_t n, uint64_t timeout_ns, unsigned long perf_calls)
+{
+	FILE *f;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!specs[i]->in_main && strchr(specs[i]->object, '\n'))
+			return -EINVAL;
+	fd = dup(fd);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		r = -errno;
+		fd_close(fd);
+		return r;
+	}
+	fprintf(f, DRIVER_SPEC_MAGIC " %s %zu %" PRIu64 " %lu\n",
+		mode == DRIVEN_SERVE ? "serve" : "call", n, timeout_ns / 1000000, perf_calls);
+	for (size_t i = 0; i < n; i++) {
+		const struct bench_spec *s = specs[i];
+
+		/* Every argument, zeros included: the line's length does not
+		 * depend on how many a function takes. */
+		fprintf(f, "%016" PRIx64, s->link_addr);
+		for (unsigned a = 0; a < DRIVER_MAX_ARGS; a++)
+			fprintf(f, " %016" PRIx64, a < s->nargs ? (uint64_t)s->args[a] : 0);
+		if (!s->in_main)
+			fprintf(f, " %s", s->object);
+		fputc('\n', f);
+	}
+	if (ferror(f))
+		r = -EIO;
+	if (fclose(f) != 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+int driven_parse_line(const char *s, struct driven_line *l)
+{
+	unsigned long long v[5];
+	const char *p = s;
+	size_t len = strcspn(s, " "), k = 0;
+
+	*l = (struct driven_line){ 0 };
+	/* A word, then unsigned decimal numbers (a wait status is 0..65535),
+	 * one space before each. */
+	for (p += len; *p == ' ' && k < 5; k++) {
+		char *end;
+
+		if (p[1] < '0' || p[1] > '9')
+			return -EINVAL;
+		errno = 0;
+		v[k] = strtoull(p + 1, &end, 10);
+		if (errno)
+			return -EINVAL;
+		p = end;
+	}
+	if (*p)
+		return -EINVAL;
+#define IS(word, n) (len == sizeof(word) - 1 && !strncmp(s, word, len) && k == (n))
+	if (IS("server", 2)) {
+		l->kind = DRIVEN_LINE_SERVER;
+		l->threads = (long)v[0];
+		l->pid = (pid_t)v[1];
+	} else if (IS("start", 2) || IS("done", 2)) {
+		l->kind = s[0] == 's' ? DRIVEN_LINE_START : DRIVEN_LINE_DONE;
+		l->i = (size_t)v[0];
+		l->pid = (pid_t)v[1];
+	} else if (IS("end", 3) && v[1] <= 0xffff && v[2] <= 1) {
+		l->kind = DRIVEN_LINE_END;
+		l->i = (size_t)v[0];
+		l->status = (int)v[1];
+		l->killed = v[2];
+	} else if (IS("perf", 5)) {
+		l->kind = DRIVEN_LINE_PERF;
+		l->i = (size_t)v[0];
+		memcpy(l->perf, v + 1, sizeof(l->perf));
+	} else {
+		return -EINVAL;
+	}
+#undef IS
+	return 0;
+}
+
+struct run {
+	const struct driven_job *j;
+	struct driven_call *calls;
+	struct driven_outcome *out;
+	int err_fd;
+	size_t next;	    /* call mode: the call running now */
+	size_t current;	    /* serve: the child running now, or SIZE_MAX */
+	size_t ended;	    /* serve: calls ended */
+	bool server_said;   /* serve: the "server" line came */
+	bool single;	    /* serve with more threads: call mode for call 0 */
+	unsigned dumps;	    /* call mode: calls returned in this process */
+	uint64_t deadline;
+};
+
+static off_t err_size(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 ? st.st_size : 0;
+}
+
+static void start(struct run *r, size_t i, pid_t pid)
+{
+	struct driven_call *c = &r->calls[i];
+	struct measure_event ev = { .kind = MEASURE_BENCH_START, .name = r->j->specs[i]->name };
+
+	c->pid = pid;
+	c->t_start_ns = measure_now_ns();
+	c->err_from = err_size(r->err_fd);
+	ev.pid = pid;
+	ev.t_ns = c->t_start_ns;
+	measure_emit(r->j->hooks, &ev);
+}
+
+static void settle(struct run *r, size_t i)
+{
+	struct driven_call *c = &r->calls[i];
+
+	if (c->settled)
+		return;
+	c->settled = true;
+	c->t_end_ns = measure_now_ns();
+	if (r->j->settled)
+		r->j->settled(r->j->ctx, i, c);
+}
+
+static bool calling(const struct run *r)
+{
+	return r->j->mode != DRIVEN_SERVE || r->single;
+}
+
+static void arm(struct run *r, uint64_t extra)
+{
+	r->deadline = measure_now_ns() + r->j->timeout_ns + extra;
+}
+
+/* One line of the report. */
+static void line(struct run *r, const char *s)
+{
+	const struct driven_job *j = r->j;
+	struct driven_line l;
+
+	if (driven_parse_line(s, &l) < 0 || (l.kind != DRIVEN_LINE_SERVER && l.i >= j->n))
+		return;
+	switch (l.kind) {
+	case DRIVEN_LINE_SERVER:
+		r->server_said = true;
+		r->out->threads = l.threads;
+		if (l.threads != 1) {
+			/* The first function only, in the server itself. */
+			r->single = true;
+			start(r, 0, l.pid);
+		}
+		arm(r, 0);
+		break;
+	case DRIVEN_LINE_START:
+		r->current = l.i;
+		start(r, l.i, l.pid);
+		arm(r, WATCHDOG_SLACK_NS);
+		break;
+	case DRIVEN_LINE_PERF:
+		memcpy(r->calls[l.i].perf, l.perf, sizeof(l.perf));
+		r->calls[l.i].have_perf = true;
+		break;
+	case DRIVEN_LINE_DONE:
+		r->calls[l.i].returned = true;
+		r->calls[l.i].pid = l.pid;
+		if (calling(r)) {
+			r->calls[l.i].dump = ++r->dumps;
+			settle(r, l.i);
+			r->next = l.i + 1;
+			if (r->next < j->n && !r->single)
+				start(r, r->next, l.pid);
+			arm(r, 0);
+		} else {
+			r->calls[l.i].dump = 1;
+		}
+		break;
+	case DRIVEN_LINE_END:
+		r->calls[l.i].status = l.status;
+		r->calls[l.i].status_known = true;
+		r->calls[l.i].killed = l.killed;
+		r->current = SIZE_MAX;
+		r->ended = l.i + 1;
+		/* What the child left behind goes with it. */
+		launch_sweep();
+		settle(r, l.i);
+		arm(r, 0);
+		break;
+	}
+}
+
+/* Read what the report holds; false at its end. */
+static bool drain(struct run *r, int fd, char *buf, size_t *used, size_t size)
+{
+	ssize_t k = read(fd, buf + *used, size - 1 - *used);
+	char *nl;
+
+	if (k < 0)
+		return errno == EAGAIN || errno == EINTR;
+	if (k == 0)
+		return false;
+	*used += (size_t)k;
+	buf[*used] = '\0';
+	while ((nl = strchr(buf, '\n'))) {
+		*nl = '\0';
+		line(r, buf);
+		*used -= (size_t)(nl + 1 - buf);
+		memmove(buf, nl + 1, *used + 1);
+	}
+	/* A line longer than the buffer is not the driver's. */
+	if (*used == size - 1)
+		*used = 0;
+	return true;
+}
+
+/* The process ended (out->status): settle what is left. */
+static void conclude(struct run *r)
+{
+	const struct driven_job *j = r->j;
+	struct driven_outcome *o = r->out;
+
+	if (j->mode == DRIVEN_OWN) {
+		struct driven_call *c = &r->calls[0];
+
+		c->pid = o->pid;
+		c->status = o->status;
+		c->status_known = true;
+		c->killed = o->timed_out;
+		c->returned = !o->timed_out && WIFEXITED(o->status) && !WEXITSTATUS(o->status);
+		c->dump = 1;
+		settle(r, 0);
+		return;
+	}
+	if (calling(r)) {
+		/* The call running when the process ended did not return. */
+		if (r->next < j->n && (r->next == 0 || r->calls[r->next - 1].settled) &&
+		    !(r->single && r->next > 0)) {
+			struct driven_call *c = &r->calls[r->next];
+
+			if (!c->pid)
+				c->pid = o->pid;
+			c->status = o->status;
+			c->status_known = true;
+			c->killed = o->timed_out;
+			settle(r, r->next);
+		}
+		return;
+	}
+	/* A server that ended before its last "end" died: its child, if
+	 * any, went with it, and no other will be forked. */
+	for (size_t i = r->ended; i < j->n; i++) {
+		struct driven_call *c = &r->calls[i];
+
+		c->server_died = true;
+		c->status = o->status;
+		c->status_known = false;
+		c->killed = o->timed_out;
+		if (!c->pid && i == 0 && !r->server_said)
+			c->pid = o->pid;
+		settle(r, i);
+	}
+}
+
+static int set_up(const struct driven_job *j, int *spec_fd, int *err_fd, char **ret_error)
+{
+	char path[4096];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/stderr", j->dir);
+	*err_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	if (*err_fd < 0)
+		goto fail;
+	if (j->mode == DRIVEN_OWN)
+		return 0;
+	snprintf(path, sizeof(path), "%s/specs", j->dir);
+	*spec_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (*spec_fd < 0)
+		goto fail;
+	r = driven_write_specs(*spec_fd, j->mode, j->specs, j->n, j->timeout_ns, j->perf_calls);
+	if (r == -EINVAL) {
+		*ret_error = strdup("a library's path holds a newline: the driver cannot be told "
+				    "to call its functions");
+		return r;
+	}
+	if (r < 0) {
+		errno = -r;
+		goto fail;
+	}
+	return 0;
+fail:
+	r = -errno;
+	if (asprintf(ret_error, "cannot set up a driven child in %s: %s", j->dir, strerror(-r)) <
+	    0)
+		*ret_error = NULL;
+	return r;
+}
+
+static char **environment(const struct driven_job *j)
+{
+	char **extra = NULL, **env;
+	size_t n = 0;
+	int r = 0;
+
+	for (size_t i = 0; j->extra_env && j->extra_env[i]; i++)
+		r |= measure_env_push(&extra, &n, strdup(j->extra_env[i]));
+	if (j->mode != DRIVEN_OWN) {
+		char *s;
+
+		if (asprintf(&s, "LD_PRELOAD=%s", j->driver) < 0)
+			s = NULL;
+		r |= measure_env_push(&extra, &n, s);
+		if (asprintf(&s, DRIVER_ENV_EXE "=%s", j->exe) < 0)
+			s = NULL;
+		r |= measure_env_push(&extra, &n, s);
+	}
+	env = r ? NULL : measure_child_env((const char *const *)extra);
+	measure_env_free(extra);
+	return env;
+}
+
+int driven_run(const struct driven_job *j, struct driven_call *calls,
+	       struct driven_outcome *out, char **ret_error)
+{
+	struct run r = { .j = j, .calls = calls, .out = out, .err_fd = -1, .current = SIZE_MAX };
+	int spec_fd = -1, report[2] = { -1, -1 }, devnull = -1, input = -1, pfd = -1, rc;
+	char **env = NULL, buf[4096];
+	size_t used = 0;
+	bool open_report = true;
+	struct launch_opts lo;
+	struct launch l;
+	int exec_errno = 0;
+
+	memset(calls, 0, j->n * sizeof(*calls));
+	*out = (struct driven_outcome){ 0 };
+	rc = set_up(j, &spec_fd, &r.err_fd, ret_error);
+	if (rc < 0)
+		goto out;
+	env = environment(j);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	input = measure_open_input(j->t);
+	if (!env || devnull < 0 || input < 0 || pipe2(report, O_CLOEXEC) < 0) {
+		rc = !env ? -ENOMEM : input < 0 && devnull >= 0 ? input : -errno;
+		if (asprintf(ret_error, "cannot set up a driven child: %s%s%s", strerror(-rc),
+			     input < 0 && j->t->input ? " (the input " : "",
+			     input < 0 && j->t->input ? j->t->input : "") < 0)
+			*ret_error = NULL;
+		goto out;
+	}
+	launch_opts_init(&lo, j->exec, j->argv);
+	lo.envp = env;
+	lo.aslr = j->t->aslr;
+	lo.cpu = j->t->cpu;
+	lo.stdio[0] = input;
+	if (j->t->quiet_stdio) {
+		lo.stdio[1] = devnull;
+		lo.stdio[2] = r.err_fd;
+	}
+	if (j->mode != DRIVEN_OWN) {
+		lo.fds[0].from = spec_fd;
+		lo.fds[0].to = DRIVER_SPEC_FD;
+		lo.fds[1].from = report[1];
+		lo.fds[1].to = DRIVER_REPORT_FD;
+		lo.nfds = 2;
+	}
+	/* A group of its own, so that whatever the target forks can be
+	 * killed with it. */
+	lo.process_group = true;
+	rc = launch_start(&lo, &l, &exec_errno);
+	fd_close(report[1]);
+	report[1] = -1;
+	if (rc < 0) {
+		if (rc == -LAUNCH_E_EXEC)
+			rc = -exec_errno;
+		if (asprintf(ret_error, "cannot execute %s: %s", j->exec, strerror(-rc)) < 0)
+			*ret_error = NULL;
+		goto out;
+	}
+	out->pid = l.pid;
+	fcntl(report[0], F_SETFL, O_NONBLOCK);
+	pfd = (int)syscall(SYS_pidfd_open, l.pid, 0);
+	if (j->mode != DRIVEN_SERVE)
+		start(&r, 0, l.pid);
+	arm(&r, 0);
+	for (;;) {
+		struct pollfd p[2] = { { .fd = pfd, .events = POLLIN },
+				       { .fd = open_report ? report[0] : -1, .events = POLLIN } };
+		uint64_t now = measure_now_ns();
+		int ms = now >= r.deadline ? 0 : (int)((r.deadline - now + 999999) / 1000000);
+		siginfo_t si = { 0 };
+
+		/* Without a pidfd (a kernel before 5.3), look every 50 ms. */
+		if (poll(p, 2, pfd < 0 && ms > 50 ? 50 : ms) < 0 && errno != EINTR)
+			break;
+		if (open_report && (p[1].revents & (POLLIN | POLLHUP)))
+			open_report = drain(&r, report[0], buf, &used, sizeof(buf));
+		if (pfd >= 0 ? (p[0].revents & POLLIN) :
+			       waitid(P_PID, (id_t)l.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+				       si.si_pid == l.pid)
+			break;
+		if (measure_now_ns() >= r.deadline) {
+			kill(-l.pid, SIGKILL);
+			out->timed_out = true;
+			break;
+		}
+	}
+	while (waitpid(l.pid, &out->status, 0) < 0 && errno == EINTR)
+		;
+	/* No process the target started may outlive it; what they wrote
+	 * before is in the pipe. */
+	kill(-l.pid, SIGKILL);
+	launch_forget(l.pid);
+	launch_sweep();
+	while (open_report && drain(&r, report[0], buf, &used, sizeof(buf)))
+		if (poll(&(struct pollfd){ .fd = report[0], .events = POLLIN }, 1, 0) <= 0)
+			break;
+	conclude(&r);
+	rc = 0;
+out:
+	fd_close(pfd);
+	fd_close(spec_fd);
+	fd_close(report[0]);
+	fd_close(report[1]);
+	fd_close(devnull);
+	fd_close(input);
+	fd_close(r.err_fd);
+	measure_env_free(env);
+	return rc;
+}

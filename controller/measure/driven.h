@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_MEASURE_DRIVEN_H
+#define BENCHTRAP_MEASURE_DRIVEN_H
+
+/*
+ * Running a target with benchtrap's driver library preloaded (driven.c),
+ * under valgrind (callgrind) or natively (perf): the list of functions
+ * written for the driver, the process started, the driver's report read as
+ * it comes (driver/driver-protocol.h), a watchdog, and what happened to
+ * each call. The instrument reads its own figures (dumps, counts) from
+ * what each call left.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "measure/measure.h"
+
+struct driven_call;
+
+enum driven_mode {
+	DRIVEN_CALL,  /* every function called in turn in one process */
+	DRIVEN_SERVE, /* the fork server: one child per function */
+	DRIVEN_OWN,   /* no driver: the program runs as it is, one "call" */
+};
+
+struct driven_job {
+	const struct measure_target *t;
+	const char *exec;	  /* the program executed: valgrind, or the target */
+	char *const *argv;	  /* its arguments, argv[0] included */
+	char *const *extra_env;	  /* appended to measure_child_env(); may be NULL */
+	const char *dir;	  /* a private directory: DIR/specs, DIR/stderr */
+	const char *driver;	  /* the driver library (not DRIVEN_OWN) */
+	const char *exe;	  /* the target's real path (not DRIVEN_OWN) */
+	enum driven_mode mode;
+	const struct bench_spec *const *specs;
+	size_t n;		  /* 1 for DRIVEN_OWN */
+	uint64_t timeout_ns;	  /* per call */
+	unsigned long perf_calls; /* perf's batches; 0: one counted call */
+	const struct measure_hooks *hooks; /* MEASURE_BENCH_START of each call */
+	/* Called once per call when it is settled (returned or failed), as
+	 * the report arrives: the instrument fills its result there. */
+	void (*settled)(void *ctx, size_t i, const struct driven_call *c);
+	void *ctx;
+};
+
+struct driven_call {
+	bool settled;
+	bool returned;	   /* the driver said it returned (DRIVEN_OWN: exit 0) */
+	bool killed;	   /* killed after --timeout */
+	bool server_died;  /* the fork server died before this call ended */
+	bool status_known; /* status is the wait status of the process that called */
+	int status;
+	pid_t pid;	   /* the process that called it; 0 if none did */
+	unsigned dump;	   /* the call's number in that process (its dump), from 1 */
+	off_t err_from;	   /* where its part of DIR/stderr starts */
+	uint64_t perf[4];  /* perf: instructions, cycles of the empty batch, of the calls */
+	bool have_perf;
+	uint64_t t_start_ns, t_end_ns;
+};
+
+struct driven_outcome {
+	pid_t pid;	/* the process started */
+	int status;	/* its wait status */
+	bool timed_out; /* killed by the controller's watchdog */
+	long threads;	/* serve: its threads at main; 0 when it never said */
+};
+
+/*
+ * Run job j: calls[0..j->n) are zeroed, then filled as the report comes,
+ * and each is passed to j->settled once settled. Calls that no process
+ * reached stay unsettled: in call mode, those after a call that did not
+ * return (the instrument starts a fresh process for them); in serve mode,
+ * those after the first when the program had more threads at main than a
+ * fork would copy (out->threads > 1). A server that dies settles every
+ * call it had not ended (server_died). Returns 0, or a negative errno when
+ * nothing could be started, with *ret_error saying why.
+ */
+int driven_run(const struct driven_job *j, struct driven_call *calls,
+	       struct driven_outcome *out, char **ret_error);
+
+/* ---- the protocol, exposed for tests -------------------------------------- */
+
+/* Write the list of functions for the driver to fd. 0, -EINVAL (an object
+ * path with a newline, which the driver could not read back) or -errno. */
+int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *const *specs,
+		       size_t n, uint64_t timeout_ns, unsigned long perf_calls);
+
+enum driven_line_kind {
+	DRIVEN_LINE_SERVER,
+	DRIVEN_LINE_START,
+	DRIVEN_LINE_DONE,
+	DRIVEN_LINE_PERF,
+	DRIVEN_LINE_END,
+};
+
+struct driven_line {
+	enum driven_line_kind kind;
+	size_t i;	   /* START, DONE, PERF, END */
+	long threads;	   /* SERVER */
+	pid_t pid;	   /* SERVER, START, DONE */
+	int status;	   /* END */
+	bool killed;	   /* END */
+	uint64_t perf[4];  /* PERF */
+};
+
+/* Parse one line of the report (without its newline). 0 or -EINVAL. */
+int driven_parse_line(const char *s, struct driven_line *l);
+
+#endif
