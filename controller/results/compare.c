@@ -353,7 +353,7 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 			  "a change in time may come from the machine rather than the code",
 			  diff);
 	free(diff);
-	if (base->isolation && head->isolation && strcmp(base->isolation, head->isolation))
+	if (!results_isolation_alike(base->isolation, head->isolation))
 		strv_addf(w, "base ran with --isolation %s and head with --isolation %s",
 			  base->isolation, head->isolation);
 	if (c->paired)

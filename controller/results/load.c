@@ -214,3 +214,13 @@ bool results_instrument_exact(const char *instrument)
 {
 	return instrument && strcmp(instrument, "walltime") != 0;
 }
+
+static bool fresh(const char *isolation)
+{
+	return !strcmp(isolation, "benchmark") || !strcmp(isolation, "process");
+}
+
+bool results_isolation_alike(const char *a, const char *b)
+{
+	return !a || !b || !strcmp(a, b) || (fresh(a) && fresh(b));
+}

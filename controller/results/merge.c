@@ -67,7 +67,8 @@ static int check_mismatch(const struct results_file *a, const struct results_fil
 		what = "build_id", va = a->env.build_id, vb = b->env.build_id;
 	else if (differs(a->instrument, b->instrument))
 		what = "run.instrument", va = a->instrument, vb = b->instrument;
-	else if (differs(a->isolation, b->isolation))
+	else if (differs(a->isolation, b->isolation) &&
+		 !(a->isolation && b->isolation && results_isolation_alike(a->isolation, b->isolation)))
 		what = "run.isolation", va = a->isolation, vb = b->isolation;
 	if (what)
 		return set_error(ret_error, -EXDEV,

@@ -118,6 +118,11 @@ void results_free(struct results_file *f);
  * comparison needs no significance test: every instrument but walltime. */
 bool results_instrument_exact(const char *instrument);
 
+/* Whether two run.isolation values measure alike: equal, or "benchmark"
+ * and "process" (both start every benchmark from a fresh process's state
+ * at main, docs/run.md); NULL (unknown) matches anything. */
+bool results_isolation_alike(const char *a, const char *b);
+
 /* ---- finding benchmarks by name and instrument (index.c) --------------- */
 
 /* A benchmark and where it is: the file's position in the list given to

@@ -941,6 +941,20 @@ static void test_parse_paired(void **state)
 	free(err);
 }
 
+/* benchmark and process isolation measure alike (every benchmark starts
+ * from a fresh process's state at main); shared does not. */
+static void test_isolation_alike(void **state)
+{
+	(void)state;
+	assert_true(results_isolation_alike("benchmark", "process"));
+	assert_true(results_isolation_alike("process", "benchmark"));
+	assert_true(results_isolation_alike("shared", "shared"));
+	assert_true(results_isolation_alike(NULL, "shared"));
+	assert_false(results_isolation_alike("benchmark", "shared"));
+	assert_false(results_isolation_alike("shared", "process"));
+	assert_false(results_isolation_alike("benchmark", "fork"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -967,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_pairing_order_and_duplicates),
 		cmocka_unit_test(test_merge_duplicates),
 		cmocka_unit_test(test_merge_numbers),
+		cmocka_unit_test(test_isolation_alike),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
