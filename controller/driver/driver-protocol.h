@@ -24,10 +24,12 @@
  *          (perf calls > 0: in counted batches, see perf_run)
  *   serve  the fork server: at main the driver reports its thread count;
  *          with one thread it forks one child per function, which calls it
- *          and exits, and waits for each (killing it after <timeout ms>,
+ *          and _exits, and waits for each (killing it after <timeout ms>,
  *          0: never) before forking the next, so that every child starts
  *          from the same state; with more threads a fork would not have
- *          them, and only the first function is called, in this process
+ *          them, and only the first function is called, in this process.
+ *          A call's profile is then the one callgrind writes when the
+ *          process ends (no --dump-after needed)
  *
  * The driver reports on DRIVER_REPORT_FD (a pipe), one line per event, each
  * shorter than PIPE_BUF and written at once:

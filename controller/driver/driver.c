@@ -18,14 +18,15 @@
  * a child forked at main from a parent that does nothing between forks
  * but wait:
  *
- *   loader, constructors ─ main: server ┬ fork ─ child: call ─ dump ─ exit
+ *   loader, constructors ─ main: server ┬ fork ─ child: call ─ _exit ─ dump
  *                                       ├ wait, fork ─ child: call ─ ...
  *                                       └ ... ─ exit 0
  *
  * so that each benchmark starts from the state of a fresh process at main
  * for the price of a fork, not of a valgrind start-up. Nothing the parent
  * does may reach a child: it allocates nothing, opens nothing that stays
- * open, and calls no function of the program.
+ * open, and calls no function of the program. A child flushes stdio and
+ * ends with _exit: the program's exit handlers run once, in the server.
  *
  * Errors (a function that cannot be located) print one line on stderr and
  * exit with status DRIVER_EXIT_ERROR.
@@ -376,7 +377,7 @@ static __attribute__((noinline)) void run_one(unsigned i, unsigned long perf_cal
 static int driver_main(int argc, char **argv, char **envp)
 {
 	char header[256], mode[16];
-	unsigned long n, timeout_ms, perf_calls, first = 0;
+	unsigned long n, timeout_ms, perf_calls;
 
 	(void)argc;
 	(void)argv;
@@ -394,16 +395,27 @@ static int driver_main(int argc, char **argv, char **envp)
 
 		report("server %ld %d\n", threads, (int)getpid());
 		if (threads == 1) {
-			long i = serve(n, timeout_ms);
+			int64_t args[DRIVER_MAX_ARGS];
+			long i;
 
+			/* Find the first function once here, changing nothing:
+			 * under valgrind the code that finds one is then
+			 * translated once, not again in every child. */
+			(void)locate(0, args);
+			i = serve(n, timeout_ms);
 			if (i < 0)
 				return 0;
-			first = (unsigned long)i;
+			run_one((unsigned)i, perf_calls);
+			/* The child ends here: its output flushed, but the
+			 * program's exit handlers and destructors run once, in
+			 * the server, not in every child. */
+			fflush(NULL);
+			_exit(0);
 		}
 		/* More threads: the first function only, in this process. */
-		n = first + 1;
+		n = 1;
 	}
-	for (unsigned long i = first; i < n; i++)
+	for (unsigned long i = 0; i < n; i++)
 		run_one((unsigned)i, perf_calls);
 	return 0;
 }

@@ -132,7 +132,10 @@ static int run_valgrind(struct ctx *c, enum driven_mode dm, const struct bench_s
 	if (asprintf(&s, "--toggle-collect=%s", sym) < 0)
 		s = NULL;
 	r |= measure_env_push(&argv, &na, s);
-	if (c->mode != MODE_OWN_RUN) {
+	/* A profile after each call, but for a process that makes one call
+	 * (a fork server's child, the program's own run): callgrind writes
+	 * one when a process ends. */
+	if (c->mode != MODE_OWN_RUN && dm != DRIVEN_SERVE) {
 		if (asprintf(&s, "--dump-after=%s", sym) < 0)
 			s = NULL;
 		r |= measure_env_push(&argv, &na, s);
@@ -408,7 +411,7 @@ static void settled(void *ctx, size_t j, const struct driven_call *call)
 	res->pid = call->pid;
 	res->t_ready_ns = res->t_start_ns;
 	if (call->returned) {
-		if (c->mode == MODE_OWN_RUN)
+		if (c->mode == MODE_OWN_RUN || call->dump == 0)
 			snprintf(path, sizeof(path), "%s/callgrind.out.%d", c->dir, (int)call->pid);
 		else
 			snprintf(path, sizeof(path), "%s/callgrind.out.%d.%u", c->dir,

@@ -210,15 +210,16 @@ static void line(struct run *r, const char *s)
 	case DRIVEN_LINE_DONE:
 		r->calls[l.i].returned = true;
 		r->calls[l.i].pid = l.pid;
-		if (calling(r)) {
+		if (r->single) {
+			/* Settled when the server ends: its profile is
+			 * written then. */
+		} else if (calling(r)) {
 			r->calls[l.i].dump = ++r->dumps;
 			settle(r, l.i);
 			r->next = l.i + 1;
-			if (r->next < j->n && !r->single)
+			if (r->next < j->n)
 				start(r, r->next, l.pid);
 			arm(r, 0);
-		} else {
-			r->calls[l.i].dump = 1;
 		}
 		break;
 	case DRIVEN_LINE_END:
@@ -279,8 +280,7 @@ static void conclude(struct run *r)
 	}
 	if (calling(r)) {
 		/* The call running when the process ended did not return. */
-		if (r->next < j->n && (r->next == 0 || r->calls[r->next - 1].settled) &&
-		    !(r->single && r->next > 0)) {
+		if (r->next < j->n) {
 			struct driven_call *c = &r->calls[r->next];
 
 			if (!c->pid)

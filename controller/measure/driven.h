@@ -54,7 +54,8 @@ struct driven_call {
 	bool status_known; /* status is the wait status of the process that called */
 	int status;
 	pid_t pid;	   /* the process that called it; 0 if none did */
-	unsigned dump;	   /* the call's number in that process (its dump), from 1 */
+	unsigned dump;	   /* the call's number in that process (its dump), from 1;
+			      0: its process did one call, profiled when it ended */
 	off_t err_from;	   /* where its part of DIR/stderr starts */
 	uint64_t perf[4];  /* perf: instructions, cycles of the empty batch, of the calls */
 	bool have_perf;
