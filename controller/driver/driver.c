@@ -327,7 +327,8 @@ static int reap(pid_t pid, unsigned long timeout_ms, int *status, const sigset_t
  * (the child restores the mask), and the child puts stdin back where it
  * was, as a fresh process would find it.
  */
-static long serve(unsigned long n, unsigned long timeout_ms)
+static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
+		  int64_t args[DRIVER_MAX_ARGS])
 {
 	off_t input = lseek(STDIN_FILENO, 0, SEEK_CUR);
 	sigset_t chld, old;
@@ -337,6 +338,9 @@ static long serve(unsigned long n, unsigned long timeout_ms)
 	sigprocmask(SIG_BLOCK, &chld, &old);
 	for (unsigned long i = 0; i < n; i++) {
 		int status = 0, killed;
+
+		/* Located here, so that the child calls it straight away. */
+		*fn = locate((unsigned)i, args);
 		/* _Fork: no pthread_atfork handler of the program runs, so the
 		 * child is a plain copy (the parent has one thread). */
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
@@ -359,14 +363,11 @@ static long serve(unsigned long n, unsigned long timeout_ms)
 	return -1;
 }
 
-/* Call function i once (or in perf's batches) and say it returned. Never
- * inlined, and called from driver_main's own frame whether this process
- * is a fork server's child or not: the stack at the call is the same. */
-static __attribute__((noinline)) void run_one(unsigned i, unsigned long perf_calls)
+/* Call function i, fn, once (or in perf's batches) and say it returned.
+ * Never inlined, and called from driver_main's own frame. */
+static __attribute__((noinline)) void run_one(unsigned i, bench_fn fn, const int64_t *args,
+					      unsigned long perf_calls)
 {
-	int64_t args[DRIVER_MAX_ARGS];
-	bench_fn fn = locate(i, args);
-
 	if (perf_calls)
 		perf_run(i, fn, args, perf_calls);
 	else
@@ -396,16 +397,12 @@ static int driver_main(int argc, char **argv, char **envp)
 		report("server %ld %d\n", threads, (int)getpid());
 		if (threads == 1) {
 			int64_t args[DRIVER_MAX_ARGS];
-			long i;
+			bench_fn fn;
+			long i = serve(n, timeout_ms, &fn, args);
 
-			/* Find the first function once here, changing nothing:
-			 * under valgrind the code that finds one is then
-			 * translated once, not again in every child. */
-			(void)locate(0, args);
-			i = serve(n, timeout_ms);
 			if (i < 0)
 				return 0;
-			run_one((unsigned)i, perf_calls);
+			run_one((unsigned)i, fn, args, perf_calls);
 			/* The child ends here: its output flushed, but the
 			 * program's exit handlers and destructors run once, in
 			 * the server, not in every child. */
@@ -415,8 +412,12 @@ static int driver_main(int argc, char **argv, char **envp)
 		/* More threads: the first function only, in this process. */
 		n = 1;
 	}
-	for (unsigned long i = 0; i < n; i++)
-		run_one((unsigned)i, perf_calls);
+	for (unsigned long i = 0; i < n; i++) {
+		int64_t args[DRIVER_MAX_ARGS];
+		bench_fn fn = locate((unsigned)i, args);
+
+		run_one((unsigned)i, fn, args, perf_calls);
+	}
 	return 0;
 }
 

@@ -92,6 +92,7 @@ struct ctx {
 	size_t first;	      /* the batch's first benchmark */
 	pid_t server;	      /* the valgrind process */
 	long threads;	      /* threads at main, when more than a fork copies */
+	bool say_threads;     /* say so: the fork server was asked for */
 };
 
 static void emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
@@ -427,7 +428,7 @@ static void settled(void *ctx, size_t j, const struct driven_call *call)
 	} else {
 		fail(res, describe(c, call));
 	}
-	if (c->threads > 1)
+	if (c->threads > 1 && c->say_threads)
 		bench_result_diagnose(res,
 				      "ran in a fresh valgrind process: %ld threads when main "
 				      "starts (a pool a constructor made?), which a fork would not "
@@ -474,7 +475,8 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		      const struct measure_opts *opts, const struct measure_hooks *hooks,
 		      struct bench_result *results, char **ret_error)
 {
-	struct ctx c = { .t = t, .plan = plan, .opts = opts, .hooks = hooks };
+	struct ctx c = { .t = t, .plan = plan, .opts = opts, .hooks = hooks,
+			 .say_threads = iso == MEASURE_ISOLATION_BENCHMARK };
 	const struct bench_spec **batch = NULL;
 	struct driven_call *calls = NULL;
 	int r = 0;
@@ -563,7 +565,8 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		} else if (iso == MEASURE_ISOLATION_SHARED) {
 			dm = DRIVEN_CALL;
 		} else if (iso == MEASURE_ISOLATION_PROCESS || c.threads > 1) {
-			dm = DRIVEN_CALL;
+			/* A server for one: its child starts from the same
+			 * state as every fork server's child. */
 			k = 1;
 		}
 		for (size_t j = 0; j < k; j++) {
@@ -603,7 +606,7 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 			/* Measured in the server itself: now say why, and run
 			 * the others in processes of their own. */
 			c.threads = o.threads;
-			if (calls[0].settled)
+			if (calls[0].settled && c.say_threads)
 				bench_result_diagnose(
 					&results[i],
 					"ran in a fresh valgrind process: %ld threads when main "

@@ -22,7 +22,8 @@ struct driven_call;
 
 enum driven_mode {
 	DRIVEN_CALL,  /* every function called in turn in one process */
-	DRIVEN_SERVE, /* the fork server: one child per function */
+	DRIVEN_SERVE, /* the fork server: one child per function (one: a
+			 fresh process's child, the same path to the call) */
 	DRIVEN_OWN,   /* no driver: the program runs as it is, one "call" */
 };
 

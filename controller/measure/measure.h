@@ -264,7 +264,8 @@ enum measure_isolation {
 	 * a fresh traced child (walltime); a child forked from one process
 	 * stopped at main, the fork server (callgrind, perf). */
 	MEASURE_ISOLATION_BENCHMARK,
-	/* A fresh process per benchmark, exec and all, under every instrument. */
+	/* A fresh process per benchmark, exec and all, under every instrument
+	 * (callgrind, perf: a fork server for one). */
 	MEASURE_ISOLATION_PROCESS,
 	/* One process runs them all in order (a new one after one dies). */
 	MEASURE_ISOLATION_SHARED,

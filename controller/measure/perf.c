@@ -237,7 +237,7 @@ int measure_perf(const struct measure_target *t, const struct bench_spec *specs,
 		if (iso == MEASURE_ISOLATION_SHARED) {
 			dm = DRIVEN_CALL;
 		} else if (iso == MEASURE_ISOLATION_PROCESS || threads > 1) {
-			dm = DRIVEN_CALL;
+			/* A server for one, as under callgrind. */
 			k = 1;
 		}
 		for (size_t j = 0; j < k; j++) {
@@ -280,7 +280,7 @@ int measure_perf(const struct measure_target *t, const struct bench_spec *specs,
 			results[i].error = strdup("the program ended before it ran");
 			done = 1;
 		}
-		for (size_t j = 0; j < done && threads > 1; j++)
+		for (size_t j = 0; j < done && threads > 1 && iso == MEASURE_ISOLATION_BENCHMARK; j++)
 			bench_result_diagnose(&results[i + j],
 					      "%s has %ld threads when main starts, which a fork "
 					      "would not copy: each benchmark ran in a fresh process",
