@@ -73,7 +73,12 @@ int cli_open_markers(const char *path, FILE **ret)
 {
 	int r = path ? atomic_open_stream(path, ret) : 0;
 
-	return r < 0 ? cli_error("%s: cannot write markers: %s", path, atomic_strerror(r)) : 0;
+	if (r < 0)
+		return cli_error("%s: cannot write markers: %s", path, atomic_strerror(r));
+	/* A line per event, written as it happens (docs/results.md). */
+	if (path)
+		setvbuf(*ret, NULL, _IOLBF, 0);
+	return 0;
 }
 
 bool cli_color(FILE *out)

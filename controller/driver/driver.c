@@ -133,14 +133,22 @@ static void report(const char *fmt, ...)
  * Line 'want' of the spec file (0: the header) into out, without its
  * newline. Read with pread in pieces on the stack: nothing is allocated
  * and the descriptor's offset never moves, so the fork server's children
- * all find the parent as it was.
+ * all find the parent as it was. Lines are asked for in order, so the
+ * search starts where the last line read ended.
  */
 static void spec_line(unsigned want, char *out, size_t size)
 {
+	static off_t next_off;	 /* where line next_line starts */
+	static unsigned next_line;
 	char piece[1024];
 	unsigned line = 0;
 	size_t len = 0;
 	off_t off = 0;
+
+	if (want >= next_line) {
+		line = next_line;
+		off = next_off;
+	}
 
 	for (;;) {
 		ssize_t k = pread(DRIVER_SPEC_FD, piece, sizeof(piece), off);
@@ -154,6 +162,8 @@ static void spec_line(unsigned want, char *out, size_t size)
 			}
 			if (piece[j] == '\n') {
 				out[len] = '\0';
+				next_off = off + j + 1;
+				next_line = want + 1;
 				return;
 			}
 			if (len + 1 >= size)
@@ -333,6 +343,9 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 	off_t input = lseek(STDIN_FILENO, 0, SEEK_CUR);
 	sigset_t chld, old;
 
+	/* What the constructors left in stdio's buffers is written once,
+	 * not again by every child. */
+	fflush(NULL);
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, &old);

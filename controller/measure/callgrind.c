@@ -121,9 +121,11 @@ static int run_valgrind(struct ctx *c, enum driven_mode dm, const struct bench_s
 	r |= measure_env_push(&argv, &na, strdup("--tool=callgrind"));
 	/* No gdb server: its FIFOs would outlive a valgrind that is killed. */
 	r |= measure_env_push(&argv, &na, strdup("--vgdb=no"));
-	/* By process: a fork server's children, and whatever a benchmark
-	 * forks, each have their own. */
-	if (asprintf(&s, "--log-file=%s/valgrind.log.%%p", c->dir) < 0)
+	/* One log, each line prefixed with its process's pid (a new file
+	 * per child would cost each a file); a profile per process: a fork
+	 * server's children, and whatever a benchmark forks, each have their
+	 * own. */
+	if (asprintf(&s, "--log-file=%s/valgrind.log", c->dir) < 0)
 		s = NULL;
 	r |= measure_env_push(&argv, &na, s);
 	if (asprintf(&s, "--callgrind-out-file=%s/callgrind.out.%%p", c->dir) < 0)
@@ -186,9 +188,13 @@ out:
 /* Append the lines of 'path' worth reporting: valgrind's account of a
  * fatal signal (from "Process terminating" to the next blank line) and any
  * line valgrind itself wrote outside its log prefix; with 'all', every
- * line (the child's stderr, last 'all' lines), from offset 'from' on. */
-static void append_file(char **buf, const char *path, off_t from, size_t all)
+ * line (the child's stderr, last 'all' lines), from offset 'from' on; with
+ * 'pid', only process pid's lines of valgrind's log. */
+static void append_file(char **buf, const char *path, off_t from, size_t all, pid_t pid)
 {
+	char prefix[32];
+	size_t plen = pid ? (size_t)snprintf(prefix, sizeof(prefix), "==%d==", (int)pid) : 0;
+
 	FILE *f = fopen(path, "re");
 	char *line = NULL, **keep = NULL;
 	size_t cap = 0, nkeep = 0;
@@ -205,6 +211,9 @@ static void append_file(char **buf, const char *path, off_t from, size_t all)
 		char *text = line;
 
 		line[strcspn(line, "\n")] = '\0';
+		/* One log for a server and its children: this process's lines. */
+		if (plen && strncmp(text, prefix, plen) != 0)
+			continue;
 		if (text[0] == '=' && text[1] == '=') {
 			char *end = strstr(text + 2, "== ");
 
@@ -274,11 +283,10 @@ static char *describe(const struct ctx *c, const struct driven_call *call)
 		r = asprintf(&msg, "valgrind ended with status %d", st);
 	if (r < 0)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/valgrind.log.%d", c->dir,
-		 (int)(call->pid ? call->pid : c->server));
-	append_file(&msg, path, 0, 0);
+	snprintf(path, sizeof(path), "%s/valgrind.log", c->dir);
+	append_file(&msg, path, 0, 0, call->pid ? call->pid : c->server);
 	snprintf(path, sizeof(path), "%s/stderr", c->dir);
-	append_file(&msg, path, call->err_from, 5);
+	append_file(&msg, path, call->err_from, 5, 0);
 	return msg;
 }
 
