@@ -15,13 +15,6 @@ COUNTED=$FIXTURES/callgrind/counted
 STATIC=$FIXTURES/callgrind/counted_static
 CG=(--instrument callgrind)
 
-expect_no_orphans() {
-	checks=$((checks + 1))
-	local left
-	left=$(pgrep -f -- "$1" | grep -v "^$$\$" || true)
-	[[ -z $left ]] || fail "processes of $1 outlived benchtrap: $(ps -o pid,stat,args -p "${left//$'\n'/,}")"
-}
-
 # A known count: counted_loop is 2n + 2 instructions, written in assembly.
 run run "$COUNTED" "${CG[@]}" --symbol 'counted_loop(1000)' --symbol 'counted_loop(10)' --format json
 expect_status 0

@@ -12,30 +12,6 @@ FAST=(--time 0.05 --warmup 0 --sample-time 0.002 --min-samples 5)
 bt="" target=""
 trap 'kill -9 $bt $target 2>/dev/null; rm -rf "$TMP"' EXIT
 
-# Processes of a fixture other than benchtrap itself (whose command line
-# names the fixture too).
-BT_EXE=$(readlink -f "$BENCHTRAP")
-fixture_procs() {
-	local pid
-	for pid in $(pgrep -f -- "$1"); do
-		[[ $pid == "$$" ]] && continue
-		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$BT_EXE" ]] && continue
-		echo "$pid"
-	done
-}
-
-# Cleanup after benchtrap died runs in its worker: give it time to finish.
-expect_no_orphans() {
-	checks=$((checks + 1))
-	local left
-	for _ in $(seq 200); do
-		left=$(fixture_procs "$1")
-		[[ -z $left ]] && return
-		sleep 0.05
-	done
-	fail "processes of $1 outlived benchtrap: $(ps -o pid,ppid,stat,args -p "${left//$'\n'/,}")"
-}
-
 wait_for_fixture() {
 	for _ in $(seq 200); do
 		[[ -n $(fixture_procs "$1") ]] && return

@@ -45,30 +45,6 @@ temp_dirs() {
 	ls -d "$TMPDIR"/benchtrap-callgrind.* 2>/dev/null
 }
 
-# Processes of a fixture other than this shell and benchtrap (whose command
-# line names the fixture too): valgrind's, the server's children, theirs.
-BT_EXE=$(readlink -f "$BENCHTRAP")
-fixture_procs() {
-	local pid
-	for pid in $(pgrep -f -- "$1"); do
-		[[ $pid == "$$" ]] && continue
-		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$BT_EXE" ]] && continue
-		echo "$pid"
-	done
-}
-
-# Cleanup may finish after benchtrap's exit (in its worker): poll, up to 10 s.
-expect_no_orphans() {
-	checks=$((checks + 1))
-	local left
-	for _ in $(seq 200); do
-		left=$(fixture_procs "$1")
-		[[ -z $left ]] && return
-		sleep 0.05
-	done
-	fail "processes of $1 outlived benchtrap: $(ps -o pid,ppid,stat,args -p "${left//$'\n'/,}")"
-}
-
 # Ends within a bound, or the test fails (never hangs the suite); sets
 # $status to its exit status.
 wait_bounded() {

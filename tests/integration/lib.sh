@@ -65,6 +65,32 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$TMP/out" "$1" || fail "JSON check failed: $1"
 }
 
+# Processes whose command line matches $1 (a fixture's path), other than
+# this shell and benchtrap itself (whose command line names the fixture
+# too): what a run left behind.
+BT_EXE=$(readlink -f "$BENCHTRAP")
+fixture_procs() {
+	local pid
+	for pid in $(pgrep -f -- "$1"); do
+		[[ $pid == "$$" ]] && continue
+		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$BT_EXE" ]] && continue
+		echo "$pid"
+	done
+}
+
+# No process of $1 outlived benchtrap. Cleanup after a benchtrap that was
+# killed runs in its worker and may end a little later: poll, up to 10 s.
+expect_no_orphans() {
+	checks=$((checks + 1))
+	local left
+	for _ in $(seq 200); do
+		left=$(fixture_procs "$1")
+		[[ -z $left ]] && return
+		sleep 0.05
+	done
+	fail "processes of $1 outlived benchtrap: $(ps -o pid,ppid,stat,args -p "${left//$'\n'/,}")"
+}
+
 done_ok() {
 	echo "$checks passed, 0 failed"
 }

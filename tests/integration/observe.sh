@@ -10,13 +10,6 @@
 OBS=$FIXTURES/observe
 RECURSE=$OBS/recurse
 
-expect_no_orphans() {
-	checks=$((checks + 1))
-	local left
-	left=$(pgrep -f -- "$1" | grep -v "^$$\$" || true)
-	[[ -z $left ]] || fail "processes of $1 outlived benchtrap: $(ps -o pid,stat,args -p "${left//$'\n'/,}")"
-}
-
 # Checks on the results file, one Python start for a block of them (it is
 # slow on some machines): each line of stdin is an expression over 'd' that
 # must be true.

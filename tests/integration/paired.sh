@@ -21,20 +21,6 @@ HEAD=$P/paired_head
 # default) is preempted more often than not, while most 0.5 ms ones are not.
 FAST=(--time 0.2 --warmup 0.05 --sample-time 0.0005 --min-samples 50)
 
-# No process started from a fixture may be left behind: a process whose
-# command line names a fixture and is neither this shell nor benchtrap.
-BT_EXE=$(readlink -f "$BENCHTRAP")
-expect_no_orphans() {
-	checks=$((checks + 1))
-	local pid left=""
-	for pid in $(pgrep -f -- "$P/paired_"); do
-		[[ $pid == "$$" ]] && continue
-		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$BT_EXE" ]] && continue
-		left+="${left:+,}$pid"
-	done
-	[[ -z $left ]] || fail "processes of $P outlived benchtrap: $(ps -o pid,ppid,stat,args -p "$left")"
-}
-
 # compare's verdicts from its JSON report, as "name:verdict ..." sorted.
 verdicts() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted("%s:%s" % (b["name"], b["verdict"]) for b in d["benchmarks"])))' "$TMP/out"
@@ -56,7 +42,7 @@ expect_json '[b for b in d["benchmarks"] if b["name"] == "work"][0]["ci_low_pct"
 expect_json '[b for b in d["benchmarks"] if b["name"] == "work"][0]["significant"] is True'
 expect_json 'd["benchmarks"][0]["name"] == "crashy"' # failures first
 expect_json 'any("crashy" in w and "SIGSEGV" in w for w in d["warnings"])'
-expect_no_orphans
+expect_no_orphans "$P/paired_"
 
 # ---- the --output document: head's results, base's inside ---------------------
 cp "$TMP/paired.json" "$TMP/out"
@@ -178,7 +164,7 @@ expect_json 'd["same_build"] is True and d["gate"] == "pass"'
 run compare "$BASE" "$HEAD" "${FAST[@]}" --threshold 50 --bench same --format json
 expect_status 0
 expect_json '[b["verdict"] for b in d["benchmarks"]] == ["unchanged"]'
-expect_no_orphans
+expect_no_orphans "$P/paired_"
 
 # ---- callgrind: exact counts ---------------------------------------------------
 if command -v valgrind >/dev/null; then
@@ -195,7 +181,7 @@ if command -v valgrind >/dev/null; then
 	checks=$((checks + 1))
 	[[ -z $(ls -A "$TMPDIR") ]] || fail "callgrind left files in TMPDIR: $(ls -A "$TMPDIR")"
 	unset TMPDIR
-	expect_no_orphans
+	expect_no_orphans "$P/paired_"
 else
 	echo "note: callgrind skipped: no valgrind"
 fi
@@ -235,6 +221,6 @@ run compare "$TMP/foreign" "$HEAD" "${FAST[@]}"
 expect_usage_error 'AArch64|architecture'
 run compare "$BASE" "$TMP/foreign" "${FAST[@]}"
 expect_usage_error 'AArch64|architecture'
-expect_no_orphans
+expect_no_orphans "$P/paired_"
 
 done_ok

@@ -9,14 +9,6 @@ FAILING=$FIXTURES/run/failing
 PLAIN=$FIXTURES/run/plain
 FAST=(--time 0.05 --warmup 0 --sample-time 0.002 --min-samples 5)
 
-# No process started from a fixture may be left behind.
-expect_no_orphans() {
-	checks=$((checks + 1))
-	local left
-	left=$(pgrep -f -- "$1" | grep -v "^$$\$" || true)
-	[[ -z $left ]] || fail "processes of $1 outlived benchtrap: $(ps -o pid,stat,args -p "${left//$'\n'/,}")"
-}
-
 # Selection: parameters expand, globs and exact bracketed names select.
 run run "$EX" --bench 'fib*' --bench 'empty' "${FAST[@]}" --format json
 expect_status 0
