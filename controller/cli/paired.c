@@ -94,6 +94,7 @@ static int run_alone(struct build *b, const struct cli_run_opts *o, const struct
 	return o->instrument->run(&b->t, specs, n, &o->plan, o->isolation,
 				  &(struct measure_opts){ .keep_profiles = o->keep_profiles,
 							  .cache_sim = o->cache_sim,
+							  .warmup_calls = o->warmup_calls,
 							  .static_binary = !elf_is_dynamic(b->ef) },
 				  hooks, results, ret_error);
 }

@@ -216,6 +216,7 @@ int cli_run(int argc, char **argv)
 	r = o.instrument->run(&t, specs.v, specs.n, &o.plan, o.isolation,
 			      &(struct measure_opts){ .keep_profiles = o.keep_profiles,
 						      .cache_sim = o.cache_sim,
+						      .warmup_calls = o.warmup_calls,
 						      .static_binary = !elf_is_dynamic(ef) },
 			      &hooks, results, &error);
 	if (hs.progress)

@@ -283,6 +283,12 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 		o->keep_profiles = optarg;
 		return 0;
 	}
+	case CLI_OPT_WARMUP_CALLS:
+		if (cli_parse_count(cmd, "--warmup-calls", optarg, 0, 1000000, &v))
+			return EXIT_USAGE;
+		o->warmup_calls = (unsigned long)v;
+		o->warmup_calls_set = true;
+		return 0;
 	case CLI_OPT_CACHE_SIM:
 		o->cache_sim = true;
 		return 0;
@@ -305,7 +311,9 @@ int cli_run_opts_check(const char *cmd, struct cli_run_opts *o)
 {
 	if (!option_applies(cmd, o->instrument, o->keep_profiles, MEASURE_OPT_KEEP_PROFILES,
 			    "--keep-profiles") ||
-	    !option_applies(cmd, o->instrument, o->cache_sim, MEASURE_OPT_CACHE_SIM, "--cache-sim"))
+	    !option_applies(cmd, o->instrument, o->cache_sim, MEASURE_OPT_CACHE_SIM, "--cache-sim") ||
+	    !option_applies(cmd, o->instrument, o->warmup_calls_set, MEASURE_OPT_WARMUP_CALLS,
+			    "--warmup-calls"))
 		return EXIT_USAGE;
 	/* --max-samples 5 alone lowers the default minimum with it. */
 	if (!o->min_samples_set && o->plan.min_samples > o->plan.max_samples)

@@ -37,6 +37,7 @@ enum cli_run_opt {
 	CLI_OPT_MARKERS,
 	CLI_OPT_KEEP_PROFILES,
 	CLI_OPT_CACHE_SIM,
+	CLI_OPT_WARMUP_CALLS,
 	CLI_OPT_RUN_END, /* a subcommand's own options from here */
 };
 
@@ -62,7 +63,8 @@ enum cli_run_opt {
 	{ "output", required_argument, NULL, CLI_OPT_OUTPUT },              \
 	{ "markers", required_argument, NULL, CLI_OPT_MARKERS },            \
 	{ "keep-profiles", required_argument, NULL, CLI_OPT_KEEP_PROFILES }, \
-	{ "cache-sim", no_argument, NULL, CLI_OPT_CACHE_SIM }
+	{ "cache-sim", no_argument, NULL, CLI_OPT_CACHE_SIM },              \
+	{ "warmup-calls", required_argument, NULL, CLI_OPT_WARMUP_CALLS }
 /* clang-format on */
 
 struct cli_run_opts {
@@ -75,6 +77,8 @@ struct cli_run_opts {
 	const struct measure_instrument *instrument;
 	const char *keep_profiles; /* --keep-profiles DIR */
 	bool cache_sim;
+	unsigned long warmup_calls; /* --warmup-calls N */
+	bool warmup_calls_set;
 	int cpu;
 	unsigned shard_k, shard_n; /* --shard K/N; shard_n 0: all */
 	enum report_format format;

@@ -16,7 +16,7 @@
  *
  * What to call is a regular file on DRIVER_SPEC_FD, read with pread:
  *
- *	benchtrap-driver/2 <serve|call> <n> <timeout ms> <perf calls>
+ *	benchtrap-driver/2 <serve|call> <n> <timeout ms> <perf calls> <warm-up calls>
  *	<link address, 16 hex digits> <argument, 16 hex digits> x6 [<object>]
  *	... n lines; <object> only for a function of a shared library
  *
@@ -39,6 +39,9 @@
  *	done <i> <pid>                   function i returned in process <pid>
  *	perf <i> <ie> <ce> <ib> <cb>     perf: instructions and cycles of n
  *	                                 empty calls, then of n calls of i
+ *	mem <i> <allocations> <frees> <bytes> <peak> <live> <overflow>
+ *	                                 memory (libbenchtrap-driver-memory.so):
+ *	                                 one call of i after <warm-up calls>
  *	end <i> <wait status> <0|1>      serve: child of i reaped (1: killed
  *	                                 after the timeout)
  */

@@ -51,6 +51,9 @@
 #include <unistd.h>
 
 #include "driver-protocol.h"
+#ifdef DRIVER_MEMORY
+#include "alloc.h"
+#endif
 
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
@@ -210,6 +213,7 @@ static bench_fn locate(unsigned i, int64_t args[DRIVER_MAX_ARGS])
 	return (bench_fn)(f.bias + (uintptr_t)link);
 }
 
+#ifndef DRIVER_MEMORY
 /* ---- perf: counters around batches of calls ------------------------------ */
 
 static void empty_function(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f)
@@ -265,6 +269,7 @@ static void perf_run(unsigned i, bench_fn fn, const int64_t *args, unsigned long
 	report("perf %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", i, e[0], e[1], b[0],
 	       b[1]);
 }
+#endif
 
 /* ---- the fork server ------------------------------------------------------ */
 
@@ -379,31 +384,49 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 /* Call function i, fn, once (or in perf's batches) and say it returned.
  * Never inlined, and called from driver_main's own frame. */
 static __attribute__((noinline)) void run_one(unsigned i, bench_fn fn, const int64_t *args,
-					      unsigned long perf_calls)
+					      unsigned long perf_calls, unsigned long warmup_calls)
 {
+#ifdef DRIVER_MEMORY
+	struct memacct m;
+
+	for (unsigned long w = 0; w < warmup_calls; w++)
+		benchtrap_driver_call(fn, args);
+	alloc_start();
+	benchtrap_driver_call(fn, args);
+	alloc_stop(&m);
+	report("mem %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n", i,
+	       m.allocations, m.frees, m.bytes, m.peak, m.live, (int)m.overflow);
+	(void)perf_calls;
+#else
+	(void)warmup_calls;
 	if (perf_calls)
 		perf_run(i, fn, args, perf_calls);
 	else
 		benchtrap_driver_call(fn, args);
+#endif
 	report("done %u %d\n", i, (int)getpid());
 }
 
 static int driver_main(int argc, char **argv, char **envp)
 {
 	char header[256], mode[16];
-	unsigned long n, timeout_ms, perf_calls;
+	unsigned long n, timeout_ms, perf_calls, warmup_calls;
 
 	(void)argc;
 	(void)argv;
 	(void)envp;
 	spec_line(0, header, sizeof(header));
 	if (strncmp(header, DRIVER_SPEC_MAGIC " ", sizeof(DRIVER_SPEC_MAGIC)) != 0 ||
-	    sscanf(header + sizeof(DRIVER_SPEC_MAGIC), "%15s %lu %lu %lu", mode, &n, &timeout_ms,
-		   &perf_calls) != 4 ||
+	    sscanf(header + sizeof(DRIVER_SPEC_MAGIC), "%15s %lu %lu %lu %lu", mode, &n,
+		   &timeout_ms, &perf_calls, &warmup_calls) != 5 ||
 	    n == 0 || (strcmp(mode, "serve") != 0 && strcmp(mode, "call") != 0))
 		fail("cannot read the list of functions: '%s' (this library is preloaded by "
 		     "benchtrap)",
 		     header);
+#ifdef DRIVER_MEMORY
+	if (alloc_prepare() < 0)
+		fail("cannot map the table of live blocks: %s", strerror(errno));
+#endif
 	if (!strcmp(mode, "serve")) {
 		long threads = thread_count();
 
@@ -415,7 +438,7 @@ static int driver_main(int argc, char **argv, char **envp)
 
 			if (i < 0)
 				return 0;
-			run_one((unsigned)i, fn, args, perf_calls);
+			run_one((unsigned)i, fn, args, perf_calls, warmup_calls);
 			/* The child ends here: its output flushed, but the
 			 * program's exit handlers and destructors run once, in
 			 * the server, not in every child. */
@@ -429,7 +452,7 @@ static int driver_main(int argc, char **argv, char **envp)
 		int64_t args[DRIVER_MAX_ARGS];
 		bench_fn fn = locate((unsigned)i, args);
 
-		run_one((unsigned)i, fn, args, perf_calls);
+		run_one((unsigned)i, fn, args, perf_calls, warmup_calls);
 	}
 	return 0;
 }

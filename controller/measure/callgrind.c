@@ -496,12 +496,12 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		return -ENOENT;
 	}
 	if (!opts->static_binary) {
-		c.driver = measure_find_driver();
+		c.driver = measure_find_driver(MEASURE_DRIVER);
 		if (!c.driver) {
 			if (asprintf(ret_error,
 				     "cannot find benchtrap's driver library (libbenchtrap-driver.so "
 				     "in %s, or set BENCHTRAP_DRIVER_LIB)",
-				     BENCHTRAP_DRIVER_INSTALL_PATH) < 0)
+				     BENCHTRAP_DRIVER_INSTALL_DIR) < 0)
 				*ret_error = NULL;
 			r = -ENOENT;
 			goto out;

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,7 +42,8 @@ _Static_assert(MEASURE_MAX_ARGS <= DRIVER_MAX_ARGS, "the driver takes fewer argu
 #define WATCHDOG_SLACK_NS 5000000000ull
 
 int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *const *specs,
-		       size_t n, uint64_t timeout_ns, unsigned long perf_calls)
+		       size_t n, uint64_t timeout_ns, unsigned long perf_calls,
+		       unsigned long warmup_calls)
 {
 	FILE *f;
 	int r = 0;
@@ -55,8 +57,9 @@ int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *c
 		fd_close(fd);
 		return r;
 	}
-	fprintf(f, DRIVER_SPEC_MAGIC " %s %zu %" PRIu64 " %lu\n",
-		mode == DRIVEN_SERVE ? "serve" : "call", n, timeout_ns / 1000000, perf_calls);
+	fprintf(f, DRIVER_SPEC_MAGIC " %s %zu %" PRIu64 " %lu %lu\n",
+		mode == DRIVEN_SERVE ? "serve" : "call", n, timeout_ns / 1000000, perf_calls,
+		warmup_calls);
 	for (size_t i = 0; i < n; i++) {
 		const struct bench_spec *s = specs[i];
 
@@ -78,14 +81,14 @@ int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *c
 
 int driven_parse_line(const char *s, struct driven_line *l)
 {
-	unsigned long long v[5];
+	unsigned long long v[7];
 	const char *p = s;
 	size_t len = strcspn(s, " "), k = 0;
 
 	*l = (struct driven_line){ 0 };
 	/* A word, then unsigned decimal numbers (a wait status is 0..65535),
 	 * one space before each. */
-	for (p += len; *p == ' ' && k < 5; k++) {
+	for (p += len; *p == ' ' && k < 7; k++) {
 		char *end;
 
 		if (p[1] < '0' || p[1] > '9')
@@ -116,6 +119,10 @@ int driven_parse_line(const char *s, struct driven_line *l)
 		l->kind = DRIVEN_LINE_PERF;
 		l->i = (size_t)v[0];
 		memcpy(l->perf, v + 1, sizeof(l->perf));
+	} else if (IS("mem", 7) && v[6] <= 1) {
+		l->kind = DRIVEN_LINE_MEM;
+		l->i = (size_t)v[0];
+		memcpy(l->mem, v + 1, sizeof(l->mem));
 	} else {
 		return -EINVAL;
 	}
@@ -206,6 +213,10 @@ static void line(struct run *r, const char *s)
 	case DRIVEN_LINE_PERF:
 		memcpy(r->calls[l.i].perf, l.perf, sizeof(l.perf));
 		r->calls[l.i].have_perf = true;
+		break;
+	case DRIVEN_LINE_MEM:
+		memcpy(r->calls[l.i].mem, l.mem, sizeof(l.mem));
+		r->calls[l.i].have_mem = true;
 		break;
 	case DRIVEN_LINE_DONE:
 		r->calls[l.i].returned = true;
@@ -322,7 +333,8 @@ static int set_up(const struct driven_job *j, int *spec_fd, int *err_fd, char **
 	*spec_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (*spec_fd < 0)
 		goto fail;
-	r = driven_write_specs(*spec_fd, j->mode, j->specs, j->n, j->timeout_ns, j->perf_calls);
+	r = driven_write_specs(*spec_fd, j->mode, j->specs, j->n, j->timeout_ns, j->perf_calls,
+			       j->warmup_calls);
 	if (r == -EINVAL) {
 		*ret_error = strdup("a library's path holds a newline: the driver cannot be told "
 				    "to call its functions");
@@ -471,4 +483,122 @@ out:
 	fd_close(r.err_fd);
 	measure_env_free(env);
 	return rc;
+}
+
+/* ---- a suite, natively ----------------------------------------------------- */
+
+struct batch {
+	const struct driven_native *nat;
+	size_t first;
+};
+
+static void batch_settled(void *ctx, size_t j, const struct driven_call *c)
+{
+	struct batch *b = ctx;
+
+	b->nat->settled(b->nat->ctx, b->first + j, c);
+}
+
+int driven_native(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		  const struct measure_plan *plan, enum measure_isolation iso,
+		  const struct measure_hooks *hooks, const struct driven_native *nat,
+		  struct bench_result *results, char **ret_error)
+{
+	const struct bench_spec **specv = NULL;
+	struct driven_call *calls = NULL;
+	struct batch b = { .nat = nat };
+	char exe[PATH_MAX], dir[200];
+	const char *tmpdir = getenv("TMPDIR");
+	long threads = 0;
+	int r;
+
+	if (!realpath(t->binary, exe)) {
+		r = -errno;
+		if (asprintf(ret_error, "%s: %s", t->binary, strerror(-r)) < 0)
+			*ret_error = NULL;
+		return r;
+	}
+	/* $TMPDIR, as mkstemp users do, else /tmp. */
+	if (!tmpdir || tmpdir[0] != '/')
+		tmpdir = "/tmp";
+	if (snprintf(dir, sizeof(dir), "%s/benchtrap-%s.XXXXXX", tmpdir, nat->instrument) >=
+	    (int)sizeof(dir))
+		r = -ENAMETOOLONG;
+	else
+		r = launch_temp_dir(dir);
+	if (r < 0) {
+		if (asprintf(ret_error, "cannot create a temporary directory: %s", strerror(-r)) < 0)
+			*ret_error = NULL;
+		return r;
+	}
+	specv = calloc(n ? n : 1, sizeof(*specv));
+	calls = calloc(n ? n : 1, sizeof(*calls));
+	if (!specv || !calls) {
+		r = -ENOMEM;
+		*ret_error = strdup("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n;) {
+		enum driven_mode dm = DRIVEN_SERVE;
+		size_t k = n - i, done = 0;
+		struct driven_outcome o;
+
+		if (iso == MEASURE_ISOLATION_SHARED)
+			dm = DRIVEN_CALL;
+		else if (iso == MEASURE_ISOLATION_PROCESS || threads > 1)
+			k = 1; /* a server for one */
+		for (size_t j = 0; j < k; j++) {
+			specv[j] = &specs[i + j];
+			measure_result_begin(&results[i + j], &specs[i + j], nat->instrument,
+					     nat->unit);
+		}
+		b.first = i;
+
+		struct driven_job job = {
+			.t = t,
+			.exec = t->binary,
+			.argv = t->argv,
+			.dir = dir,
+			.driver = nat->driver,
+			.exe = exe,
+			.mode = dm,
+			.specs = specv,
+			.n = k,
+			.timeout_ns = plan->timeout_ns,
+			.perf_calls = nat->perf_calls,
+			.warmup_calls = nat->warmup_calls,
+			.hooks = hooks,
+			.settled = batch_settled,
+			.ctx = &b,
+		};
+
+		launch_temp_dir_empty(dir);
+		r = driven_run(&job, calls, &o, ret_error);
+		if (r < 0) {
+			for (size_t j = 0; j < k; j++)
+				bench_result_clear(&results[i + j]);
+			goto out;
+		}
+		if (dm == DRIVEN_SERVE && o.threads > 1)
+			threads = o.threads;
+		while (done < k && calls[done].settled)
+			done++;
+		if (!done) {
+			results[i].status = BENCH_FAILED;
+			results[i].error = strdup("the program ended before it ran");
+			done = 1;
+		}
+		for (size_t j = 0; j < done && threads > 1 && iso == MEASURE_ISOLATION_BENCHMARK; j++)
+			bench_result_diagnose(&results[i + j],
+					      "ran in a fresh process: %ld threads when main starts (a "
+					      "pool a constructor made?), which a fork would not copy",
+					      threads);
+		i += done;
+	}
+	r = 0;
+out:
+	launch_temp_dir_remove(dir);
+	free(specv);
+	free(calls);
+	return r;
 }

@@ -40,6 +40,7 @@ struct driven_job {
 	size_t n;		  /* 1 for DRIVEN_OWN */
 	uint64_t timeout_ns;	  /* per call */
 	unsigned long perf_calls; /* perf's batches; 0: one counted call */
+	unsigned long warmup_calls; /* memory: uncounted calls before the counted one */
 	const struct measure_hooks *hooks; /* MEASURE_BENCH_START of each call */
 	/* Called once per call when it is settled (returned or failed), as
 	 * the report arrives: the instrument fills its result there. */
@@ -60,6 +61,8 @@ struct driven_call {
 	off_t err_from;	   /* where its part of DIR/stderr starts */
 	uint64_t perf[4];  /* perf: instructions, cycles of the empty batch, of the calls */
 	bool have_perf;
+	uint64_t mem[6];   /* memory: allocations, frees, bytes, peak, live, overflow */
+	bool have_mem;
 	uint64_t t_start_ns, t_end_ns;
 };
 
@@ -83,12 +86,35 @@ struct driven_outcome {
 int driven_run(const struct driven_job *j, struct driven_call *calls,
 	       struct driven_outcome *out, char **ret_error);
 
+/*
+ * A suite run natively with a driver library (perf, memory): specs[0..n)
+ * in batches as 'iso' says (the fork server; a server for one each under
+ * process isolation, or for a program with threads at main, said in a
+ * diagnostic; one process for all when shared), each result begun with
+ * 'instrument' and 'unit' and filled by 'settled' (i: the index in specs).
+ * Returns 0, or a negative errno when nothing could be run, with
+ * *ret_error saying why.
+ */
+struct driven_native {
+	const char *instrument, *unit;
+	const char *driver; /* the library to preload */
+	unsigned long perf_calls, warmup_calls;
+	void (*settled)(void *ctx, size_t i, const struct driven_call *c);
+	void *ctx;
+};
+
+int driven_native(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		  const struct measure_plan *plan, enum measure_isolation iso,
+		  const struct measure_hooks *hooks, const struct driven_native *nat,
+		  struct bench_result *results, char **ret_error);
+
 /* ---- the protocol, exposed for tests -------------------------------------- */
 
 /* Write the list of functions for the driver to fd. 0, -EINVAL (an object
  * path with a newline, which the driver could not read back) or -errno. */
 int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *const *specs,
-		       size_t n, uint64_t timeout_ns, unsigned long perf_calls);
+		       size_t n, uint64_t timeout_ns, unsigned long perf_calls,
+		       unsigned long warmup_calls);
 
 enum driven_line_kind {
 	DRIVEN_LINE_SERVER,
@@ -96,6 +122,7 @@ enum driven_line_kind {
 	DRIVEN_LINE_DONE,
 	DRIVEN_LINE_PERF,
 	DRIVEN_LINE_END,
+	DRIVEN_LINE_MEM,
 };
 
 struct driven_line {
@@ -106,6 +133,7 @@ struct driven_line {
 	int status;	   /* END */
 	bool killed;	   /* END */
 	uint64_t perf[4];  /* PERF */
+	uint64_t mem[6];   /* MEM */
 };
 
 /* Parse one line of the report (without its newline). 0 or -EINVAL. */

@@ -66,27 +66,36 @@ char **measure_child_env(const char *const *extra)
 	return env;
 }
 
-/* BENCHTRAP_DRIVER_LIB, else driver/ next to the executable (a build
- * tree), else the install path. */
-char *measure_find_driver(void)
+static char *readable(char *p)
 {
-	const char *env = getenv("BENCHTRAP_DRIVER_LIB");
-	char exe[PATH_MAX], *p;
+	if (p && access(p, R_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
+/* Beside $BENCHTRAP_DRIVER_LIB (a driver library's path), else in driver/
+ * next to the executable (a build tree), else in the install directory. */
+char *measure_find_driver(const char *name)
+{
+	const char *env = getenv("BENCHTRAP_DRIVER_LIB"), *slash;
+	char dir[PATH_MAX], *p;
 	ssize_t len;
 
-	if (env && *env)
-		return access(env, R_OK) == 0 ? strdup(env) : NULL;
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len > 0) {
-		exe[len] = '\0';
-		*strrchr(exe, '/') = '\0';
-		if (asprintf(&p, "%s/driver/libbenchtrap-driver.so", exe) >= 0) {
-			if (access(p, R_OK) == 0)
-				return p;
-			free(p);
-		}
+	if (env && *env) {
+		slash = strrchr(env, '/');
+		if (asprintf(&p, "%.*s%s", slash ? (int)(slash - env + 1) : 0, env, name) < 0)
+			return NULL;
+		return readable(p);
 	}
-	return access(BENCHTRAP_DRIVER_INSTALL_PATH, R_OK) == 0 ?
-		       strdup(BENCHTRAP_DRIVER_INSTALL_PATH) :
-		       NULL;
+	len = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	if (len > 0) {
+		dir[len] = '\0';
+		*strrchr(dir, '/') = '\0';
+		if (asprintf(&p, "%s/driver/%s", dir, name) >= 0 && (p = readable(p)))
+			return p;
+	}
+	if (asprintf(&p, "%s/%s", BENCHTRAP_DRIVER_INSTALL_DIR, name) < 0)
+		return NULL;
+	return readable(p);
 }

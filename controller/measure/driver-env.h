@@ -34,9 +34,14 @@ void measure_env_free(char **env);
  */
 char **measure_child_env(const char *const *extra);
 
-/* The driver library: $BENCHTRAP_DRIVER_LIB, else driver/ next to the
- * benchtrap executable (a build tree), else its install path. NULL when
- * none of them is readable. */
-char *measure_find_driver(void);
+/* The driver libraries: the one of callgrind and perf, and the memory
+ * instrument's (its allocator wrapped). */
+#define MEASURE_DRIVER "libbenchtrap-driver.so"
+#define MEASURE_DRIVER_MEMORY "libbenchtrap-driver-memory.so"
+
+/* Driver library 'name': beside $BENCHTRAP_DRIVER_LIB (the path of a
+ * driver library), else in driver/ next to the benchtrap executable (a
+ * build tree), else in the install directory. NULL when not readable. */
+char *measure_find_driver(const char *name);
 
 #endif

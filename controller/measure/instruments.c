@@ -30,6 +30,11 @@ static const struct measure_instrument instruments[] = {
 	},
 	{
 		.name = "memory",
+		.unit = "bytes",
+		.summary = "bytes allocated, allocations, peak and leaks per call",
+		.run = measure_memory,
+		.options = MEASURE_OPT_WARMUP_CALLS,
+		.preloads = true,
 	},
 };
 

@@ -255,6 +255,7 @@ void measure_result_begin(struct bench_result *res, const struct bench_spec *spe
 struct measure_opts {
 	const char *keep_profiles; /* callgrind: keep each raw profile in this directory */
 	bool cache_sim;		   /* callgrind: --cache-sim=yes, cache misses per call too */
+	unsigned long warmup_calls; /* memory: uncounted calls before the counted one */
 	bool static_binary;	   /* no PT_INTERP: nothing can be preloaded */
 };
 
@@ -293,6 +294,7 @@ typedef int measure_run_fn(const struct measure_target *t, const struct bench_sp
 enum {
 	MEASURE_OPT_KEEP_PROFILES = 1 << 0, /* opts->keep_profiles */
 	MEASURE_OPT_CACHE_SIM = 1 << 1,	    /* opts->cache_sim */
+	MEASURE_OPT_WARMUP_CALLS = 1 << 2,  /* opts->warmup_calls */
 };
 
 struct measure_instrument {
@@ -356,5 +358,14 @@ measure_run_fn measure_callgrind;
  * where perf_event_paranoid forbids it.
  */
 measure_run_fn measure_perf;
+
+/*
+ * memory (memory.c, docs/instruments.md): allocations, frees, bytes asked
+ * for, peak and leaked bytes of one call, counted exactly by the memory
+ * driver's allocator wrappers, natively, through the fork server. Only
+ * plan->timeout_ns of the plan applies. Fails with -ENOENT when the memory
+ * driver library is missing.
+ */
+measure_run_fn measure_memory;
 
 #endif

@@ -77,18 +77,16 @@ static int probe(void)
 }
 
 struct ctx {
-	const struct bench_spec *specs;
 	struct bench_result *results;
 	const struct measure_hooks *hooks;
-	size_t first; /* the batch's first benchmark */
 	uint64_t timeout_ns;
 };
 
 /* Call j of the batch is settled: its counts, or what happened. */
-static void settled(void *ctx, size_t j, const struct driven_call *call)
+static void settled(void *ctx, size_t i, const struct driven_call *call)
 {
 	struct ctx *c = ctx;
-	struct bench_result *res = &c->results[c->first + j];
+	struct bench_result *res = &c->results[i];
 	struct stats_options so = stats_options_default();
 	struct measure_event ev = { .kind = MEASURE_BENCH_END,
 				    .name = res->spec->name,
@@ -185,113 +183,27 @@ int measure_perf(const struct measure_target *t, const struct bench_spec *specs,
 		 const struct measure_opts *opts, const struct measure_hooks *hooks,
 		 struct bench_result *results, char **ret_error)
 {
-	struct ctx c = { .specs = specs, .results = results, .hooks = hooks,
-			 .timeout_ns = plan->timeout_ns };
-	const struct bench_spec **batch = NULL;
-	struct driven_call *calls = NULL;
-	char exe[PATH_MAX], dir[200];
-	const char *tmpdir = getenv("TMPDIR");
-	char *driver = NULL;
-	long threads = 0;
+	struct ctx c = { .results = results, .hooks = hooks, .timeout_ns = plan->timeout_ns };
+	struct driven_native nat = { .instrument = "perf",
+				     .unit = "instructions",
+				     .perf_calls = PERF_CALLS,
+				     .settled = settled,
+				     .ctx = &c };
+	char *driver;
 	int r;
 
 	(void)opts; /* none applies */
 	r = no_counters(probe(), ret_error);
 	if (r < 0)
 		return r;
-	driver = measure_find_driver();
+	driver = measure_find_driver(MEASURE_DRIVER);
 	if (!driver) {
 		*ret_error = strdup("cannot find benchtrap's driver library (set "
 				    "BENCHTRAP_DRIVER_LIB)");
 		return -ENOENT;
 	}
-	if (!realpath(t->binary, exe)) {
-		r = -errno;
-		if (asprintf(ret_error, "%s: %s", t->binary, strerror(-r)) < 0)
-			*ret_error = NULL;
-		free(driver);
-		return r;
-	}
-	if (!tmpdir || tmpdir[0] != '/')
-		tmpdir = "/tmp";
-	snprintf(dir, sizeof(dir), "%s/benchtrap-perf.XXXXXX", tmpdir);
-	r = launch_temp_dir(dir);
-	if (r < 0) {
-		if (asprintf(ret_error, "cannot create a temporary directory: %s", strerror(-r)) < 0)
-			*ret_error = NULL;
-		free(driver);
-		return r;
-	}
-	batch = calloc(n ? n : 1, sizeof(*batch));
-	calls = calloc(n ? n : 1, sizeof(*calls));
-	if (!batch || !calls) {
-		r = -ENOMEM;
-		*ret_error = strdup("out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n;) {
-		enum driven_mode dm = DRIVEN_SERVE;
-		size_t k = n - i, done = 0;
-		struct driven_outcome o;
-
-		if (iso == MEASURE_ISOLATION_SHARED) {
-			dm = DRIVEN_CALL;
-		} else if (iso == MEASURE_ISOLATION_PROCESS || threads > 1) {
-			/* A server for one, as under callgrind. */
-			k = 1;
-		}
-		for (size_t j = 0; j < k; j++) {
-			batch[j] = &specs[i + j];
-			measure_result_begin(&results[i + j], &specs[i + j], "perf",
-					     "instructions");
-		}
-		c.first = i;
-
-		struct driven_job job = {
-			.t = t,
-			.exec = t->binary,
-			.argv = t->argv,
-			.dir = dir,
-			.driver = driver,
-			.exe = exe,
-			.mode = dm,
-			.specs = batch,
-			.n = k,
-			.timeout_ns = plan->timeout_ns,
-			.perf_calls = PERF_CALLS,
-			.hooks = hooks,
-			.settled = settled,
-			.ctx = &c,
-		};
-
-		launch_temp_dir_empty(dir);
-		r = driven_run(&job, calls, &o, ret_error);
-		if (r < 0) {
-			for (size_t j = 0; j < k; j++)
-				bench_result_clear(&results[i + j]);
-			goto out;
-		}
-		if (dm == DRIVEN_SERVE && o.threads > 1)
-			threads = o.threads;
-		while (done < k && calls[done].settled)
-			done++;
-		if (!done) {
-			results[i].status = BENCH_FAILED;
-			results[i].error = strdup("the program ended before it ran");
-			done = 1;
-		}
-		for (size_t j = 0; j < done && threads > 1 && iso == MEASURE_ISOLATION_BENCHMARK; j++)
-			bench_result_diagnose(&results[i + j],
-					      "%s has %ld threads when main starts, which a fork "
-					      "would not copy: each benchmark ran in a fresh process",
-					      t->binary, threads);
-		i += done;
-	}
-	r = 0;
-out:
-	launch_temp_dir_remove(dir);
-	free(batch);
-	free(calls);
+	nat.driver = driver;
+	r = driven_native(t, specs, n, plan, iso, hooks, &nat, results, ret_error);
 	free(driver);
 	return r;
 }

@@ -70,8 +70,8 @@ static void format_value(double v, const char *unit, char *buf, size_t size)
 		snprintf(buf, size, "-");
 		return;
 	}
-	if (unit && !strcmp(unit, "ns")) {
-		if (stats_format_duration(v, buf, size) < 0)
+	if (!unit || !strcmp(unit, "ns") || !strcmp(unit, "bytes")) {
+		if (stats_format_value(unit, v, buf, size) < 0)
 			snprintf(buf, size, "-");
 		return;
 	}

@@ -223,13 +223,10 @@ static const char *color_on(bool color, const char *code)
 	return color ? code : "";
 }
 
-/* A figure in the result's unit: a duration for "ns", a count otherwise. */
+/* A figure in the result's unit. */
 static void format_value(const struct bench_result *r, double v, char *buf, size_t size)
 {
-	if (!r->unit || !strcmp(r->unit, "ns"))
-		stats_format_duration(v, buf, size);
-	else
-		stats_format_count(v, buf, size);
+	stats_format_value(r->unit, v, buf, size);
 }
 
 void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt, bool color)

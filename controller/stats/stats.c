@@ -581,6 +581,35 @@ int stats_format_count(double v, char *buf, size_t size)
 	return put(out, buf, size);
 }
 
+int stats_format_bytes(double v, char *buf, size_t size)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB" };
+	char out[32];
+	double a = fabs(v);
+	int k = -1;
+
+	if (!isfinite(v) || a >= 1152921504606846976.0)
+		return -EDOM;
+	while (k < 2 && a >= 1024.0) {
+		a /= 1024.0;
+		k++;
+	}
+	if (k < 0)
+		snprintf(out, sizeof(out), v == floor(v) ? "%.0f B" : "%.1f B", v);
+	else
+		snprintf(out, sizeof(out), "%s%.2f %s", v < 0 ? "-" : "", a, units[k]);
+	return put(out, buf, size);
+}
+
+int stats_format_value(const char *unit, double v, char *buf, size_t size)
+{
+	if (!unit || !strcmp(unit, "ns"))
+		return stats_format_duration(v, buf, size);
+	if (!strcmp(unit, "bytes"))
+		return stats_format_bytes(v, buf, size);
+	return stats_format_count(v, buf, size);
+}
+
 /* ---- Comparing two sets of samples ------------------------------------- */
 
 int stats_bootstrap_ratio(const double *base_sorted, size_t nbase, const double *head_sorted,

@@ -141,6 +141,18 @@ int stats_format_duration(double ns, char *buf, size_t size);
 int stats_format_count(double v, char *buf, size_t size);
 
 /*
+ * A size in bytes, scaled by powers of 1024 with three significant digits
+ * past the unit's first: "512 B", "1.50 KiB", "4.00 MiB", "2.25 GiB" (the
+ * results file keeps the exact count). Returns 0, -EDOM (NaN, infinite or
+ * beyond 2^60) or -ENOBUFS; 16 bytes always suffice.
+ */
+int stats_format_bytes(double v, char *buf, size_t size);
+
+/* A value in 'unit': a duration for "ns" (or no unit), bytes for
+ * "bytes", a count otherwise. */
+int stats_format_value(const char *unit, double v, char *buf, size_t size);
+
+/*
  * Percentile bootstrap interval of the ratio median(head) / median(base) at
  * opt->confidence. The two sets are resampled independently (each replicate
  * draws a median of each, as stats_bootstrap_median does, in O(1)), from one

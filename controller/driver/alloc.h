@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_DRIVER_ALLOC_H
+#define BENCHTRAP_DRIVER_ALLOC_H
+
+/* The memory driver's allocator wrappers (alloc.c). */
+
+#include "memacct.h"
+
+/* Map the table of live blocks, before anything is counted (in a fork
+ * server: before the first fork). 0 or -errno. */
+int alloc_prepare(void);
+/* Count from now on, from zero. */
+void alloc_start(void);
+/* Stop counting; what was counted in *out. */
+void alloc_stop(struct memacct *out);
+
+#endif
