@@ -69,6 +69,7 @@ static const char usage[] =
 static const char usage_tail[] =
 	"  --keep-profiles DIR callgrind: keep each benchmark's raw profile in DIR\n"
 	"  --cache-sim         callgrind: simulate the caches too (misses per call)\n"
+	"  --warmup-calls N    memory: N uncounted calls before the counted one (0)\n"
 	"\n"
 	"output:\n"
 	"  --format FMT        text (default), json (the results document on stdout)\n"
@@ -84,6 +85,7 @@ static const char usage_tail[] =
 	"  benchtrap run ./benches\n"
 	"  benchtrap run ./benches --bench 'fib*' --output results.json\n"
 	"  benchtrap run /usr/bin/xz --symbol lzma_version_number\n"
+	"  benchtrap run ./benches --instrument memory --bench 'parse*'\n"
 	"  benchtrap run ./prog --symbol 'checksum(4096)' -- --config test.conf\n"
 	"\n"
 	"exit status: 0 all measured, 1 a benchmark failed (crashed, exited, timed\n"

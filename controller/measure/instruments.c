@@ -31,7 +31,7 @@ static const struct measure_instrument instruments[] = {
 	{
 		.name = "memory",
 		.unit = "bytes",
-		.summary = "bytes allocated, allocations, peak and leaks per call",
+		.summary = "bytes allocated per call; allocations, peak, leaks",
 		.run = measure_memory,
 		.options = MEASURE_OPT_WARMUP_CALLS,
 		.preloads = true,
