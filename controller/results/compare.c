@@ -237,6 +237,20 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o, b
 		return 0;
 	}
 	p->verdict = RESULTS_UNCHANGED;
+	/* An exact count of nothing (bytes of a call that allocates none):
+	 * from none to some is a regression with no ratio, none to none is
+	 * unchanged. */
+	if (results_instrument_exact(p->instrument) && !b->no_time && !h->no_time &&
+	    (b->value == 0.0 || h->value == 0.0)) {
+		if (b->value == 0.0 && h->value > 0.0) {
+			p->verdict = RESULTS_REGRESSED;
+			p->note = "none in base";
+		} else if (b->value > 0.0 && h->value == 0.0) {
+			p->verdict = RESULTS_IMPROVED;
+			p->note = "none in head";
+		}
+		return 0;
+	}
 	if (b->no_time || h->no_time || !(b->value > 0.0) || !(h->value > 0.0)) {
 		p->note = "measured no execution time: not compared";
 		return 0;
@@ -281,11 +295,15 @@ static int rank_of(const struct results_pair *p)
 {
 	if (p->verdict == RESULTS_FAILED)
 		return 0;
-	if (p->has_ratio)
+	/* From none to some, or back: a change larger than any ratio. */
+	if (!p->has_ratio &&
+	    (p->verdict == RESULTS_REGRESSED || p->verdict == RESULTS_IMPROVED))
 		return 1;
-	if (p->verdict == RESULTS_UNCHANGED)
+	if (p->has_ratio)
 		return 2;
-	return p->verdict == RESULTS_MISSING ? 3 : 4;
+	if (p->verdict == RESULTS_UNCHANGED)
+		return 3;
+	return p->verdict == RESULTS_MISSING ? 4 : 5;
 }
 
 static int cmp_pairs(const void *pa, const void *pb)
@@ -295,7 +313,7 @@ static int cmp_pairs(const void *pa, const void *pb)
 
 	if (ra != rb)
 		return ra - rb;
-	if (ra == 1) {
+	if (ra == 2) {
 		double la = fabs(log(a->p.ratio)), lb = fabs(log(b->p.ratio));
 
 		if (la != lb)

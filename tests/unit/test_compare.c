@@ -941,6 +941,39 @@ static void test_parse_paired(void **state)
 	free(err);
 }
 
+/* An exact count of nothing (a call that allocates no byte): none to some
+ * regresses, some to none improves, none to none is unchanged, and both
+ * come right after failures. */
+static void test_exact_zero(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_compare_opts o = opts_with(0.05);
+	struct results_comparison c;
+
+	(void)state;
+	add_bench(base, "grew", "memory", 4096);
+	add_bench(head, "grew", "memory", 4100);
+	add_bench(base, "now_allocates", "memory", 0);
+	add_bench(head, "now_allocates", "memory", 24);
+	add_bench(base, "no_longer", "memory", 24);
+	add_bench(head, "no_longer", "memory", 0);
+	add_bench(base, "never", "memory", 0);
+	add_bench(head, "never", "memory", 0);
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_int_equal(pair(&c, "now_allocates")->verdict, RESULTS_REGRESSED);
+	assert_false(pair(&c, "now_allocates")->has_ratio);
+	assert_int_equal(pair(&c, "no_longer")->verdict, RESULTS_IMPROVED);
+	assert_int_equal(pair(&c, "never")->verdict, RESULTS_UNCHANGED);
+	assert_null(pair(&c, "never")->note);
+	assert_int_equal(pair(&c, "grew")->verdict, RESULTS_UNCHANGED);
+	assert_string_equal(c.pairs[0].name, "now_allocates");
+	assert_string_equal(c.pairs[1].name, "no_longer");
+	assert_true(c.gate_failed);
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
 /* benchmark and process isolation measure alike (every benchmark starts
  * from a fresh process's state at main); shared does not. */
 static void test_isolation_alike(void **state)
@@ -982,6 +1015,7 @@ int main(void)
 		cmocka_unit_test(test_merge_duplicates),
 		cmocka_unit_test(test_merge_numbers),
 		cmocka_unit_test(test_isolation_alike),
+		cmocka_unit_test(test_exact_zero),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
