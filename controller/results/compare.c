@@ -374,7 +374,10 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 	if (!results_isolation_alike(base->isolation, head->isolation))
 		strv_addf(w, "base ran with --isolation %s and head with --isolation %s",
 			  base->isolation, head->isolation);
-	if (c->paired)
+	if (c->paired && head->instrument && results_instrument_exact(head->instrument))
+		strv_addf(notes, "base and head were measured in one run, each benchmark in a "
+				 "fresh process of each build; exact counts need no pairing");
+	else if (c->paired)
 		strv_addf(notes, "base and head were measured side by side: samples alternated "
 				 "between a child of each build, and walltime changes are the "
 				 "median ratio of the pairs");

@@ -178,6 +178,7 @@ if command -v valgrind >/dev/null; then
 	expect_json '[b["change_pct"] for b in d["benchmarks"] if b["name"] == "same"] == [0]'
 	expect_json '90 < [b["change_pct"] for b in d["benchmarks"] if b["name"] == "work"][0] <= 100'
 	expect_json 'all(b["instrument"] == "callgrind" for b in d["benchmarks"])'
+	expect_json 'any("exact counts need no pairing" in n for n in d["notes"]) and not any("side by side" in n for n in d["notes"])'
 	checks=$((checks + 1))
 	[[ -z $(ls -A "$TMPDIR") ]] || fail "callgrind left files in TMPDIR: $(ls -A "$TMPDIR")"
 	unset TMPDIR
@@ -185,6 +186,13 @@ if command -v valgrind >/dev/null; then
 else
 	echo "note: callgrind skipped: no valgrind"
 fi
+
+# ---- memory: exact counts of bytes, both builds in one run --------------------------
+run compare "$BASE" "$HEAD" --instrument memory --bench work --bench same --format json
+expect_status 0
+expect_json 'all(b["instrument"] == "memory" and b["unit"] == "bytes" for b in d["benchmarks"])'
+expect_json 'any("exact counts need no pairing" in n for n in d["notes"])'
+expect_no_orphans "$P/paired_"
 
 # ---- bad input: exit 2, one line --------------------------------------------------
 printf 'neither ELF nor JSON\n' >"$TMP/notes.txt"
