@@ -103,18 +103,34 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+static void say(const char *fmt, va_list ap)
+{
+	fputs("benchtrap-driver: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("benchtrap-driver: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
 	_exit(DRIVER_EXIT_ERROR);
+}
+
+/* Why a function cannot be called, said; the caller goes on. */
+static void cannot(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void cannot(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
 }
 
 /* One line of the report, written at once (it is shorter than PIPE_BUF). */
@@ -177,7 +193,8 @@ static void spec_line(unsigned want, char *out, size_t size)
 	}
 }
 
-/* Function i: its run-time address and arguments. */
+/* Function i: its run-time address and arguments; NULL (said on stderr)
+ * when its library is not loaded. */
 static bench_fn locate(unsigned i, int64_t args[DRIVER_MAX_ARGS])
 {
 	char spec[DRIVER_SPEC_LINE_MAX], real[PATH_MAX];
@@ -203,13 +220,17 @@ static bench_fn locate(unsigned i, int64_t args[DRIVER_MAX_ARGS])
 	else if (*p)
 		fail("cannot read '%s'", spec);
 	if (object) {
-		if (!realpath(object, real))
-			fail("cannot find %s", object);
+		if (!realpath(object, real)) {
+			cannot("cannot find %s", object);
+			return NULL;
+		}
 		f.object = real;
 	}
 	dl_iterate_phdr(find_object, &f);
-	if (!f.found)
-		fail("%s is not loaded when main starts", object ? object : "the program");
+	if (!f.found) {
+		cannot("%s is not loaded when main starts", object ? object : "the program");
+		return NULL;
+	}
 	return (bench_fn)(f.bias + (uintptr_t)link);
 }
 
@@ -346,11 +367,15 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 		  int64_t args[DRIVER_MAX_ARGS])
 {
 	off_t input = lseek(STDIN_FILENO, 0, SEEK_CUR);
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, was;
 	sigset_t chld, old;
 
 	/* What the constructors left in stdio's buffers is written once,
 	 * not again by every child. */
 	fflush(NULL);
+	/* Children to wait for, whatever the program did with SIGCHLD
+	 * (ignored, or SA_NOCLDWAIT, and they would reap themselves). */
+	sigaction(SIGCHLD, &dfl, &was);
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, &old);
@@ -359,6 +384,10 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 
 		/* Located here, so that the child calls it straight away. */
 		*fn = locate((unsigned)i, args);
+		if (!*fn) {
+			report("end %lu %d 0\n", i, DRIVER_EXIT_ERROR << 8);
+			continue;
+		}
 		/* _Fork: no pthread_atfork handler of the program runs, so the
 		 * child is a plain copy (the parent has one thread). */
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
@@ -369,6 +398,7 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 		if (pid < 0)
 			fail("fork: %s", strerror(errno));
 		if (pid == 0) {
+			sigaction(SIGCHLD, &was, NULL);
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			if (input >= 0)
 				lseek(STDIN_FILENO, input, SEEK_SET);
@@ -386,6 +416,8 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 static __attribute__((noinline)) void run_one(unsigned i, bench_fn fn, const int64_t *args,
 					      unsigned long perf_calls, unsigned long warmup_calls)
 {
+	pid_t self = getpid();
+
 #ifdef DRIVER_MEMORY
 	struct memacct m;
 
@@ -394,6 +426,8 @@ static __attribute__((noinline)) void run_one(unsigned i, bench_fn fn, const int
 	alloc_start();
 	benchtrap_driver_call(fn, args);
 	alloc_stop(&m);
+	if (getpid() != self)
+		_exit(0);
 	report("mem %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n", i,
 	       m.allocations, m.frees, m.bytes, m.peak, m.live, (int)m.overflow);
 	(void)perf_calls;
@@ -404,7 +438,10 @@ static __attribute__((noinline)) void run_one(unsigned i, bench_fn fn, const int
 	else
 		benchtrap_driver_call(fn, args);
 #endif
-	report("done %u %d\n", i, (int)getpid());
+	/* A benchmark that forks returns twice: its copy ends here, unheard. */
+	if (getpid() != self)
+		_exit(0);
+	report("done %u %d\n", i, (int)self);
 }
 
 static int driver_main(int argc, char **argv, char **envp)
@@ -430,7 +467,8 @@ static int driver_main(int argc, char **argv, char **envp)
 	if (!strcmp(mode, "serve")) {
 		long threads = thread_count();
 
-		report("server %ld %d\n", threads, (int)getpid());
+		/* 0: not known, and not forked either. */
+		report("server %ld %d\n", threads > 0 ? threads : 0, (int)getpid());
 		if (threads == 1) {
 			int64_t args[DRIVER_MAX_ARGS];
 			bench_fn fn;
@@ -445,13 +483,24 @@ static int driver_main(int argc, char **argv, char **envp)
 			fflush(NULL);
 			_exit(0);
 		}
-		/* More threads: the first function only, in this process. */
-		n = 1;
+		/* More threads: the first function only, in this process,
+		 * which then ends as a child does (its profile written, no
+		 * exit handler to wait for the threads). */
+		int64_t args[DRIVER_MAX_ARGS];
+		bench_fn fn = locate(0, args);
+
+		if (!fn)
+			_exit(DRIVER_EXIT_ERROR);
+		run_one(0, fn, args, perf_calls, warmup_calls);
+		fflush(NULL);
+		_exit(0);
 	}
 	for (unsigned long i = 0; i < n; i++) {
 		int64_t args[DRIVER_MAX_ARGS];
 		bench_fn fn = locate((unsigned)i, args);
 
+		if (!fn)
+			_exit(DRIVER_EXIT_ERROR);
 		run_one((unsigned)i, fn, args, perf_calls, warmup_calls);
 	}
 	return 0;

@@ -90,7 +90,6 @@ struct ctx {
 	const struct bench_spec *specs;
 	struct bench_result *results;
 	size_t first;	      /* the batch's first benchmark */
-	pid_t server;	      /* the valgrind process */
 	long threads;	      /* threads at main, when more than a fork copies */
 	bool say_threads;     /* say so: the fork server was asked for */
 };
@@ -176,7 +175,6 @@ static int run_valgrind(struct ctx *c, enum driven_mode dm, const struct bench_s
 	};
 
 	r = driven_run(&job, calls, out, ret_error);
-	c->server = out->pid;
 out:
 	measure_env_free(argv);
 	measure_env_free(extra);
@@ -284,7 +282,7 @@ static char *describe(const struct ctx *c, const struct driven_call *call)
 	if (r < 0)
 		return NULL;
 	snprintf(path, sizeof(path), "%s/valgrind.log", c->dir);
-	append_file(&msg, path, 0, 0, call->pid ? call->pid : c->server);
+	append_file(&msg, path, 0, 0, call->pid ? call->pid : call->process);
 	snprintf(path, sizeof(path), "%s/stderr", c->dir);
 	append_file(&msg, path, call->err_from, 5, 0);
 	return msg;
@@ -419,7 +417,8 @@ static void settled(void *ctx, size_t j, const struct driven_call *call)
 
 	res->pid = call->pid;
 	res->t_ready_ns = res->t_start_ns;
-	if (call->returned) {
+	/* Returned, but killed before its profile was written: timed out. */
+	if (call->returned && !call->killed) {
 		if (c->mode == MODE_OWN_RUN || call->dump == 0)
 			snprintf(path, sizeof(path), "%s/callgrind.out.%d", c->dir, (int)call->pid);
 		else

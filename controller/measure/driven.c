@@ -170,7 +170,15 @@ static void settle(struct run *r, size_t i)
 
 	if (c->settled)
 		return;
+	/* Never started (its server died first): a start for its end. */
+	if (!c->t_start_ns) {
+		pid_t pid = c->pid;
+
+		start(r, i, 0);
+		c->pid = pid;
+	}
 	c->settled = true;
+	c->process = r->out->pid;
 	c->t_end_ns = measure_now_ns();
 	if (r->j->settled)
 		r->j->settled(r->j->ctx, i, c);
@@ -219,6 +227,12 @@ static void line(struct run *r, const char *s)
 		r->calls[l.i].have_mem = true;
 		break;
 	case DRIVEN_LINE_DONE:
+		/* From the process that calls it (a benchmark's forked copy
+		 * that returns says nothing, but a line may not be trusted); a
+		 * child may say it before its server says it started it. */
+		if (calling(r) ? l.pid != r->out->pid :
+				 r->calls[l.i].pid && l.pid != r->calls[l.i].pid)
+			break;
 		r->calls[l.i].returned = true;
 		r->calls[l.i].pid = l.pid;
 		if (r->single) {
@@ -311,7 +325,9 @@ static void conclude(struct run *r)
 		c->server_died = true;
 		c->status = o->status;
 		c->status_known = false;
-		c->killed = o->timed_out;
+		/* The watchdog killed what was running: the call, or the
+		 * start-up before the first. */
+		c->killed = o->timed_out && (i == r->current || (i == 0 && !r->server_said));
 		if (!c->pid && i == 0 && !r->server_said)
 			c->pid = o->pid;
 		settle(r, i);

@@ -56,6 +56,7 @@ struct driven_call {
 	bool status_known; /* status is the wait status of the process that called */
 	int status;
 	pid_t pid;	   /* the process that called it; 0 if none did */
+	pid_t process;	   /* the process benchtrap started (a fork server) */
 	unsigned dump;	   /* the call's number in that process (its dump), from 1;
 			      0: its process did one call, profiled when it ended */
 	off_t err_from;	   /* where its part of DIR/stderr starts */

@@ -270,13 +270,14 @@ expect_out 'examples:'
 expect_out '^ +walltime +time per call.*\(default\)$'
 expect_out '^ +callgrind +exact instructions per call'
 expect_out '^ +perf +instructions and cycles per call'
-! grep -qE '^ +memory ' <<<"$out" || fail "help lists an instrument not in this version"
-# The unknown name lists them all; one not in this version says so.
+expect_out '^ +memory +bytes allocated per call'
+expect_out '--warmup-calls N'
+# The unknown name lists them all.
 run run "$EX" --instrument magic
 expect_usage_error "unknown instrument 'magic' \(walltime, callgrind, perf or memory\)$"
-run run "$EX" --instrument memory
-expect_usage_error 'the memory instrument is not in this version of benchtrap; use walltime, callgrind or perf$'
 run run "$EX" --instrument perf --keep-profiles "$TMP" --cache-sim
 expect_usage_error '--keep-profiles applies to --instrument callgrind only$'
+run run "$EX" --instrument callgrind --warmup-calls 2
+expect_usage_error '--warmup-calls applies to --instrument memory only$'
 
 done_ok
