@@ -12,9 +12,10 @@
  * what happened goes back on DRIVER_REPORT_FD (driver-protocol.h).
  *
  * Each function is called through benchtrap_driver_call(), which the
- * controller counts with callgrind's --toggle-collect and cuts with
- * --dump-after: the inclusive cost of its call to the function is the
- * benchmark's cost. In serve mode, the fork server, every call is made by
+ * controller counts with callgrind's --toggle-collect: the inclusive cost
+ * of its call to the function is the benchmark's cost, in the profile of
+ * the process that made the call (one call in a fork server's child; cut
+ * with --dump-after when one process calls them all). In serve mode, the fork server, every call is made by
  * a child forked at main from a parent that does nothing between forks
  * but wait:
  *
