@@ -127,8 +127,8 @@ static int open_build(struct build *b, const struct cli_run_opts *o)
 		return EXIT_USAGE;
 	if (o->instrument->preloads && !elf_is_dynamic(b->ef))
 		return cli_error("%s is a static binary: the %s instrument preloads a library into "
-				 "the target; use --instrument callgrind",
-				 b->path, o->instrument->name);
+				 "the target; %s",
+				 b->path, o->instrument->name, cli_static_advice(o->instrument));
 	if (cli_measure_target(b->path, b->ef, o, &b->t, &b->argv, &b->exec_path) < 0)
 		return cli_error("out of memory");
 	return 0;

@@ -210,8 +210,8 @@ int cli_run(int argc, char **argv)
 	/* A library preloaded into a static binary would not be loaded. */
 	if (o.instrument->preloads && !elf_is_dynamic(ef)) {
 		cli_error("%s is a static binary: the %s instrument preloads a library into the "
-			  "target; use --instrument callgrind",
-			  o.binary, o.instrument->name);
+			  "target; %s",
+			  o.binary, o.instrument->name, cli_static_advice(o.instrument));
 		goto out;
 	}
 	cli_fatal_signals();

@@ -307,6 +307,13 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 	}
 }
 
+const char *cli_static_advice(const struct measure_instrument *in)
+{
+	if (!strcmp(in->name, "memory"))
+		return "build it dynamically linked to count its allocations";
+	return "use --instrument callgrind";
+}
+
 int cli_run_opts_check(const char *cmd, struct cli_run_opts *o)
 {
 	if (!option_applies(cmd, o->instrument, o->keep_profiles, MEASURE_OPT_KEEP_PROFILES,

@@ -97,6 +97,9 @@ void cli_run_opts_clear(struct cli_run_opts *o);
  * one of CLI_RUN_LONGOPTS. */
 int cli_run_option(const char *cmd, int c, struct cli_run_opts *o);
 /* The checks across options, after the last: 0 or EXIT_USAGE. */
+/* What to do instead when 'in' cannot measure a static binary. */
+const char *cli_static_advice(const struct measure_instrument *in);
+
 int cli_run_opts_check(const char *cmd, struct cli_run_opts *o);
 
 /* The lines of --help that list the instruments of this version. */

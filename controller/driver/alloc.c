@@ -12,7 +12,9 @@
  * Counting covers every thread of the process while the benchmark runs;
  * a spin lock keeps the accounts whole when several allocate at once.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -40,6 +42,19 @@ static struct memacct_block *table;
 static atomic_bool counting;
 static atomic_flag busy = ATOMIC_FLAG_INIT;
 
+/* A benchmark that forks while another of its threads allocates: the
+ * child must not inherit the lock held. */
+static void hold(void)
+{
+	while (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire))
+		;
+}
+
+static void release(void)
+{
+	atomic_flag_clear_explicit(&busy, memory_order_release);
+}
+
 int alloc_prepare(void)
 {
 	void *p = mmap(NULL, TABLE_CAP * sizeof(*table), PROT_READ | PROT_WRITE,
@@ -48,7 +63,19 @@ int alloc_prepare(void)
 	if (p == MAP_FAILED)
 		return -errno;
 	table = p;
-	return 0;
+	return -pthread_atfork(hold, release, release);
+}
+
+const char *alloc_foreign(void)
+{
+	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info theirs, ours;
+
+	/* table: an object of this library, for its base address. */
+	if (!first || !dladdr(first, &theirs) || !dladdr(&table, &ours) ||
+	    theirs.dli_fbase == ours.dli_fbase)
+		return NULL;
+	return theirs.dli_fname && theirs.dli_fname[0] ? theirs.dli_fname : "the program";
 }
 
 void alloc_start(void)

@@ -9,6 +9,10 @@
 /* Map the table of live blocks, before anything is counted (in a fork
  * server: before the first fork). 0 or -errno. */
 int alloc_prepare(void);
+/* The object whose malloc the program calls when it is not the wrappers'
+ * (a program or library that defines its own, found before them); NULL
+ * when the wrappers see the allocations. */
+const char *alloc_foreign(void);
 /* Count from now on, from zero. */
 void alloc_start(void);
 /* Stop counting; what was counted in *out. */

@@ -39,9 +39,11 @@
  *	done <i> <pid>                   function i returned in process <pid>
  *	perf <i> <ie> <ce> <ib> <cb>     perf: instructions and cycles of n
  *	                                 empty calls, then of n calls of i
- *	mem <i> <allocations> <frees> <bytes> <peak> <live> <overflow>
+ *	mem <i> <allocations> <frees> <bytes> <peak> <live> <overflow> <unseen>
  *	                                 memory (libbenchtrap-driver-memory.so):
- *	                                 one call of i after <warm-up calls>
+ *	                                 one call of i after <warm-up calls>;
+ *	                                 <unseen> 1: the program's malloc is not
+ *	                                 the wrappers' (it defines its own)
  *	end <i> <wait status> <0|1>      serve: child of i reaped (1: killed
  *	                                 after the timeout)
  */

@@ -54,6 +54,9 @@
 #include "driver-protocol.h"
 #ifdef DRIVER_MEMORY
 #include "alloc.h"
+
+/* Not NULL: the object whose malloc the program calls, not the wrappers. */
+static const char *foreign;
 #endif
 
 typedef int (*main_fn)(int, char **, char **);
@@ -429,8 +432,8 @@ static __attribute__((noinline)) void run_one(unsigned i, bench_fn fn, const int
 	alloc_stop(&m);
 	if (getpid() != self)
 		_exit(0);
-	report("mem %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n", i,
-	       m.allocations, m.frees, m.bytes, m.peak, m.live, (int)m.overflow);
+	report("mem %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %d\n", i,
+	       m.allocations, m.frees, m.bytes, m.peak, m.live, (int)m.overflow, foreign != NULL);
 	(void)perf_calls;
 #else
 	(void)warmup_calls;
@@ -462,8 +465,15 @@ static int driver_main(int argc, char **argv, char **envp)
 		     "benchtrap)",
 		     header);
 #ifdef DRIVER_MEMORY
-	if (alloc_prepare() < 0)
-		fail("cannot map the table of live blocks: %s", strerror(errno));
+	int err = alloc_prepare();
+
+	if (err < 0)
+		fail("cannot prepare the allocator's wrappers: %s", strerror(-err));
+	foreign = alloc_foreign();
+	if (foreign)
+		cannot("%s defines malloc, found before benchtrap's wrappers: its allocations "
+		       "cannot be counted",
+		       foreign);
 #endif
 	if (!strcmp(mode, "serve")) {
 		long threads = thread_count();

@@ -56,11 +56,13 @@ static inline void memacct_start(struct memacct *m, struct memacct_block *v, siz
 	*m = (struct memacct){ .v = v, .cap = cap };
 }
 
-static inline void memacct_remember(struct memacct *m, uintptr_t a, size_t size)
+/* False when the table is full: the block is not counted live (live and
+ * peak become lower bounds), since its free could not give its size back. */
+static inline bool memacct_remember(struct memacct *m, uintptr_t a, size_t size)
 {
 	if (m->n + 1 >= m->cap - m->cap / 4) {
 		m->overflow = true;
-		return;
+		return false;
 	}
 	size_t i = memacct_slot(m, a);
 
@@ -68,6 +70,7 @@ static inline void memacct_remember(struct memacct *m, uintptr_t a, size_t size)
 		i = (i + 1) & (m->cap - 1);
 	m->v[i] = (struct memacct_block){ a, size };
 	m->n++;
+	return true;
 }
 
 /* Forget block a; its size in *size. False when it is not remembered. */
@@ -101,9 +104,8 @@ static inline void memacct_alloc(struct memacct *m, const void *p, size_t size)
 {
 	m->allocations++;
 	m->bytes += size;
-	if (!p)
+	if (!p || !memacct_remember(m, (uintptr_t)p, size))
 		return;
-	memacct_remember(m, (uintptr_t)p, size);
 	m->live += size;
 	if (m->live > m->peak)
 		m->peak = m->live;
@@ -141,7 +143,8 @@ static inline void memacct_realloc(struct memacct *m, const void *old, const voi
 		return; /* failed: the old block stays */
 	if (memacct_forget(m, (uintptr_t)old, &was))
 		m->live -= was;
-	memacct_remember(m, (uintptr_t)p, size);
+	if (!memacct_remember(m, (uintptr_t)p, size))
+		return;
 	m->live += size;
 	if (m->live > m->peak)
 		m->peak = m->live;

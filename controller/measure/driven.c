@@ -81,14 +81,14 @@ int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *c
 
 int driven_parse_line(const char *s, struct driven_line *l)
 {
-	unsigned long long v[7];
+	unsigned long long v[8];
 	const char *p = s;
 	size_t len = strcspn(s, " "), k = 0;
 
 	*l = (struct driven_line){ 0 };
 	/* A word, then unsigned decimal numbers (a wait status is 0..65535),
 	 * one space before each. */
-	for (p += len; *p == ' ' && k < 7; k++) {
+	for (p += len; *p == ' ' && k < 8; k++) {
 		char *end;
 
 		if (p[1] < '0' || p[1] > '9')
@@ -119,7 +119,7 @@ int driven_parse_line(const char *s, struct driven_line *l)
 		l->kind = DRIVEN_LINE_PERF;
 		l->i = (size_t)v[0];
 		memcpy(l->perf, v + 1, sizeof(l->perf));
-	} else if (IS("mem", 7) && v[6] <= 1) {
+	} else if (IS("mem", 8) && v[6] <= 1 && v[7] <= 1) {
 		l->kind = DRIVEN_LINE_MEM;
 		l->i = (size_t)v[0];
 		memcpy(l->mem, v + 1, sizeof(l->mem));

@@ -62,7 +62,8 @@ struct driven_call {
 	off_t err_from;	   /* where its part of DIR/stderr starts */
 	uint64_t perf[4];  /* perf: instructions, cycles of the empty batch, of the calls */
 	bool have_perf;
-	uint64_t mem[6];   /* memory: allocations, frees, bytes, peak, live, overflow */
+	uint64_t mem[7];   /* memory: allocations, frees, bytes, peak, live, overflow,
+			      unseen (the program's malloc is its own) */
 	bool have_mem;
 	uint64_t t_start_ns, t_end_ns;
 };
@@ -134,7 +135,7 @@ struct driven_line {
 	int status;	   /* END */
 	bool killed;	   /* END */
 	uint64_t perf[4];  /* PERF */
-	uint64_t mem[6];   /* MEM */
+	uint64_t mem[7];   /* MEM */
 };
 
 /* Parse one line of the report (without its newline). 0 or -EINVAL. */

@@ -75,6 +75,15 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 		measure_emit(c->hooks, &ev);
 		return;
 	}
+	if (call->mem[6]) {
+		/* Never a silent 0. */
+		res->status = BENCH_FAILED;
+		res->error = strdup("not counted: the program defines its own malloc (another "
+				    "allocator linked in?), which comes before benchtrap's wrappers "
+				    "of the C allocator");
+		measure_emit(c->hooks, &ev);
+		return;
+	}
 	res->ncounters = 0;
 	res->counters[res->ncounters++] =
 		(struct measure_counter){ "bytes_allocated", (double)call->mem[2] };
@@ -97,7 +106,7 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 	if (call->mem[5])
 		bench_result_diagnose(res,
 				      "more blocks were live at once than the driver's table holds "
-				      "(3 million): peak_bytes and leaked_bytes are too low");
+				      "(3 million): peak_bytes and leaked_bytes are lower bounds");
 	if (c->warmup_calls)
 		bench_result_diagnose(res, "counted the call after %lu uncounted one(s) "
 					   "(--warmup-calls)",

@@ -249,18 +249,19 @@ static void test_driver_report(void **state)
 	assert_int_equal(driven_parse_line("perf 0 10 20 310 420", &l), 0);
 	assert_int_equal(l.kind, DRIVEN_LINE_PERF);
 	assert_true(l.perf[0] == 10 && l.perf[1] == 20 && l.perf[2] == 310 && l.perf[3] == 420);
-	assert_int_equal(driven_parse_line("mem 2 5 4 4096 3000 96 0", &l), 0);
+	assert_int_equal(driven_parse_line("mem 2 5 4 4096 3000 96 0 1", &l), 0);
 	assert_int_equal(l.kind, DRIVEN_LINE_MEM);
 	assert_int_equal(l.i, 2);
 	assert_true(l.mem[0] == 5 && l.mem[1] == 4 && l.mem[2] == 4096 && l.mem[3] == 3000 &&
-		    l.mem[4] == 96 && l.mem[5] == 0);
+		    l.mem[4] == 96 && l.mem[5] == 0 && l.mem[6] == 1);
 	/* Anything else is not the driver's. */
 	const char *bad[] = { "",	       "server",	 "server 1",	"start 1",
 			      "done 1 2 3",    "end 1 2",	 "end 1 2 2",	"end 1 70000 0",
 			      "perf 1 2 3 4",  "perf 1 2 3 4 5 6", "start -1 5", "hello 1 2",
 			      "done x 2",      "start 1 2 junk", "start 1  2", "start 1 2 ",
 			      "starts 1 2",    "perf 1 2 3 4 99999999999999999999",
-			      "mem 1 2 3 4 5 6", "mem 1 2 3 4 5 6 2", "mem 1 2 3 4 5 6 0 7" };
+			      "mem 1 2 3 4 5 6 0", "mem 1 2 3 4 5 6 2 0", "mem 1 2 3 4 5 6 0 7",
+			      "mem 1 2 3 4 5 6 0 0 0" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(driven_parse_line(bad[i], &l), -EINVAL);

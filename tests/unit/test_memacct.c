@@ -185,11 +185,19 @@ static void test_overflow(void **state)
 	start(&m);
 	for (size_t k = 0; k < CAP; k++)
 		memacct_alloc(&m, P(k + 1), 1);
-	/* Counts stay exact; the table said it could not hold them all. */
+	/* Counts stay exact; the table said it could not hold them all, and
+	 * the blocks it could not hold are not live: live and peak are lower
+	 * bounds, and freeing every block leaves nothing live. */
 	assert_int_equal(m.allocations, CAP);
 	assert_int_equal(m.bytes, CAP);
 	assert_true(m.overflow);
 	assert_true(m.n < CAP);
+	assert_int_equal(m.live, m.n);
+	assert_int_equal(m.peak, m.n);
+	for (size_t k = 0; k < CAP; k++)
+		memacct_free(&m, P(k + 1));
+	assert_int_equal(m.live, 0);
+	assert_int_equal(m.frees, CAP);
 }
 
 int main(void)
