@@ -501,6 +501,30 @@ out:
 	return rc;
 }
 
+char *driven_failure(const struct driven_call *c, uint64_t timeout_ns)
+{
+	int st = c->status, r;
+	char *s = NULL;
+
+	if (c->killed)
+		r = asprintf(&s, "timed out after %" PRIu64 " ms and was killed", timeout_ns / 1000000);
+	else if (c->server_died)
+		r = asprintf(&s, "not measured: the process that forks the benchmarks ended (%s %d) "
+				 "before this one did",
+			     WIFSIGNALED(st) ? "signal" : "status",
+			     WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		r = asprintf(&s, "SIG%s (%s)",
+			     sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?",
+			     strsignal(WTERMSIG(st)));
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == DRIVER_EXIT_ERROR)
+		r = asprintf(&s, "the driver library could not call it");
+	else
+		r = asprintf(&s, "exited with status %d before the benchmark returned",
+			     WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return r < 0 ? NULL : s;
+}
+
 /* ---- a suite, natively ----------------------------------------------------- */
 
 struct batch {

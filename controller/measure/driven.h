@@ -110,6 +110,11 @@ int driven_native(const struct measure_target *t, const struct bench_spec *specs
 		  const struct measure_hooks *hooks, const struct driven_native *nat,
 		  struct bench_result *results, char **ret_error);
 
+/* Why call c of a native process did not return, in words (malloc'ed;
+ * NULL when out of memory): killed after timeout_ns, its fork server
+ * ended, a signal, the driver's error, or an exit. */
+char *driven_failure(const struct driven_call *c, uint64_t timeout_ns);
+
 /* ---- the protocol, exposed for tests -------------------------------------- */
 
 /* Write the list of functions for the driver to fd. 0, -EINVAL (an object

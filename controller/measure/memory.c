@@ -11,11 +11,9 @@
  * return; value is the bytes allocated per call.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "measure/driven.h"
 #include "measure/driver-env.h"
@@ -27,33 +25,6 @@ struct ctx {
 	uint64_t timeout_ns;
 	unsigned long warmup_calls;
 };
-
-/* Why call did not return, in words. */
-static char *why(const struct ctx *c, const struct driven_call *call)
-{
-	int st = call->status;
-	char *s = NULL;
-	int r;
-
-	if (call->killed)
-		r = asprintf(&s, "timed out after %" PRIu64 " ms and was killed",
-			     c->timeout_ns / 1000000);
-	else if (call->server_died)
-		r = asprintf(&s, "not measured: the fork server ended (%s %d) before this benchmark "
-				 "did",
-			     WIFSIGNALED(st) ? "signal" : "status",
-			     WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-	else if (WIFSIGNALED(st))
-		r = asprintf(&s, "SIG%s (%s)",
-			     sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?",
-			     strsignal(WTERMSIG(st)));
-	else if (WIFEXITED(st) && WEXITSTATUS(st) == DRIVER_EXIT_ERROR)
-		r = asprintf(&s, "the driver library could not call it");
-	else
-		r = asprintf(&s, "exited with status %d before the benchmark returned",
-			     WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	return r < 0 ? NULL : s;
-}
 
 static void settled(void *ctx, size_t i, const struct driven_call *call)
 {
@@ -71,7 +42,7 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 	res->t_end_ns = call->t_end_ns;
 	if (!call->returned || !call->have_mem) {
 		res->status = BENCH_FAILED;
-		res->error = why(c, call);
+		res->error = driven_failure(call, c->timeout_ns);
 		measure_emit(c->hooks, &ev);
 		return;
 	}

@@ -12,28 +12,15 @@
  * and benchtrap says so, suggesting the callgrind instrument.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <linux/perf_event.h>
-#include <poll.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/personality.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "util/fd.h"
 #include "measure/driver-env.h"
 #include "measure/driven.h"
 #include "measure/perf.h"
-#include "util/launch.h"
 #include "measure/measure.h"
 
 /* Calls per counted batch: enough that the loop's and the counters'
@@ -92,30 +79,11 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 				    .name = res->spec->name,
 				    .pid = call->pid,
 				    .t_ns = call->t_end_ns };
-	int st = call->status;
-
 	res->pid = call->pid;
 	res->t_end_ns = call->t_end_ns;
 	if (!call->returned || !call->have_perf) {
 		res->status = BENCH_FAILED;
-		if (call->killed) {
-			if (asprintf(&res->error, "timed out after %" PRIu64 " ms and was killed",
-				     c->timeout_ns / 1000000) < 0)
-				res->error = NULL;
-		} else if (call->server_died) {
-			if (asprintf(&res->error, "not measured: the fork server ended (%s %d) "
-						  "before this benchmark did",
-				     WIFSIGNALED(st) ? "signal" : "status",
-				     WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st)) < 0)
-				res->error = NULL;
-		} else if (WIFSIGNALED(st)) {
-			if (asprintf(&res->error, "killed by SIG%s", sigabbrev_np(WTERMSIG(st))) < 0)
-				res->error = NULL;
-		} else if (asprintf(&res->error,
-				    "exited with status %d before the benchmark returned",
-				    WIFEXITED(st) ? WEXITSTATUS(st) : -1) < 0) {
-			res->error = NULL;
-		}
+		res->error = driven_failure(call, c->timeout_ns);
 	} else {
 		double ins = perf_per_call(call->perf[2], call->perf[0], PERF_CALLS);
 		double cyc = perf_per_call(call->perf[3], call->perf[1], PERF_CALLS);
