@@ -95,6 +95,7 @@ static int run_alone(struct build *b, const struct cli_run_opts *o, const struct
 				  &(struct measure_opts){ .keep_profiles = o->keep_profiles,
 							  .cache_sim = o->cache_sim,
 							  .warmup_calls = o->warmup_calls,
+							  .alloc_stacks = o->alloc_stacks,
 							  .static_binary = !elf_is_dynamic(b->ef) },
 				  hooks, results, ret_error);
 }

@@ -70,6 +70,9 @@ static const char usage_tail[] =
 	"  --keep-profiles DIR callgrind: keep each benchmark's raw profile in DIR\n"
 	"  --cache-sim         callgrind: simulate the caches too (misses per call)\n"
 	"  --warmup-calls N    memory: N uncounted calls before the counted one (0)\n"
+	"  --alloc-stacks DIR  memory: a call stack for every allocation; the top\n"
+	"                      sites in the results, all in DIR/NNN-<name>.folded\n"
+	"                      (flamegraph.pl, speedscope, inferno)\n"
 	"\n"
 	"output:\n"
 	"  --format FMT        text (default), json (the results document on stdout)\n"
@@ -219,6 +222,7 @@ int cli_run(int argc, char **argv)
 			      &(struct measure_opts){ .keep_profiles = o.keep_profiles,
 						      .cache_sim = o.cache_sim,
 						      .warmup_calls = o.warmup_calls,
+						      .alloc_stacks = o.alloc_stacks,
 						      .static_binary = !elf_is_dynamic(ef) },
 			      &hooks, results, &error);
 	if (hs.progress)

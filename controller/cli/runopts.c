@@ -289,6 +289,16 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 		o->warmup_calls = (unsigned long)v;
 		o->warmup_calls_set = true;
 		return 0;
+	case CLI_OPT_ALLOC_STACKS: {
+		struct stat st;
+
+		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
+			return cmd_error(cmd, "--alloc-stacks wants an existing directory for the "
+					      "folded stacks, not '%s'",
+					 optarg);
+		o->alloc_stacks = optarg;
+		return 0;
+	}
 	case CLI_OPT_CACHE_SIM:
 		o->cache_sim = true;
 		return 0;
@@ -320,7 +330,9 @@ int cli_run_opts_check(const char *cmd, struct cli_run_opts *o)
 			    "--keep-profiles") ||
 	    !option_applies(cmd, o->instrument, o->cache_sim, MEASURE_OPT_CACHE_SIM, "--cache-sim") ||
 	    !option_applies(cmd, o->instrument, o->warmup_calls_set, MEASURE_OPT_WARMUP_CALLS,
-			    "--warmup-calls"))
+			    "--warmup-calls") ||
+	    !option_applies(cmd, o->instrument, o->alloc_stacks, MEASURE_OPT_ALLOC_STACKS,
+			    "--alloc-stacks"))
 		return EXIT_USAGE;
 	/* --max-samples 5 alone lowers the default minimum with it. */
 	if (!o->min_samples_set && o->plan.min_samples > o->plan.max_samples)

@@ -38,6 +38,7 @@ enum cli_run_opt {
 	CLI_OPT_KEEP_PROFILES,
 	CLI_OPT_CACHE_SIM,
 	CLI_OPT_WARMUP_CALLS,
+	CLI_OPT_ALLOC_STACKS,
 	CLI_OPT_RUN_END, /* a subcommand's own options from here */
 };
 
@@ -64,7 +65,8 @@ enum cli_run_opt {
 	{ "markers", required_argument, NULL, CLI_OPT_MARKERS },            \
 	{ "keep-profiles", required_argument, NULL, CLI_OPT_KEEP_PROFILES }, \
 	{ "cache-sim", no_argument, NULL, CLI_OPT_CACHE_SIM },              \
-	{ "warmup-calls", required_argument, NULL, CLI_OPT_WARMUP_CALLS }
+	{ "warmup-calls", required_argument, NULL, CLI_OPT_WARMUP_CALLS }, \
+	{ "alloc-stacks", required_argument, NULL, CLI_OPT_ALLOC_STACKS }
 /* clang-format on */
 
 struct cli_run_opts {
@@ -78,6 +80,7 @@ struct cli_run_opts {
 	const char *keep_profiles; /* --keep-profiles DIR */
 	bool cache_sim;
 	unsigned long warmup_calls; /* --warmup-calls N */
+	const char *alloc_stacks;   /* --alloc-stacks DIR */
 	bool warmup_calls_set;
 	int cpu;
 	unsigned shard_k, shard_n; /* --shard K/N; shard_n 0: all */

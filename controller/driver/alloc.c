@@ -14,8 +14,10 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
+#include <execinfo.h>
+#include <inttypes.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "driver-protocol.h"
 
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t n, size_t size);
@@ -38,6 +41,18 @@ extern void *__libc_pvalloc(size_t size);
 #define TABLE_CAP ((size_t)1 << 22)
 
 static struct memacct counts;
+
+/* --alloc-stacks: where the counted call allocated, by call stack. */
+#define SITES_CAP 4096
+struct site {
+	uint64_t hash; /* 0: empty */
+	uint64_t bytes, count;
+	unsigned n;
+	void *pc[DRIVER_STACK_MAX];
+};
+static struct site *sites;
+static unsigned depth, used; /* frames to keep (0: no stacks); sites in use */
+static bool sites_full;
 static struct memacct_block *table;
 static atomic_bool counting;
 static atomic_flag busy = ATOMIC_FLAG_INIT;
@@ -55,7 +70,7 @@ static void release(void)
 	atomic_flag_clear_explicit(&busy, memory_order_release);
 }
 
-int alloc_prepare(void)
+int alloc_prepare(unsigned stack_depth)
 {
 	void *p = mmap(NULL, TABLE_CAP * sizeof(*table), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -63,7 +78,46 @@ int alloc_prepare(void)
 	if (p == MAP_FAILED)
 		return -errno;
 	table = p;
+	if (stack_depth) {
+		void *pc[4];
+
+		p = mmap(NULL, SITES_CAP * sizeof(*sites), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		sites = p;
+		depth = stack_depth < DRIVER_STACK_MAX ? stack_depth : DRIVER_STACK_MAX;
+		/* Its first call loads the unwinder (and allocates): now, not
+		 * inside a counted call. */
+		backtrace(pc, 4);
+	}
 	return -pthread_atfork(hold, release, release);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct site *x = *(const struct site *const *)a, *y = *(const struct site *const *)b;
+
+	return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+}
+
+void alloc_sites(unsigned i, void (*say)(const char *fmt, ...))
+{
+	static const struct site *top[SITES_CAP];
+	size_t n = 0;
+
+	if (!depth)
+		return;
+	for (size_t k = 0; k < SITES_CAP; k++)
+		if (sites[k].hash)
+			top[n++] = &sites[k];
+	qsort(top, n, sizeof(*top), by_bytes);
+	for (size_t r = 0; r < n && r < DRIVER_SITES_MAX; r++) {
+		say("site %u %zu %" PRIu64 " %" PRIu64 " %u\n", i, r, top[r]->bytes, top[r]->count,
+		    top[r]->n);
+		for (unsigned f = 0; f < top[r]->n; f++)
+			say("frame %u %zu %" PRIu64 "\n", i, r, (uint64_t)(uintptr_t)top[r]->pc[f]);
+	}
 }
 
 const char *alloc_foreign(void)
@@ -80,6 +134,11 @@ const char *alloc_foreign(void)
 
 void alloc_start(void)
 {
+	if (depth && used) {
+		memset(sites, 0, SITES_CAP * sizeof(*sites));
+		used = 0;
+		sites_full = false;
+	}
 	memacct_start(&counts, table, TABLE_CAP);
 	atomic_store(&counting, true);
 }
@@ -107,10 +166,40 @@ static void unlock(void)
 	atomic_flag_clear_explicit(&busy, memory_order_release);
 }
 
+/* The stack of this allocation, added to its site (the lock is held). */
+static void site(size_t size)
+{
+	void *pc[DRIVER_STACK_MAX];
+	int n = backtrace(pc, (int)depth);
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (int k = 0; k < n; k++)
+		h = (h ^ (uint64_t)(uintptr_t)pc[k]) * 1099511628211ull;
+	h |= 1;
+	for (i = h % SITES_CAP; sites[i].hash && sites[i].hash != h; i = (i + 1) % SITES_CAP)
+		;
+	if (!sites[i].hash) {
+		/* Kept below three quarters full, so that probes end. */
+		if (used >= SITES_CAP / 4 * 3) {
+			sites_full = true;
+			return;
+		}
+		used++;
+		sites[i].hash = h;
+		sites[i].n = (unsigned)n;
+		memcpy(sites[i].pc, pc, (size_t)n * sizeof(*pc));
+	}
+	sites[i].bytes += size;
+	sites[i].count++;
+}
+
 static void *allocated(void *p, size_t size)
 {
 	if (lock()) {
 		memacct_alloc(&counts, p, size);
+		if (depth)
+			site(size);
 		unlock();
 	}
 	return p;
@@ -136,6 +225,8 @@ void *realloc(void *old, size_t size)
 
 	if (lock()) {
 		memacct_realloc(&counts, old, p, size);
+		if (depth && (size || !old))
+			site(size);
 		unlock();
 	}
 	return p;

@@ -16,7 +16,7 @@
  *
  * What to call is a regular file on DRIVER_SPEC_FD, read with pread:
  *
- *	benchtrap-driver/2 <serve|call> <n> <timeout ms> <perf calls> <warm-up calls>
+ *	benchtrap-driver/2 <serve|call> <n> <timeout ms> <perf calls> <warm-up calls> <frames>
  *	<link address, 16 hex digits> <argument, 16 hex digits> x6 [<object>]
  *	... n lines; <object> only for a function of a shared library
  *
@@ -44,6 +44,10 @@
  *	                                 one call of i after <warm-up calls>;
  *	                                 <unseen> 1: the program's malloc is not
  *	                                 the wrappers' (it defines its own)
+ *	site <i> <rank> <bytes> <count> <n>  memory with <frames>: the call's
+ *	frame <i> <rank> <pc>            allocation sites, the most bytes first,
+ *	                                 each with the n pcs of its stack
+ *	                                 (innermost first), before its mem line
  *	end <i> <wait status> <0|1>      serve: child of i reaped (1: killed
  *	                                 after the timeout)
  */
@@ -66,6 +70,10 @@
 
 /* Arguments per call, at most. */
 #define DRIVER_MAX_ARGS 6
+
+/* --alloc-stacks: frames kept per allocation, and sites reported. */
+#define DRIVER_STACK_MAX 32
+#define DRIVER_SITES_MAX 64
 
 /* A line of the spec file, at most: 7 numbers and a path. */
 #define DRIVER_SPEC_LINE_MAX (7 * 17 + 4096 + 2)

@@ -432,6 +432,7 @@ static __attribute__((noinline)) void run_one(unsigned i, bench_fn fn, const int
 	alloc_stop(&m);
 	if (getpid() != self)
 		_exit(0);
+	alloc_sites(i, report);
 	report("mem %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %d\n", i,
 	       m.allocations, m.frees, m.bytes, m.peak, m.live, (int)m.overflow, foreign != NULL);
 	(void)perf_calls;
@@ -451,21 +452,21 @@ static __attribute__((noinline)) void run_one(unsigned i, bench_fn fn, const int
 static int driver_main(int argc, char **argv, char **envp)
 {
 	char header[256], mode[16];
-	unsigned long n, timeout_ms, perf_calls, warmup_calls;
+	unsigned long n, timeout_ms, perf_calls, warmup_calls, frames;
 
 	(void)argc;
 	(void)argv;
 	(void)envp;
 	spec_line(0, header, sizeof(header));
 	if (strncmp(header, DRIVER_SPEC_MAGIC " ", sizeof(DRIVER_SPEC_MAGIC)) != 0 ||
-	    sscanf(header + sizeof(DRIVER_SPEC_MAGIC), "%15s %lu %lu %lu %lu", mode, &n,
-		   &timeout_ms, &perf_calls, &warmup_calls) != 5 ||
+	    sscanf(header + sizeof(DRIVER_SPEC_MAGIC), "%15s %lu %lu %lu %lu %lu", mode, &n,
+		   &timeout_ms, &perf_calls, &warmup_calls, &frames) != 6 ||
 	    n == 0 || (strcmp(mode, "serve") != 0 && strcmp(mode, "call") != 0))
 		fail("cannot read the list of functions: '%s' (this library is preloaded by "
 		     "benchtrap)",
 		     header);
 #ifdef DRIVER_MEMORY
-	int err = alloc_prepare();
+	int err = alloc_prepare((unsigned)frames);
 
 	if (err < 0)
 		fail("cannot prepare the allocator's wrappers: %s", strerror(-err));

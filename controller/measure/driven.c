@@ -43,7 +43,7 @@ _Static_assert(MEASURE_MAX_ARGS <= DRIVER_MAX_ARGS, "the driver takes fewer argu
 
 int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *const *specs,
 		       size_t n, uint64_t timeout_ns, unsigned long perf_calls,
-		       unsigned long warmup_calls)
+		       unsigned long warmup_calls, unsigned alloc_frames)
 {
 	FILE *f;
 	int r = 0;
@@ -57,9 +57,9 @@ int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *c
 		fd_close(fd);
 		return r;
 	}
-	fprintf(f, DRIVER_SPEC_MAGIC " %s %zu %" PRIu64 " %lu %lu\n",
+	fprintf(f, DRIVER_SPEC_MAGIC " %s %zu %" PRIu64 " %lu %lu %u\n",
 		mode == DRIVEN_SERVE ? "serve" : "call", n, timeout_ns / 1000000, perf_calls,
-		warmup_calls);
+		warmup_calls, alloc_frames);
 	for (size_t i = 0; i < n; i++) {
 		const struct bench_spec *s = specs[i];
 
@@ -119,6 +119,18 @@ int driven_parse_line(const char *s, struct driven_line *l)
 		l->kind = DRIVEN_LINE_PERF;
 		l->i = (size_t)v[0];
 		memcpy(l->perf, v + 1, sizeof(l->perf));
+	} else if (IS("site", 5) && v[1] < DRIVER_SITES_MAX && v[4] <= DRIVER_STACK_MAX) {
+		l->kind = DRIVEN_LINE_SITE;
+		l->i = (size_t)v[0];
+		l->rank = (size_t)v[1];
+		l->bytes = v[2];
+		l->count = v[3];
+		l->n = (unsigned)v[4];
+	} else if (IS("frame", 3) && v[1] < DRIVER_SITES_MAX) {
+		l->kind = DRIVEN_LINE_FRAME;
+		l->i = (size_t)v[0];
+		l->rank = (size_t)v[1];
+		l->pc = v[2];
 	} else if (IS("mem", 8) && v[6] <= 1 && v[7] <= 1) {
 		l->kind = DRIVEN_LINE_MEM;
 		l->i = (size_t)v[0];
@@ -141,6 +153,8 @@ struct run {
 	bool server_said;   /* serve: the "server" line came */
 	bool single;	    /* serve with more threads: call mode for call 0 */
 	unsigned dumps;	    /* call mode: calls returned in this process */
+	unsigned want_frames; /* the last site's frames still to come */
+	char *maps;	      /* the process's /proc/PID/maps, for naming sites */
 	uint64_t deadline;
 };
 
@@ -179,9 +193,13 @@ static void settle(struct run *r, size_t i)
 	}
 	c->settled = true;
 	c->process = r->out->pid;
+	c->maps = r->maps;
 	c->t_end_ns = measure_now_ns();
 	if (r->j->settled)
 		r->j->settled(r->j->ctx, i, c);
+	free(c->sites);
+	c->sites = NULL;
+	c->nsites = 0;
 }
 
 static bool calling(const struct run *r)
@@ -194,6 +212,30 @@ static void arm(struct run *r, uint64_t extra)
 	r->deadline = measure_now_ns() + r->j->timeout_ns + extra;
 }
 
+/* The process's mappings, once it reached main (its first line): what
+ * names the sites of its calls, or of its children's, after it is gone. */
+static void read_maps(struct run *r)
+{
+	char path[64], *buf = NULL;
+	size_t size = 0;
+	FILE *in, *out;
+	int c;
+
+	if (r->maps || !r->j->alloc_frames)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)r->out->pid);
+	in = fopen(path, "re");
+	out = in ? open_memstream(&buf, &size) : NULL;
+	while (out && (c = getc(in)) != EOF)
+		putc(c, out);
+	if (out && fclose(out) == 0)
+		r->maps = buf;
+	else
+		free(buf);
+	if (in)
+		fclose(in);
+}
+
 /* One line of the report. */
 static void line(struct run *r, const char *s)
 {
@@ -202,6 +244,7 @@ static void line(struct run *r, const char *s)
 
 	if (driven_parse_line(s, &l) < 0 || (l.kind != DRIVEN_LINE_SERVER && l.i >= j->n))
 		return;
+	read_maps(r);
 	switch (l.kind) {
 	case DRIVEN_LINE_SERVER:
 		r->server_said = true;
@@ -226,6 +269,25 @@ static void line(struct run *r, const char *s)
 		memcpy(r->calls[l.i].mem, l.mem, sizeof(l.mem));
 		r->calls[l.i].have_mem = true;
 		break;
+	case DRIVEN_LINE_SITE: {
+		struct driven_call *c = &r->calls[l.i];
+
+		if (!c->sites && !(c->sites = calloc(DRIVER_SITES_MAX, sizeof(*c->sites))))
+			break;
+		if (l.rank != c->nsites)
+			break;
+		c->sites[c->nsites++] = (struct driven_site){ .bytes = l.bytes, .count = l.count };
+		r->want_frames = l.n;
+		break;
+	}
+	case DRIVEN_LINE_FRAME: {
+		struct driven_call *c = &r->calls[l.i];
+		struct driven_site *site = c->nsites ? &c->sites[c->nsites - 1] : NULL;
+
+		if (site && l.rank == c->nsites - 1 && site->n < r->want_frames)
+			site->pc[site->n++] = l.pc;
+		break;
+	}
 	case DRIVEN_LINE_DONE:
 		/* From the process that calls it (a benchmark's forked copy
 		 * that returns says nothing, but a line may not be trusted); a
@@ -350,7 +412,7 @@ static int set_up(const struct driven_job *j, int *spec_fd, int *err_fd, char **
 	if (*spec_fd < 0)
 		goto fail;
 	r = driven_write_specs(*spec_fd, j->mode, j->specs, j->n, j->timeout_ns, j->perf_calls,
-			       j->warmup_calls);
+			       j->warmup_calls, j->alloc_frames);
 	if (r == -EINVAL) {
 		*ret_error = strdup("a library's path holds a newline: the driver cannot be told "
 				    "to call its functions");
@@ -490,6 +552,13 @@ int driven_run(const struct driven_job *j, struct driven_call *calls,
 	conclude(&r);
 	rc = 0;
 out:
+	/* Sites of calls that were not settled (run again elsewhere). */
+	for (size_t i = 0; i < j->n; i++) {
+		free(calls[i].sites);
+		calls[i].sites = NULL;
+		calls[i].maps = NULL;
+	}
+	free(r.maps);
 	fd_close(pfd);
 	fd_close(spec_fd);
 	fd_close(report[0]);
@@ -607,6 +676,7 @@ int driven_native(const struct measure_target *t, const struct bench_spec *specs
 			.timeout_ns = plan->timeout_ns,
 			.perf_calls = nat->perf_calls,
 			.warmup_calls = nat->warmup_calls,
+			.alloc_frames = nat->alloc_frames,
 			.hooks = hooks,
 			.settled = batch_settled,
 			.ctx = &b,

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "driver/driver-protocol.h"
 #include "measure/measure.h"
 
 struct driven_call;
@@ -41,11 +42,19 @@ struct driven_job {
 	uint64_t timeout_ns;	  /* per call */
 	unsigned long perf_calls; /* perf's batches; 0: one counted call */
 	unsigned long warmup_calls; /* memory: uncounted calls before the counted one */
+	unsigned alloc_frames;	    /* memory: frames of each allocation's stack; 0: none */
 	const struct measure_hooks *hooks; /* MEASURE_BENCH_START of each call */
 	/* Called once per call when it is settled (returned or failed), as
 	 * the report arrives: the instrument fills its result there. */
 	void (*settled)(void *ctx, size_t i, const struct driven_call *c);
 	void *ctx;
+};
+
+/* An allocation site of a counted call (--alloc-stacks). */
+struct driven_site {
+	uint64_t bytes, count;
+	unsigned n;		       /* pcs in pc, innermost first */
+	uint64_t pc[DRIVER_STACK_MAX]; /* in the process that called (a fork server's layout) */
 };
 
 struct driven_call {
@@ -65,6 +74,10 @@ struct driven_call {
 	uint64_t mem[7];   /* memory: allocations, frees, bytes, peak, live, overflow,
 			      unseen (the program's malloc is its own) */
 	bool have_mem;
+	struct driven_site *sites; /* memory with alloc_frames: the most bytes first; */
+	size_t nsites;		   /* valid while 'settled' runs */
+	const char *maps;	   /* with sites: the calling process's /proc/PID/maps,
+				      read at main (valid while 'settled' runs) */
 	uint64_t t_start_ns, t_end_ns;
 };
 
@@ -101,6 +114,7 @@ struct driven_native {
 	const char *instrument, *unit;
 	const char *driver; /* the library to preload */
 	unsigned long perf_calls, warmup_calls;
+	unsigned alloc_frames;
 	void (*settled)(void *ctx, size_t i, const struct driven_call *c);
 	void *ctx;
 };
@@ -121,7 +135,7 @@ char *driven_failure(const struct driven_call *c, uint64_t timeout_ns);
  * path with a newline, which the driver could not read back) or -errno. */
 int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *const *specs,
 		       size_t n, uint64_t timeout_ns, unsigned long perf_calls,
-		       unsigned long warmup_calls);
+		       unsigned long warmup_calls, unsigned alloc_frames);
 
 enum driven_line_kind {
 	DRIVEN_LINE_SERVER,
@@ -130,6 +144,8 @@ enum driven_line_kind {
 	DRIVEN_LINE_PERF,
 	DRIVEN_LINE_END,
 	DRIVEN_LINE_MEM,
+	DRIVEN_LINE_SITE,
+	DRIVEN_LINE_FRAME,
 };
 
 struct driven_line {
@@ -141,6 +157,9 @@ struct driven_line {
 	bool killed;	   /* END */
 	uint64_t perf[4];  /* PERF */
 	uint64_t mem[7];   /* MEM */
+	size_t rank;	   /* SITE, FRAME */
+	uint64_t bytes, count, pc; /* SITE; FRAME: pc */
+	unsigned n;	   /* SITE */
 };
 
 /* Parse one line of the report (without its newline). 0 or -EINVAL. */

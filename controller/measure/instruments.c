@@ -33,7 +33,7 @@ static const struct measure_instrument instruments[] = {
 		.unit = "bytes",
 		.summary = "bytes allocated per call; allocations, peak, leaks",
 		.run = measure_memory,
-		.options = MEASURE_OPT_WARMUP_CALLS,
+		.options = MEASURE_OPT_WARMUP_CALLS | MEASURE_OPT_ALLOC_STACKS,
 		.preloads = true,
 	},
 };

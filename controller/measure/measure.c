@@ -113,6 +113,9 @@ void bench_result_clear(struct bench_result *r)
 	free(r->error);
 	free(r->samples);
 	free(r->pair_ratios);
+	for (size_t i = 0; i < r->nsites; i++)
+		str_free_n(r->sites[i].frames, r->sites[i].nframes);
+	free(r->sites);
 	str_free_n(r->diagnostics, r->ndiagnostics);
 	*r = (struct bench_result){ 0 };
 }

@@ -179,6 +179,14 @@ struct measure_counter {
 	double value;
 };
 
+/* Where a counted call allocated (--alloc-stacks): a call stack and what
+ * the allocations made from it asked for. */
+struct measure_site {
+	uint64_t bytes, count;
+	char **frames; /* function names, innermost first */
+	size_t nframes;
+};
+
 struct bench_result {
 	const struct bench_spec *spec;
 	enum bench_status status;
@@ -205,6 +213,8 @@ struct bench_result {
 	struct measure_counter counters[MEASURE_MAX_COUNTERS]; /* per call, "Ir" first */
 	size_t ncounters;
 	char profile[MEASURE_PROFILE_PATH]; /* raw profile kept (--keep-profiles), or "" */
+	struct measure_site *sites;	    /* memory --alloc-stacks: the most bytes first */
+	size_t nsites;
 	/* Paired comparison (measure_walltime_paired), head side: the per-call
 	 * time of head over base's, one ratio per pair of samples taken back
 	 * to back; NULL otherwise. */
@@ -256,6 +266,7 @@ struct measure_opts {
 	const char *keep_profiles; /* callgrind: keep each raw profile in this directory */
 	bool cache_sim;		   /* callgrind: --cache-sim=yes, cache misses per call too */
 	unsigned long warmup_calls; /* memory: uncounted calls before the counted one */
+	const char *alloc_stacks;   /* memory: record allocation stacks, folded files here */
 	bool static_binary;	   /* no PT_INTERP: nothing can be preloaded */
 };
 
@@ -295,6 +306,7 @@ enum {
 	MEASURE_OPT_KEEP_PROFILES = 1 << 0, /* opts->keep_profiles */
 	MEASURE_OPT_CACHE_SIM = 1 << 1,	    /* opts->cache_sim */
 	MEASURE_OPT_WARMUP_CALLS = 1 << 2,  /* opts->warmup_calls */
+	MEASURE_OPT_ALLOC_STACKS = 1 << 3,  /* opts->alloc_stacks */
 };
 
 struct measure_instrument {

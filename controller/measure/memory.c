@@ -11,20 +11,123 @@
  * return; value is the bytes allocated per call.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf/elf.h"
 #include "measure/driven.h"
 #include "measure/driver-env.h"
 #include "measure/measure.h"
+#include "unwind/unwind.h"
+#include "util/strutil.h"
 
 struct ctx {
 	struct bench_result *results;
 	const struct measure_hooks *hooks;
 	uint64_t timeout_ns;
 	unsigned long warmup_calls;
+	const char *stacks_dir; /* --alloc-stacks */
 };
+
+/* Allocation sites kept in the results, the most bytes first; the folded
+ * file has every site the driver reported (DRIVER_SITES_MAX). */
+#define SITES_IN_RESULTS 10
+
+static bool in_driver(const struct unwind_frame *f)
+{
+	const char *slash = strrchr(f->module, '/');
+
+	return !strcmp(slash ? slash + 1 : f->module, MEASURE_DRIVER_MEMORY);
+}
+
+/* Site s's frames named, the driver's own left out: those inside the
+ * allocator's wrappers (innermost) and those from the driver's call of
+ * the benchmark outwards. */
+static int name_frames(const struct unwind_frame *f, size_t n, struct measure_site *site)
+{
+	size_t k = 0;
+
+	while (k < n && in_driver(&f[k]))
+		k++;
+	site->frames = calloc(n + 1, sizeof(*site->frames));
+	if (!site->frames)
+		return -ENOMEM;
+	for (; k < n && !in_driver(&f[k]); k++) {
+		char *demangled = f[k].func[0] ? elf_demangle(f[k].func) : NULL;
+		int r;
+
+		if (demangled)
+			r = (site->frames[site->nframes] = demangled) ? 0 : -1;
+		else if (f[k].func[0])
+			r = asprintf(&site->frames[site->nframes], "%s", f[k].func);
+		else
+			r = asprintf(&site->frames[site->nframes], "0x%" PRIx64 " [%s]", f[k].pc,
+				     f[k].module[0] ? f[k].module : "?");
+		if (r < 0)
+			return -ENOMEM;
+		site->nframes++;
+	}
+	return 0;
+}
+
+/* The call's sites, named from the mappings of the process that called
+ * (a fork server's, which its children share), into the result and the
+ * folded file. */
+static void take_sites(const struct ctx *c, struct bench_result *res, size_t index,
+		       const struct driven_call *call)
+{
+	struct unwind_frame *f = calloc(DRIVER_STACK_MAX, sizeof(*f));
+	struct measure_site *v = calloc(call->nsites, sizeof(*v));
+	char path[MEASURE_PROFILE_PATH + 128];
+	FILE *out = NULL;
+	size_t n = 0;
+
+	if (!f || !v)
+		goto out;
+	for (; n < call->nsites; n++) {
+		const struct driven_site *s = &call->sites[n];
+
+		if (!call->maps || unwind_symbolize_maps(call->maps, s->pc, s->n, f) < 0) {
+			bench_result_diagnose(res, "cannot name the allocation sites: the calling "
+						   "process's mappings could not be read");
+			break;
+		}
+		v[n].bytes = s->bytes;
+		v[n].count = s->count;
+		if (name_frames(f, s->n, &v[n]) < 0)
+			break;
+	}
+	if (c->stacks_dir) {
+		char name[72];
+		size_t k = 0;
+
+		for (const char *q = res->spec->name; *q && k < 64; q++)
+			name[k++] = (strchr("/\\ \t\n'\"*?", *q) || (unsigned char)*q < 32) ? '_' : *q;
+		name[k] = '\0';
+		snprintf(path, sizeof(path), "%s/%03zu-%s.folded", c->stacks_dir, index, name);
+		out = fopen(path, "we");
+		if (!out)
+			bench_result_diagnose(res, "cannot write %s: %s", path, strerror(errno));
+	}
+	/* Folded: outermost first, one line per site, its bytes. */
+	for (size_t s = 0; out && s < n; s++) {
+		for (size_t k = v[s].nframes; k-- > 0;)
+			fprintf(out, "%s%s", v[s].frames[k], k ? ";" : "");
+		fprintf(out, "%s %" PRIu64 "\n", v[s].nframes ? "" : "?", v[s].bytes);
+	}
+	if (out && fclose(out) != 0)
+		bench_result_diagnose(res, "cannot write %s: %s", path, strerror(errno));
+	for (size_t s = SITES_IN_RESULTS; s < n; s++)
+		str_free_n(v[s].frames, v[s].nframes);
+	res->sites = v;
+	res->nsites = n < SITES_IN_RESULTS ? n : SITES_IN_RESULTS;
+	v = NULL;
+out:
+	free(f);
+	free(v);
+}
 
 static void settled(void *ctx, size_t i, const struct driven_call *call)
 {
@@ -78,6 +181,8 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 		bench_result_diagnose(res,
 				      "more blocks were live at once than the driver's table holds "
 				      "(3 million): peak_bytes and leaked_bytes are lower bounds");
+	if (call->nsites)
+		take_sites(c, res, i, call);
 	if (c->warmup_calls)
 		bench_result_diagnose(res, "counted the call after %lu uncounted one(s) "
 					   "(--warmup-calls)",
@@ -93,10 +198,12 @@ int measure_memory(const struct measure_target *t, const struct bench_spec *spec
 	struct ctx c = { .results = results,
 			 .hooks = hooks,
 			 .timeout_ns = plan->timeout_ns,
-			 .warmup_calls = opts->warmup_calls };
+			 .warmup_calls = opts->warmup_calls,
+			 .stacks_dir = opts->alloc_stacks };
 	struct driven_native nat = { .instrument = "memory",
 				     .unit = "bytes",
 				     .warmup_calls = opts->warmup_calls,
+				     .alloc_frames = opts->alloc_stacks ? DRIVER_STACK_MAX : 0,
 				     .settled = settled,
 				     .ctx = &c };
 	char *driver = measure_find_driver(MEASURE_DRIVER_MEMORY);

@@ -150,6 +150,22 @@ static json_t *bench_json(const struct bench_result *r)
 		json_object_set_new(b, "no_time", json_boolean(r->status == BENCH_OK && r->no_time));
 	if (b && r->profile[0])
 		json_object_set_new(b, "profile", json_string(r->profile));
+	/* memory --alloc-stacks: where the call allocated. */
+	if (b && r->nsites) {
+		json_t *sites = json_array();
+
+		for (size_t i = 0; i < r->nsites; i++) {
+			json_t *stack = json_array();
+
+			for (size_t k = 0; k < r->sites[i].nframes; k++)
+				json_array_append_new(stack, json_string(r->sites[i].frames[k]));
+			json_array_append_new(sites, json_pack("{s:I, s:I, s:o}", "bytes",
+							       (json_int_t)r->sites[i].bytes, "count",
+							       (json_int_t)r->sites[i].count, "stack",
+							       stack));
+		}
+		json_object_set_new(b, "alloc_sites", sites);
+	}
 	/* A paired comparison's head: head / base of each pair of samples. */
 	if (b && r->status == BENCH_OK && r->npairs) {
 		json_t *ratios = json_array();

@@ -84,6 +84,31 @@ int unwind_symbolize(pid_t pid, uint64_t pc, struct unwind_frame *ret)
 	return 0;
 }
 
+int unwind_symbolize_maps(const char *maps, const uint64_t *pcs, size_t n,
+			  struct unwind_frame *ret)
+{
+	static const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	FILE *f = fmemopen((void *)maps, strlen(maps), "r");
+	Dwfl *dwfl = f ? dwfl_begin(&callbacks) : NULL;
+	int r = dwfl ? dwfl_linux_proc_maps_report(dwfl, f) : -1;
+
+	if (f)
+		fclose(f);
+	if (r != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0) {
+		if (dwfl)
+			dwfl_end(dwfl);
+		return -EINVAL;
+	}
+	/* Return addresses: looked up inside the call that made them. */
+	for (size_t i = 0; i < n; i++)
+		symbolize(dwfl, pcs[i], pcs[i] ? pcs[i] - 1 : 0, &ret[i]);
+	dwfl_end(dwfl);
+	return 0;
+}
+
 int unwind_backtrace(pid_t pid, pid_t tid, struct unwind_frame *frames, size_t max,
 		     size_t *ret_n)
 {

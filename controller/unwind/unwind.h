@@ -35,5 +35,10 @@ int unwind_backtrace(pid_t pid, pid_t tid, struct unwind_frame *frames, size_t m
 
 /* Symbolize one address of process 'pid' (no unwinding). */
 int unwind_symbolize(pid_t pid, uint64_t pc, struct unwind_frame *ret);
+/* Symbolize n return addresses (each named by the call before it, at
+ * pc - 1) of a process that may be gone, from a copy of its
+ * /proc/PID/maps. -EINVAL when the maps cannot be read. */
+int unwind_symbolize_maps(const char *maps, const uint64_t *pcs, size_t n,
+			  struct unwind_frame *ret);
 
 #endif

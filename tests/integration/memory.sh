@@ -208,6 +208,23 @@ f = lambda d, n: [x["counters"] for x in d["benchmarks"] if x["name"] == n]
 sys.exit(0 if all(f(a, n) == f(b, n) and f(a, n) for n in ("blocks[10]", "leak")) else 1)
 PY
 
+# ---- --alloc-stacks: the sites of each call, in the results and folded ----------------------
+mkdir "$TMP/stacks"
+run run "$ALLOCS" "${MEM[@]}" --bench 'blocks[10]' --bench strdup_one --bench nothing \
+	--alloc-stacks "$TMP/stacks" --format json
+expect_status 0
+expect_json '[b["alloc_sites"] for b in d["benchmarks"][:2]] == [[{"bytes": 285, "count": 10, "stack": ["benchtrap_bench_blocks"]}], [{"bytes": 10, "count": 1, "stack": ["__strdup", "benchtrap_bench_strdup_one"]}]]'
+expect_json '"alloc_sites" not in d["benchmarks"][2]'
+checks=$((checks + 1))
+[[ $(cat "$TMP/stacks/001-strdup_one.folded") == "benchtrap_bench_strdup_one;__strdup 10" ]] ||
+	fail "folded stacks of strdup_one: $(cat "$TMP/stacks/001-strdup_one.folded")"
+# Counting with stacks counts the same.
+expect_json '[b["counters"]["bytes_allocated"] for b in d["benchmarks"]] == [285, 10, 0]'
+run run "$ALLOCS" "${MEM[@]}" --alloc-stacks "$TMP/no-such-dir"
+expect_usage_error 'alloc-stacks wants an existing directory'
+run run "$ALLOCS" --instrument callgrind --alloc-stacks "$TMP/stacks"
+expect_usage_error '--alloc-stacks applies to --instrument memory only$'
+
 # ---- other languages, and a library of a stripped program, with --symbol --------------------
 if [[ -x $M/allocs_cxx ]]; then
 	run run "$M/allocs_cxx" "${MEM[@]}" --symbol new_delete --symbol vector_growth \
@@ -216,6 +233,18 @@ if [[ -x $M/allocs_cxx ]]; then
 	expect_json '[b["name"] for b in d["benchmarks"]] == ["new_delete()", "vector_growth()", "aligned_new()"]'
 	figures "$TMP/out"
 	expect_no_orphans "$M/allocs_cxx"
+	# Where they allocated: demangled stacks, innermost first, the
+	# wrappers and the driver left out; a folded file per benchmark.
+	mkdir "$TMP/stacks-cxx"
+	run run "$M/allocs_cxx" "${MEM[@]}" --symbol new_delete --symbol vector_growth \
+		--alloc-stacks "$TMP/stacks-cxx" --format json
+	expect_status 0
+	expect_json '[s["stack"] for s in d["benchmarks"][1]["alloc_sites"]] == [["operator new(unsigned long)", "void std::vector<int, std::allocator<int> >::_M_realloc_insert<int>(__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > >, int&&)", "vector_growth()"]]'
+	expect_json '[(s["bytes"], s["count"]) for s in d["benchmarks"][1]["alloc_sites"]] == [(1020, 8)]'
+	expect_json 'sorted((s["bytes"], s["count"], s["stack"][-1]) for s in d["benchmarks"][0]["alloc_sites"]) == [(32, 1, "new_delete()"), (40, 1, "new_delete()"), (101, 1, "new_delete()")]'
+	checks=$((checks + 1))
+	grep -qx 'vector_growth();void std::vector<int, std::allocator<int> >::_M_realloc_insert<int>(__gnu_cxx::__normal_iterator<int\*, std::vector<int, std::allocator<int> > >, int&&);operator new(unsigned long) 1020' \
+		"$TMP/stacks-cxx/001-vector_growth().folded" || fail "folded stacks of vector_growth: $(cat "$TMP"/stacks-cxx/*)"
 else
 	echo "note: C++ skipped: $M/allocs_cxx is not built (no C++ compiler)"
 fi

@@ -202,25 +202,25 @@ static void test_driver_specs(void **state)
 
 	(void)state;
 	assert_non_null(f);
-	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_SERVE, specs, 2, 60000000000ull, 0, 0),
+	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_SERVE, specs, 2, 60000000000ull, 0, 0, 0),
 			 0);
 	rewind(f);
 	assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
 	assert_string_equal(
-		buf, "benchtrap-driver/2 serve 2 60000 0 0\n"
+		buf, "benchtrap-driver/2 serve 2 60000 0 0 0\n"
 		     "0000000000001139 0000000000000000 0000000000000000 0000000000000000 "
 		     "0000000000000000 0000000000000000 0000000000000000\n"
 		     "0000000000000abc 0000000000000001 fffffffffffffffe 0000000000000000 "
 		     "0000000000000000 0000000000000000 0000000000000000 /lib/libz.so\n");
 	fclose(f);
 	f = tmpfile();
-	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_CALL, specs, 1, 1000000, 100, 3), 0);
+	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_CALL, specs, 1, 1000000, 100, 3, 16), 0);
 	memset(buf, 0, sizeof(buf));
 	rewind(f);
 	assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
-	assert_memory_equal(buf, "benchtrap-driver/2 call 1 1 100 3\n", 34);
+	assert_memory_equal(buf, "benchtrap-driver/2 call 1 1 100 3 16\n", 37);
 	/* A path the driver could not read back. */
-	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_CALL, bads, 1, 1000000, 0, 0), -EINVAL);
+	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_CALL, bads, 1, 1000000, 0, 0, 0), -EINVAL);
 	fclose(f);
 }
 
@@ -254,6 +254,12 @@ static void test_driver_report(void **state)
 	assert_int_equal(l.i, 2);
 	assert_true(l.mem[0] == 5 && l.mem[1] == 4 && l.mem[2] == 4096 && l.mem[3] == 3000 &&
 		    l.mem[4] == 96 && l.mem[5] == 0 && l.mem[6] == 1);
+	assert_int_equal(driven_parse_line("site 3 1 4096 2 5", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_SITE);
+	assert_true(l.i == 3 && l.rank == 1 && l.bytes == 4096 && l.count == 2 && l.n == 5);
+	assert_int_equal(driven_parse_line("frame 3 1 140737351905280", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_FRAME);
+	assert_true(l.rank == 1 && l.pc == 140737351905280ull);
 	/* Anything else is not the driver's. */
 	const char *bad[] = { "",	       "server",	 "server 1",	"start 1",
 			      "done 1 2 3",    "end 1 2",	 "end 1 2 2",	"end 1 70000 0",
@@ -261,7 +267,8 @@ static void test_driver_report(void **state)
 			      "done x 2",      "start 1 2 junk", "start 1  2", "start 1 2 ",
 			      "starts 1 2",    "perf 1 2 3 4 99999999999999999999",
 			      "mem 1 2 3 4 5 6 0", "mem 1 2 3 4 5 6 2 0", "mem 1 2 3 4 5 6 0 7",
-			      "mem 1 2 3 4 5 6 0 0 0" };
+			      "mem 1 2 3 4 5 6 0 0 0", "site 1 64 2 3 4", "site 1 0 2 3 33",
+			      "frame 1 2", "frame 1 64 5" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(driven_parse_line(bad[i], &l), -EINVAL);
