@@ -44,6 +44,9 @@
  *	                                 one call of i after <warm-up calls>;
  *	                                 <unseen> 1: the program's malloc is not
  *	                                 the wrappers' (it defines its own)
+ *	maps <pid>                       memory with <frames>: at main, before
+ *	                                 anything else; then it waits on
+ *	                                 DRIVER_ACK_FD
  *	site <i> <rank> <bytes> <count> <n>  memory with <frames>: the call's
  *	frame <i> <rank> <pc>            allocation sites, the most bytes first,
  *	                                 each with the n pcs of its stack
@@ -64,6 +67,10 @@
 /* Where the list of functions is, and where the driver reports. */
 #define DRIVER_SPEC_FD 3
 #define DRIVER_REPORT_FD 4
+/* With <frames>: the driver says "maps <pid>" at main and waits for one
+ * byte here, so that benchtrap reads its mappings (which name the stacks
+ * of its calls, and of its children's) while it is surely alive. */
+#define DRIVER_ACK_FD 5
 
 /* The one function callgrind counts: its call of the benchmark. */
 #define DRIVER_FUNCTION "benchtrap_driver_call"

@@ -470,6 +470,13 @@ static int driver_main(int argc, char **argv, char **envp)
 
 	if (err < 0)
 		fail("cannot prepare the allocator's wrappers: %s", strerror(-err));
+	if (frames) {
+		char ack;
+
+		report("maps %d\n", (int)getpid());
+		if (read(DRIVER_ACK_FD, &ack, 1) != 1)
+			fail("benchtrap did not answer on fd %d", DRIVER_ACK_FD);
+	}
 	foreign = alloc_foreign();
 	if (foreign)
 		cannot("%s defines malloc, found before benchtrap's wrappers: its allocations "

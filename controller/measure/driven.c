@@ -131,6 +131,9 @@ int driven_parse_line(const char *s, struct driven_line *l)
 		l->i = (size_t)v[0];
 		l->rank = (size_t)v[1];
 		l->pc = v[2];
+	} else if (IS("maps", 1)) {
+		l->kind = DRIVEN_LINE_MAPS;
+		l->pid = (pid_t)v[0];
 	} else if (IS("mem", 8) && v[6] <= 1 && v[7] <= 1) {
 		l->kind = DRIVEN_LINE_MEM;
 		l->i = (size_t)v[0];
@@ -155,6 +158,7 @@ struct run {
 	unsigned dumps;	    /* call mode: calls returned in this process */
 	unsigned want_frames; /* the last site's frames still to come */
 	char *maps;	      /* the process's /proc/PID/maps, for naming sites */
+	int ack;	      /* DRIVER_ACK_FD's other end */
 	uint64_t deadline;
 };
 
@@ -212,7 +216,7 @@ static void arm(struct run *r, uint64_t extra)
 	r->deadline = measure_now_ns() + r->j->timeout_ns + extra;
 }
 
-/* The process's mappings, once it reached main (its first line): what
+/* The process's mappings at main (it waits while they are read): what
  * names the sites of its calls, or of its children's, after it is gone. */
 static void read_maps(struct run *r)
 {
@@ -242,10 +246,23 @@ static void line(struct run *r, const char *s)
 	const struct driven_job *j = r->j;
 	struct driven_line l;
 
-	if (driven_parse_line(s, &l) < 0 || (l.kind != DRIVEN_LINE_SERVER && l.i >= j->n))
+	if (driven_parse_line(s, &l) < 0 ||
+	    (l.kind != DRIVEN_LINE_SERVER && l.kind != DRIVEN_LINE_MAPS && l.i >= j->n))
 		return;
-	read_maps(r);
 	switch (l.kind) {
+	case DRIVEN_LINE_MAPS:
+		/* It waits for this byte: it is alive while they are read. */
+		if (l.pid == r->out->pid) {
+			struct sigaction ign = { .sa_handler = SIG_IGN }, was;
+
+			read_maps(r);
+			/* Dead since it asked: EPIPE, not a SIGPIPE for us. */
+			sigaction(SIGPIPE, &ign, &was);
+			/* If it is gone, the process's end says so. */
+			(void)!write(r->ack, "", 1);
+			sigaction(SIGPIPE, &was, NULL);
+		}
+		break;
 	case DRIVEN_LINE_SERVER:
 		r->server_said = true;
 		r->out->threads = l.threads;
@@ -457,8 +474,10 @@ static char **environment(const struct driven_job *j)
 int driven_run(const struct driven_job *j, struct driven_call *calls,
 	       struct driven_outcome *out, char **ret_error)
 {
-	struct run r = { .j = j, .calls = calls, .out = out, .err_fd = -1, .current = SIZE_MAX };
-	int spec_fd = -1, report[2] = { -1, -1 }, devnull = -1, input = -1, pfd = -1, rc;
+	struct run r = { .j = j, .calls = calls, .out = out, .err_fd = -1, .ack = -1,
+			 .current = SIZE_MAX };
+	int spec_fd = -1, report[2] = { -1, -1 }, ack[2] = { -1, -1 }, devnull = -1, input = -1;
+	int pfd = -1, rc;
 	char **env = NULL, buf[4096];
 	size_t used = 0;
 	bool open_report = true;
@@ -474,7 +493,8 @@ int driven_run(const struct driven_job *j, struct driven_call *calls,
 	env = environment(j);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	input = measure_open_input(j->t);
-	if (!env || devnull < 0 || input < 0 || pipe2(report, O_CLOEXEC) < 0) {
+	if (!env || devnull < 0 || input < 0 || pipe2(report, O_CLOEXEC) < 0 ||
+	    pipe2(ack, O_CLOEXEC) < 0) {
 		rc = !env ? -ENOMEM : input < 0 && devnull >= 0 ? input : -errno;
 		if (asprintf(ret_error, "cannot set up a driven child: %s%s%s", strerror(-rc),
 			     input < 0 && j->t->input ? " (the input " : "",
@@ -496,7 +516,9 @@ int driven_run(const struct driven_job *j, struct driven_call *calls,
 		lo.fds[0].to = DRIVER_SPEC_FD;
 		lo.fds[1].from = report[1];
 		lo.fds[1].to = DRIVER_REPORT_FD;
-		lo.nfds = 2;
+		lo.fds[2].from = ack[0];
+		lo.fds[2].to = DRIVER_ACK_FD;
+		lo.nfds = 3;
 	}
 	/* A group of its own, so that whatever the target forks can be
 	 * killed with it. */
@@ -504,6 +526,9 @@ int driven_run(const struct driven_job *j, struct driven_call *calls,
 	rc = launch_start(&lo, &l, &exec_errno);
 	fd_close(report[1]);
 	report[1] = -1;
+	fd_close(ack[0]);
+	ack[0] = -1;
+	r.ack = ack[1];
 	if (rc < 0) {
 		if (rc == -LAUNCH_E_EXEC)
 			rc = -exec_errno;
@@ -563,6 +588,8 @@ out:
 	fd_close(spec_fd);
 	fd_close(report[0]);
 	fd_close(report[1]);
+	fd_close(ack[0]);
+	fd_close(ack[1]);
 	fd_close(devnull);
 	fd_close(input);
 	fd_close(r.err_fd);

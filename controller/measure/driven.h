@@ -146,6 +146,7 @@ enum driven_line_kind {
 	DRIVEN_LINE_MEM,
 	DRIVEN_LINE_SITE,
 	DRIVEN_LINE_FRAME,
+	DRIVEN_LINE_MAPS,
 };
 
 struct driven_line {

@@ -220,6 +220,16 @@ checks=$((checks + 1))
 	fail "folded stacks of strdup_one: $(cat "$TMP/stacks/001-strdup_one.folded")"
 # Counting with stacks counts the same.
 expect_json '[b["counters"]["bytes_allocated"] for b in d["benchmarks"]] == [285, 10, 0]'
+# One benchmark, and in one process: the process that names the stacks may
+# end as soon as its call does, and they are named all the same.
+for iso in benchmark shared; do
+	rm -f "$TMP"/stacks/*
+	run run "$ALLOCS" "${MEM[@]}" --bench strdup_one --isolation "$iso" --alloc-stacks "$TMP/stacks"
+	expect_status 0
+	checks=$((checks + 1))
+	[[ $(cat "$TMP/stacks/000-strdup_one.folded") == "benchtrap_bench_strdup_one;__strdup 10" ]] ||
+		fail "$iso: folded stacks of strdup_one: $(cat "$TMP/stacks/000-strdup_one.folded")"
+done
 run run "$ALLOCS" "${MEM[@]}" --alloc-stacks "$TMP/no-such-dir"
 expect_usage_error 'alloc-stacks wants an existing directory'
 run run "$ALLOCS" --instrument callgrind --alloc-stacks "$TMP/stacks"

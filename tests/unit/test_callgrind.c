@@ -260,6 +260,9 @@ static void test_driver_report(void **state)
 	assert_int_equal(driven_parse_line("frame 3 1 140737351905280", &l), 0);
 	assert_int_equal(l.kind, DRIVEN_LINE_FRAME);
 	assert_true(l.rank == 1 && l.pc == 140737351905280ull);
+	assert_int_equal(driven_parse_line("maps 4242", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_MAPS);
+	assert_int_equal(l.pid, 4242);
 	/* Anything else is not the driver's. */
 	const char *bad[] = { "",	       "server",	 "server 1",	"start 1",
 			      "done 1 2 3",    "end 1 2",	 "end 1 2 2",	"end 1 70000 0",
@@ -268,7 +271,7 @@ static void test_driver_report(void **state)
 			      "starts 1 2",    "perf 1 2 3 4 99999999999999999999",
 			      "mem 1 2 3 4 5 6 0", "mem 1 2 3 4 5 6 2 0", "mem 1 2 3 4 5 6 0 7",
 			      "mem 1 2 3 4 5 6 0 0 0", "site 1 64 2 3 4", "site 1 0 2 3 33",
-			      "frame 1 2", "frame 1 64 5" };
+			      "frame 1 2", "frame 1 64 5", "maps", "maps 1 2" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(driven_parse_line(bad[i], &l), -EINVAL);
