@@ -118,6 +118,8 @@ void alloc_sites(unsigned i, void (*say)(const char *fmt, ...))
 		for (unsigned f = 0; f < top[r]->n; f++)
 			say("frame %u %zu %" PRIu64 "\n", i, r, (uint64_t)(uintptr_t)top[r]->pc[f]);
 	}
+	if (sites_full)
+		say("lost %u\n", i);
 }
 
 const char *alloc_foreign(void)

@@ -51,6 +51,8 @@
  *	frame <i> <rank> <pc>            allocation sites, the most bytes first,
  *	                                 each with the n pcs of its stack
  *	                                 (innermost first), before its mem line
+ *	lost <i>                         more distinct stacks than the driver
+ *	                                 holds: sites of call i are missing
  *	end <i> <wait status> <0|1>      serve: child of i reaped (1: killed
  *	                                 after the timeout)
  */

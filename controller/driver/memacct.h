@@ -98,13 +98,21 @@ static inline bool memacct_forget(struct memacct *m, uintptr_t a, size_t *size)
 	return true;
 }
 
-/* A block p of 'size' bytes asked for (p NULL: the allocation failed,
- * still a call). */
+/* bytes += size, never past the top. */
+static inline void memacct_add_bytes(struct memacct *m, size_t size)
+{
+	m->bytes = m->bytes + size < m->bytes ? UINT64_MAX : m->bytes + size;
+}
+
+/* A block p of 'size' bytes asked for (p NULL: the allocation failed, a
+ * call that allocated no byte). */
 static inline void memacct_alloc(struct memacct *m, const void *p, size_t size)
 {
 	m->allocations++;
-	m->bytes += size;
-	if (!p || !memacct_remember(m, (uintptr_t)p, size))
+	if (!p)
+		return;
+	memacct_add_bytes(m, size);
+	if (!memacct_remember(m, (uintptr_t)p, size))
 		return;
 	m->live += size;
 	if (m->live > m->peak)
@@ -138,9 +146,9 @@ static inline void memacct_realloc(struct memacct *m, const void *old, const voi
 		return;
 	}
 	m->allocations++;
-	m->bytes += size;
 	if (!p)
 		return; /* failed: the old block stays */
+	memacct_add_bytes(m, size);
 	if (memacct_forget(m, (uintptr_t)old, &was))
 		m->live -= was;
 	if (!memacct_remember(m, (uintptr_t)p, size))

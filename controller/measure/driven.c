@@ -131,6 +131,9 @@ int driven_parse_line(const char *s, struct driven_line *l)
 		l->i = (size_t)v[0];
 		l->rank = (size_t)v[1];
 		l->pc = v[2];
+	} else if (IS("lost", 1)) {
+		l->kind = DRIVEN_LINE_LOST;
+		l->i = (size_t)v[0];
 	} else if (IS("maps", 1)) {
 		l->kind = DRIVEN_LINE_MAPS;
 		l->pid = (pid_t)v[0];
@@ -285,6 +288,9 @@ static void line(struct run *r, const char *s)
 	case DRIVEN_LINE_MEM:
 		memcpy(r->calls[l.i].mem, l.mem, sizeof(l.mem));
 		r->calls[l.i].have_mem = true;
+		break;
+	case DRIVEN_LINE_LOST:
+		r->calls[l.i].sites_lost = true;
 		break;
 	case DRIVEN_LINE_SITE: {
 		struct driven_call *c = &r->calls[l.i];

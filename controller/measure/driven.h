@@ -76,6 +76,7 @@ struct driven_call {
 	bool have_mem;
 	struct driven_site *sites; /* memory with alloc_frames: the most bytes first; */
 	size_t nsites;		   /* valid while 'settled' runs */
+	bool sites_lost;	   /* more stacks than the driver holds */
 	const char *maps;	   /* with sites: the calling process's /proc/PID/maps,
 				      read at main (valid while 'settled' runs) */
 	uint64_t t_start_ns, t_end_ns;
@@ -147,6 +148,7 @@ enum driven_line_kind {
 	DRIVEN_LINE_SITE,
 	DRIVEN_LINE_FRAME,
 	DRIVEN_LINE_MAPS,
+	DRIVEN_LINE_LOST,
 };
 
 struct driven_line {

@@ -183,6 +183,9 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 				      "(3 million): peak_bytes and leaked_bytes are lower bounds");
 	if (call->nsites)
 		take_sites(c, res, i, call);
+	if (call->sites_lost)
+		bench_result_diagnose(res, "more distinct allocation stacks than the driver holds "
+					   "(3072): the sites are incomplete, the counts are not");
 	if (c->warmup_calls)
 		bench_result_diagnose(res, "counted the call after %lu uncounted one(s) "
 					   "(--warmup-calls)",

@@ -151,7 +151,10 @@ PY
 done
 expect_no_orphans "$FS"
 
-# With the cache simulation: every counter (misses too) the same.
+# With the cache simulation: the accesses (Ir, Dr, Dw) the same; the misses
+# of the simulated caches depend on what they held at the call, which is
+# what the server did before the fork (the same steps before every fork,
+# but a set that thrashes still ages): within a few lines of each other.
 for iso in benchmark process; do
 	run run "$FS" "${CG[@]}" "${HAPPY[@]}" --input "$TMP/input" --cache-sim --isolation "$iso" --format json
 	expect_status 0
@@ -159,8 +162,20 @@ for iso in benchmark process; do
 	expect_json 'all(b["status"] == "ok" and {"Ir", "Dr", "D1mr", "DLmw"} <= set(b["counters"]) for b in d["benchmarks"])'
 	expect_no_orphans "$FS"
 done
-same_counts "$TMP/cache-benchmark.json" "$TMP/cache-process.json"
-same_counts "$TMP/cache-process.json" "$TMP/cache-benchmark.json"
+checks=$((checks + 1))
+python3 - "$TMP/cache-benchmark.json" "$TMP/cache-process.json" <<'PY' || fail "cache-sim counters differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+other = {x["name"]: x["counters"] for x in b["benchmarks"]}
+bad = []
+for x in a["benchmarks"]:
+    y = other[x["name"]]
+    for k, v in x["counters"].items():
+        exact = k in ("Ir", "Dr", "Dw")
+        if (v != y[k]) if exact else abs(v - y[k]) > 3:
+            bad.append("%s %s: %s against %s" % (x["name"], k, v, y[k]))
+sys.exit("\n".join(bad) if bad or not a["benchmarks"] else 0)
+PY
 
 # ---- failures in a forked child: reported, and the server unharmed ----------------------
 # Each failing benchmark is followed by one whose count shows the state of

@@ -82,6 +82,7 @@ E = {
     "ripple_2": (4 << 20, 1, 1, 4 << 20, 0),
     "ripple_3": (4 << 20, 1, 1, 4 << 20, 0),
     "nothing": (0, 0, 0, 0, 0),
+    "reexec": (7, 1, 1, 7, 0),
     # C++ (allocs_cxx.cpp) and Rust (allocs_rust.rs), with --symbol.
     "new_delete()": (173, 3, 3, 173, 0),
     "vector_growth()": (1020, 8, 8, 768, 0),
@@ -156,7 +157,7 @@ for iso in benchmark process shared; do
 	expect_status 1
 	cp "$TMP/out" "$TMP/allocs-$iso.json"
 	expect_json 'd["run"]["instrument"] == "memory" and d["run"]["isolation"] == "'"$iso"'"'
-	expect_json 'len(d["benchmarks"]) == 22'
+	expect_json 'len(d["benchmarks"]) == 23'
 	expect_json '[b["name"] for b in d["benchmarks"] if b["status"] != "ok"] == ["crash"]'
 	expect_json '"SIGSEGV" in [b for b in d["benchmarks"] if b["name"] == "crash"][0]["error"]'
 	figures "$TMP/allocs-$iso.json"
@@ -166,7 +167,7 @@ for iso in benchmark process shared; do
 done
 # A process per benchmark when isolated; shared: one, and one more after crash.
 cp "$TMP/allocs-benchmark.json" "$TMP/out"
-expect_json 'len({b["pid"] for b in d["benchmarks"]}) == 22'
+expect_json 'len({b["pid"] for b in d["benchmarks"]}) == 23'
 cp "$TMP/allocs-shared.json" "$TMP/out"
 expect_json 'len({b["pid"] for b in d["benchmarks"]}) == 2'
 same_counts "$TMP/allocs-benchmark.json" "$TMP/allocs-process.json"

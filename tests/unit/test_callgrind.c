@@ -260,6 +260,9 @@ static void test_driver_report(void **state)
 	assert_int_equal(driven_parse_line("frame 3 1 140737351905280", &l), 0);
 	assert_int_equal(l.kind, DRIVEN_LINE_FRAME);
 	assert_true(l.rank == 1 && l.pc == 140737351905280ull);
+	assert_int_equal(driven_parse_line("lost 7", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_LOST);
+	assert_int_equal(l.i, 7);
 	assert_int_equal(driven_parse_line("maps 4242", &l), 0);
 	assert_int_equal(l.kind, DRIVEN_LINE_MAPS);
 	assert_int_equal(l.pid, 4242);

@@ -87,10 +87,11 @@ static void test_reallocs(void **state)
 	/* The old address is no longer a block: freeing it releases nothing. */
 	memacct_free(&m, P(1));
 	assert_int_equal(m.live, 64);
-	/* A realloc that fails leaves the old block. */
+	/* A realloc that fails leaves the old block, and allocates no byte. */
 	memacct_realloc(&m, P(2), NULL, 1 << 20);
 	assert_int_equal(m.live, 64);
 	assert_int_equal(m.allocations, 4);
+	assert_int_equal(m.bytes, 16 + 32 + 64);
 	/* To size 0: a free. */
 	memacct_realloc(&m, P(2), NULL, 0);
 	assert_int_equal(m.frees, 2);
@@ -106,9 +107,13 @@ static void test_failed_alloc(void **state)
 	start(&m);
 	memacct_alloc(&m, NULL, 1000);
 	assert_int_equal(m.allocations, 1);
-	assert_int_equal(m.bytes, 1000);
+	assert_int_equal(m.bytes, 0);
 	assert_int_equal(m.live, 0);
 	assert_int_equal(m.peak, 0);
+	/* Huge requests that succeeded cannot wrap the sum around. */
+	memacct_alloc(&m, P(1), SIZE_MAX);
+	memacct_alloc(&m, P(2), SIZE_MAX);
+	assert_true(m.bytes == UINT64_MAX);
 }
 
 /* A call that leaks leaves blocks in the table: the next start forgets
