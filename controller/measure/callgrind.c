@@ -330,7 +330,6 @@ static void finish(struct ctx *c, struct bench_result *res, const char *path, si
 {
 	struct callgrind_profile p;
 	int ir, r = callgrind_parse_file(path, caller, callee, &p);
-	struct stats_options so = stats_options_default();
 
 	if (r < 0 || (ir = callgrind_event_index(&p, "Ir")) < 0) {
 		res->status = BENCH_FAILED;
@@ -360,21 +359,9 @@ static void finish(struct ctx *c, struct bench_result *res, const char *path, si
 				name, (double)p.inclusive[i] / (double)p.calls
 			};
 	}
-	res->samples = malloc(sizeof(*res->samples));
-	if (!res->samples) {
-		res->status = BENCH_FAILED;
-		res->error = strdup("out of memory");
+	measure_result_count(res, res->counters[0].value);
+	if (res->status != BENCH_OK)
 		return;
-	}
-	res->samples[0] = res->counters[0].value;
-	res->nsamples = 1;
-	if (stats_summarize(res->samples, 1, &so, &res->stats) < 0) {
-		res->status = BENCH_FAILED;
-		res->error = strdup("no usable count");
-		return;
-	}
-	res->status = BENCH_OK;
-	res->value = res->counters[0].value;
 	res->no_time = res->value < MEASURE_MIN_INSTRUCTIONS;
 	if (res->no_time)
 		bench_result_diagnose(res,

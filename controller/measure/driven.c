@@ -631,14 +631,25 @@ char *driven_failure(const struct driven_call *c, uint64_t timeout_ns)
 
 struct batch {
 	const struct driven_native *nat;
+	struct bench_result *results;
+	const struct measure_hooks *hooks;
 	size_t first;
 };
 
+/* Call j settled: the instrument fills its result, its end is said. */
 static void batch_settled(void *ctx, size_t j, const struct driven_call *c)
 {
 	struct batch *b = ctx;
+	struct bench_result *res = &b->results[b->first + j];
+	struct measure_event ev = { .kind = MEASURE_BENCH_END,
+				    .name = res->spec->name,
+				    .pid = c->pid,
+				    .t_ns = c->t_end_ns };
 
+	res->pid = c->pid;
+	res->t_end_ns = c->t_end_ns;
 	b->nat->settled(b->nat->ctx, b->first + j, c);
+	measure_emit(b->hooks, &ev);
 }
 
 int driven_native(const struct measure_target *t, const struct bench_spec *specs, size_t n,
@@ -648,7 +659,7 @@ int driven_native(const struct measure_target *t, const struct bench_spec *specs
 {
 	const struct bench_spec **specv = NULL;
 	struct driven_call *calls = NULL;
-	struct batch b = { .nat = nat };
+	struct batch b = { .nat = nat, .results = results, .hooks = hooks };
 	char exe[PATH_MAX], dir[200];
 	const char *tmpdir = getenv("TMPDIR");
 	long threads = 0;

@@ -107,7 +107,8 @@ int driven_run(const struct driven_job *j, struct driven_call *calls,
  * in batches as 'iso' says (the fork server; a server for one each under
  * process isolation, or for a program with threads at main, said in a
  * diagnostic; one process for all when shared), each result begun with
- * 'instrument' and 'unit' and filled by 'settled' (i: the index in specs).
+ * 'instrument' and 'unit', its pid and end time set, filled by 'settled'
+ * (i: the index in specs), and its end emitted.
  * Returns 0, or a negative errno when nothing could be run, with
  * *ret_error saying why.
  */

@@ -32,6 +32,27 @@ void measure_result_begin(struct bench_result *res, const struct bench_spec *spe
 	res->t_start_ns = measure_now_ns();
 }
 
+void measure_result_count(struct bench_result *res, double value)
+{
+	struct stats_options so = stats_options_default();
+
+	res->value = value;
+	res->samples = malloc(sizeof(*res->samples));
+	if (!res->samples) {
+		res->status = BENCH_FAILED;
+		res->error = strdup("out of memory");
+		return;
+	}
+	res->samples[0] = value;
+	res->nsamples = 1;
+	if (stats_summarize(res->samples, 1, &so, &res->stats) < 0) {
+		res->status = BENCH_FAILED;
+		res->error = strdup("no usable count");
+		return;
+	}
+	res->status = BENCH_OK;
+}
+
 int measure_open_input(const struct measure_target *t)
 {
 	int fd;

@@ -260,6 +260,10 @@ uint64_t measure_now_ns(void);
 void measure_result_begin(struct bench_result *res, const struct bench_spec *spec,
 			  const char *instrument, const char *unit);
 
+/* A counting instrument's result: 'value', exact, as its one sample, and
+ * its stats; BENCH_OK, or BENCH_FAILED with the error said. */
+void measure_result_count(struct bench_result *res, double value);
+
 /* What the command line asks of an instrument beyond the plan; each
  * instrument reads what applies to it (struct measure_instrument.options). */
 struct measure_opts {

@@ -25,7 +25,6 @@
 
 struct ctx {
 	struct bench_result *results;
-	const struct measure_hooks *hooks;
 	uint64_t timeout_ns;
 	unsigned long warmup_calls;
 	const char *stacks_dir; /* --alloc-stacks */
@@ -133,20 +132,12 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 {
 	struct ctx *c = ctx;
 	struct bench_result *res = &c->results[i];
-	struct stats_options so = stats_options_default();
-	struct measure_event ev = { .kind = MEASURE_BENCH_END,
-				    .name = res->spec->name,
-				    .pid = call->pid,
-				    .t_ns = call->t_end_ns };
 	static const char *const names[] = { "allocations", "frees", "bytes_allocated",
 					     "peak_bytes", "leaked_bytes" };
 
-	res->pid = call->pid;
-	res->t_end_ns = call->t_end_ns;
 	if (!call->returned || !call->have_mem) {
 		res->status = BENCH_FAILED;
 		res->error = driven_failure(call, c->timeout_ns);
-		measure_emit(c->hooks, &ev);
 		return;
 	}
 	if (call->mem[6]) {
@@ -155,7 +146,6 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 		res->error = strdup("not counted: the program defines its own malloc (another "
 				    "allocator linked in?), which comes before benchtrap's wrappers "
 				    "of the C allocator");
-		measure_emit(c->hooks, &ev);
 		return;
 	}
 	res->ncounters = 0;
@@ -166,17 +156,9 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 			res->counters[res->ncounters++] =
 				(struct measure_counter){ names[k], (double)call->mem[k] };
 	res->calls = res->iterations = 1;
-	res->value = (double)call->mem[2];
-	res->samples = malloc(sizeof(double));
-	if (res->samples) {
-		res->samples[0] = res->value;
-		res->nsamples = 1;
-	}
-	res->status = res->samples && stats_summarize(res->samples, 1, &so, &res->stats) == 0 ?
-			      BENCH_OK :
-			      BENCH_FAILED;
+	measure_result_count(res, (double)call->mem[2]);
 	if (res->status != BENCH_OK)
-		res->error = strdup("out of memory");
+		return;
 	if (call->mem[5])
 		bench_result_diagnose(res,
 				      "more blocks were live at once than the driver's table holds "
@@ -190,7 +172,6 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 		bench_result_diagnose(res, "counted the call after %lu uncounted one(s) "
 					   "(--warmup-calls)",
 				      c->warmup_calls);
-	measure_emit(c->hooks, &ev);
 }
 
 int measure_memory(const struct measure_target *t, const struct bench_spec *specs, size_t n,
@@ -199,7 +180,6 @@ int measure_memory(const struct measure_target *t, const struct bench_spec *spec
 		   struct bench_result *results, char **ret_error)
 {
 	struct ctx c = { .results = results,
-			 .hooks = hooks,
 			 .timeout_ns = plan->timeout_ns,
 			 .warmup_calls = opts->warmup_calls,
 			 .stacks_dir = opts->alloc_stacks };

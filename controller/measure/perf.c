@@ -65,7 +65,6 @@ static int probe(void)
 
 struct ctx {
 	struct bench_result *results;
-	const struct measure_hooks *hooks;
 	uint64_t timeout_ns;
 };
 
@@ -74,13 +73,7 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 {
 	struct ctx *c = ctx;
 	struct bench_result *res = &c->results[i];
-	struct stats_options so = stats_options_default();
-	struct measure_event ev = { .kind = MEASURE_BENCH_END,
-				    .name = res->spec->name,
-				    .pid = call->pid,
-				    .t_ns = call->t_end_ns };
-	res->pid = call->pid;
-	res->t_end_ns = call->t_end_ns;
+
 	if (!call->returned || !call->have_perf) {
 		res->status = BENCH_FAILED;
 		res->error = driven_failure(call, c->timeout_ns);
@@ -88,19 +81,11 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 		double ins = perf_per_call(call->perf[2], call->perf[0], PERF_CALLS);
 		double cyc = perf_per_call(call->perf[3], call->perf[1], PERF_CALLS);
 
-		res->samples = malloc(sizeof(double));
-		if (res->samples) {
-			res->samples[0] = ins;
-			res->nsamples = 1;
-		}
 		res->calls = res->iterations = PERF_CALLS;
 		res->counters[0] = (struct measure_counter){ "instructions", ins };
 		res->counters[1] = (struct measure_counter){ "cycles", cyc };
 		res->ncounters = 2;
-		res->value = ins;
-		res->status = res->samples && stats_summarize(res->samples, 1, &so, &res->stats) == 0 ?
-				      BENCH_OK :
-				      BENCH_FAILED;
+		measure_result_count(res, ins);
 		res->no_time = ins < MEASURE_MIN_INSTRUCTIONS;
 		if (res->no_time)
 			bench_result_diagnose(res,
@@ -108,7 +93,6 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 					      "(%s)",
 					      ins, measure_no_time_advice(res->spec));
 	}
-	measure_emit(c->hooks, &ev);
 }
 
 static int no_counters(int err, char **ret_error)
@@ -151,7 +135,7 @@ int measure_perf(const struct measure_target *t, const struct bench_spec *specs,
 		 const struct measure_opts *opts, const struct measure_hooks *hooks,
 		 struct bench_result *results, char **ret_error)
 {
-	struct ctx c = { .results = results, .hooks = hooks, .timeout_ns = plan->timeout_ns };
+	struct ctx c = { .results = results, .timeout_ns = plan->timeout_ns };
 	struct driven_native nat = { .instrument = "perf",
 				     .unit = "instructions",
 				     .perf_calls = PERF_CALLS,
