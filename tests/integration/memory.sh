@@ -128,27 +128,6 @@ if n == 0 or bad:
 PY
 }
 
-# Every counter of every benchmark that is ok in the results file $1 is the
-# same in $2, where it is ok too.
-same_counts() {
-	checks=$((checks + 1))
-	python3 - "$1" "$2" <<'PY' || fail "counters differ between $1 and $2"
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-other = {x["name"]: x for x in b["benchmarks"]}
-bad, n = [], 0
-for x in a["benchmarks"]:
-    if x["status"] != "ok":
-        continue
-    n += 1
-    y = other.get(x["name"])
-    if y is None or y["status"] != "ok" or y["counters"] != x["counters"]:
-        bad.append("%s: %s against %s" % (x["name"], x["counters"],
-                                          y and (y["counters"] if y["status"] == "ok" else y["error"])))
-if n == 0 or bad:
-    sys.exit("\n".join(["no benchmark compared"] if n == 0 else bad))
-PY
-}
 
 # The whole suite (crash included) in each isolation: exit 1 for crash, and
 # the figures of everything else exact.
