@@ -134,6 +134,7 @@ void bench_result_clear(struct bench_result *r)
 	free(r->error);
 	free(r->samples);
 	free(r->pair_ratios);
+	free(r->threads);
 	for (size_t i = 0; i < r->nsites; i++)
 		str_free_n(r->sites[i].frames, r->sites[i].nframes);
 	free(r->sites);

@@ -33,7 +33,14 @@ struct bench_spec {
 	bool registered;  /* registered with target-stub (not a --symbol) */
 	int64_t args[MEASURE_MAX_ARGS];
 	unsigned nargs;
+	/* Bodies run at once, each on a thread of its own that benchtrap
+	 * creates in the child (--threads, BENCHTRAP_THREADS); 0 or 1: the
+	 * benchmark is called from the main thread alone. */
+	unsigned threads;
 };
+
+/* --threads N: at most this many bodies at once. */
+#define MEASURE_MAX_THREADS 64
 
 void bench_spec_clear(struct bench_spec *s);
 
@@ -220,6 +227,17 @@ struct bench_result {
 	 * to back; NULL otherwise. */
 	double *pair_ratios;
 	size_t npairs;
+	/* spec->threads > 1: each thread's own figure per call, in the
+	 * threads' creation order (walltime: the median over the recorded
+	 * rounds of the thread's own interval over the iterations; callgrind,
+	 * memory: what the thread's calls counted, per call). */
+	struct measure_thread *threads;
+	size_t nthreads;
+};
+
+struct measure_thread {
+	pid_t tid;
+	double value;
 };
 
 void bench_result_clear(struct bench_result *r);
