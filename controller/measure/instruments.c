@@ -13,13 +13,14 @@ static const struct measure_instrument instruments[] = {
 		.unit = "ns",
 		.summary = "time per call, in a traced child",
 		.run = measure_walltime,
+		.options = MEASURE_OPT_THREADS,
 	},
 	{
 		.name = "callgrind",
 		.unit = "instructions",
 		.summary = "exact instructions per call, under valgrind",
 		.run = measure_callgrind,
-		.options = MEASURE_OPT_KEEP_PROFILES | MEASURE_OPT_CACHE_SIM,
+		.options = MEASURE_OPT_KEEP_PROFILES | MEASURE_OPT_CACHE_SIM | MEASURE_OPT_THREADS,
 	},
 	{
 		.name = "perf",
@@ -33,7 +34,8 @@ static const struct measure_instrument instruments[] = {
 		.unit = "bytes",
 		.summary = "bytes allocated per call; allocations, peak, leaks",
 		.run = measure_memory,
-		.options = MEASURE_OPT_WARMUP_CALLS | MEASURE_OPT_ALLOC_STACKS,
+		.options =
+			MEASURE_OPT_WARMUP_CALLS | MEASURE_OPT_ALLOC_STACKS | MEASURE_OPT_THREADS,
 		.preloads = true,
 	},
 };

@@ -329,6 +329,7 @@ enum {
 	MEASURE_OPT_CACHE_SIM = 1 << 1,	    /* opts->cache_sim */
 	MEASURE_OPT_WARMUP_CALLS = 1 << 2,  /* opts->warmup_calls */
 	MEASURE_OPT_ALLOC_STACKS = 1 << 3,  /* opts->alloc_stacks */
+	MEASURE_OPT_THREADS = 1 << 4,	    /* bench_spec.threads above 1 */
 };
 
 struct measure_instrument {
