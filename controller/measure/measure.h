@@ -93,6 +93,46 @@ void measure_miss_clear(struct measure_miss *m);
  * (results_shard_of); the others are cleared. */
 void measure_select_shard(struct measure_selection *s, unsigned k, unsigned n);
 
+/*
+ * Thread counts (--threads 1,2,4, docs/run.md): distinct, each from 1 to
+ * MEASURE_MAX_THREADS, in the order given.
+ */
+struct measure_threads {
+	unsigned v[MEASURE_MAX_THREADS];
+	size_t n;
+};
+
+enum measure_threads_bad_what {
+	MEASURE_THREADS_EMPTY,	    /* an empty item: "", "1,,2", "1," */
+	MEASURE_THREADS_NOT_NUMBER, /* an item that is not decimal digits */
+	MEASURE_THREADS_RANGE,	    /* a count of 0 or above MEASURE_MAX_THREADS */
+	MEASURE_THREADS_REPEATED,   /* a count given twice */
+};
+
+struct measure_threads_bad {
+	enum measure_threads_bad_what what;
+	char item[24]; /* the item at fault as written (cut to fit), "" when empty */
+};
+
+/* Add the comma-separated counts of 'text' to *list (each must be new to
+ * it). Returns 0, or -EINVAL with *ret_bad saying what is wrong; *list is
+ * then as it was. */
+int measure_threads_parse(const char *text, struct measure_threads *list,
+			  struct measure_threads_bad *ret_bad);
+
+/*
+ * Run every benchmark of the selection at each count of 'counts', in that
+ * order, one after the other: each count is a benchmark of its own, named
+ * "NAME[threads=N]" ("fib[20][threads=2]", "f(1,2)[threads=2]") with
+ * spec.threads N; when the list is exactly 1, the names stay plain.
+ * Benchmarks registered with BENCHTRAP_THREADS are run at these counts
+ * instead of their own (the selected counts of one registration become one
+ * benchmark first). An empty list leaves the selection as it is. Call it
+ * before measure_select_shard(), so that each count is sharded as a
+ * benchmark. Returns 0 or -ENOMEM (the selection is then as it was).
+ */
+int measure_select_threads(struct measure_selection *s, const struct measure_threads *counts);
+
 /* How to sample: docs/run.md explains each default. Times in ns. */
 struct measure_plan {
 	uint64_t warmup_ns;	    /* run the benchmark this long before sampling */

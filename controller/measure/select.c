@@ -2,9 +2,9 @@
 /*
  * Which benchmarks a run measures: registered benchmarks chosen by name
  * (--bench), functions of the binary or its libraries chosen by name with
- * optional arguments (--symbol), each selected once, and the part of them a
- * shard runs. What matched nothing is described, not worded: the command
- * line says it.
+ * optional arguments (--symbol), each selected once, each at the thread
+ * counts asked for (--threads), and the part of them a shard runs. What
+ * matched nothing is described, not worded: the command line says it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -301,4 +301,137 @@ void measure_select_shard(struct measure_selection *s, unsigned k, unsigned n)
 			bench_spec_clear(&s->v[i]);
 	}
 	s->n = kept;
+}
+
+int measure_threads_parse(const char *text, struct measure_threads *list,
+			  struct measure_threads_bad *ret_bad)
+{
+	struct measure_threads out = *list;
+	struct measure_threads_bad bad = { 0 };
+	const char *p = text;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		unsigned long v = 0;
+
+		snprintf(bad.item, sizeof(bad.item), "%.*s", (int)len, p);
+		if (len == 0) {
+			bad.what = MEASURE_THREADS_EMPTY;
+			goto bad;
+		}
+		if (strspn(p, "0123456789") < len) {
+			bad.what = MEASURE_THREADS_NOT_NUMBER;
+			goto bad;
+		}
+		/* Past the largest count, more digits cannot bring it back. */
+		for (size_t i = 0; i < len && v <= MEASURE_MAX_THREADS; i++)
+			v = v * 10 + (unsigned long)(p[i] - '0');
+		bad.what = MEASURE_THREADS_RANGE;
+		if (v < 1 || v > MEASURE_MAX_THREADS)
+			goto bad;
+		bad.what = MEASURE_THREADS_REPEATED;
+		for (size_t i = 0; i < out.n; i++)
+			if (out.v[i] == v)
+				goto bad;
+		/* Distinct counts of 1..MEASURE_MAX_THREADS: they fit. */
+		out.v[out.n++] = (unsigned)v;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	*list = out;
+	return 0;
+bad:
+	*ret_bad = bad;
+	return -EINVAL;
+}
+
+/* The length of s->name without the "[threads=N]" that a registration
+ * with BENCHTRAP_THREADS gave it (elf/registry.c), if any. */
+static size_t threads_base_len(const struct bench_spec *s)
+{
+	size_t len = strlen(s->name);
+	char suffix[32];
+	int n;
+
+	if (!s->threads)
+		return len;
+	n = snprintf(suffix, sizeof(suffix), "[threads=%u]", s->threads);
+	if ((size_t)n < len && !strcmp(s->name + len - (size_t)n, suffix))
+		return len - (size_t)n;
+	return len;
+}
+
+/* A copy of 's' named 'base' (its first base_len characters) with
+ * "[threads=N]", or plain when 'plain', to run on 'threads' threads. */
+static int spec_at_threads(const struct bench_spec *s, size_t base_len, unsigned threads,
+			   bool plain, struct bench_spec *ret)
+{
+	struct bench_spec c = *s;
+	int r;
+
+	if (plain)
+		r = (c.name = strndup(s->name, base_len)) ? 0 : -1;
+	else
+		r = asprintf(&c.name, "%.*s[threads=%u]", (int)base_len, s->name, threads);
+	if (r < 0)
+		c.name = NULL;
+	c.symbol = s->symbol ? strdup(s->symbol) : NULL;
+	c.object = s->object ? strdup(s->object) : NULL;
+	c.build_id = s->build_id ? strdup(s->build_id) : NULL;
+	c.threads = threads;
+	if (!c.name || (s->symbol && !c.symbol) || (s->object && !c.object) ||
+	    (s->build_id && !c.build_id)) {
+		bench_spec_clear(&c);
+		return -ENOMEM;
+	}
+	*ret = c;
+	return 0;
+}
+
+/* Whether an earlier spec of s, before index i, is the same registration
+ * with BENCHTRAP_THREADS as s->v[i]: only such specs can repeat once their
+ * counts are dropped ("counter[threads=1]" and "counter[threads=2]"). */
+static bool threads_seen(const struct measure_selection *s, size_t i, size_t base_len)
+{
+	const struct bench_spec *x = &s->v[i];
+
+	if (!x->threads)
+		return false;
+	for (size_t j = 0; j < i; j++) {
+		const struct bench_spec *y = &s->v[j];
+
+		if (y->threads && threads_base_len(y) == base_len &&
+		    !strncmp(y->name, x->name, base_len) && !strcmp(y->object, x->object))
+			return true;
+	}
+	return false;
+}
+
+int measure_select_threads(struct measure_selection *s, const struct measure_threads *counts)
+{
+	struct measure_selection out = { 0 };
+	bool plain = counts->n == 1 && counts->v[0] == 1;
+
+	if (!counts->n)
+		return 0;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t base_len = threads_base_len(&s->v[i]);
+
+		if (threads_seen(s, i, base_len))
+			continue;
+		for (size_t k = 0; k < counts->n; k++) {
+			struct bench_spec *c = specs_add(&out);
+
+			if (!c || spec_at_threads(&s->v[i], base_len, counts->v[k], plain, c) < 0) {
+				if (c)
+					out.n--;
+				measure_selection_clear(&out);
+				return -ENOMEM;
+			}
+		}
+	}
+	measure_selection_clear(s);
+	*s = out;
+	return 0;
 }
