@@ -22,6 +22,7 @@
 
 #include "util/fd.h"
 #include "arch/harness.h"
+#include "arch/rounds.h"
 #include "elf/elf.h"
 #include "trace/trace.h"
 #include "util/procmaps.h"
@@ -30,10 +31,32 @@
 void harness_emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
 		  pid_t pid, uint64_t t, size_t sample, uint64_t iterations, bool warmup)
 {
-	struct measure_event ev = { kind, name, pid, t, sample, iterations, warmup };
+	struct measure_event ev = { kind, name, pid, t, sample, iterations, warmup, NULL, 0 };
 
 	measure_emit(h, &ev);
 }
+
+void harness_emit_sample(const struct measure_hooks *h, const struct harness *c,
+			 const char *name, const struct sample *x, size_t index, bool warmup)
+{
+	struct measure_event ev = { MEASURE_SAMPLE_START, name, trace_pid(c->p), x->t_start,
+				    index, x->calls, warmup, NULL, 0 };
+
+	/* Markers of a sample are written once it completed, with the
+	 * child's own clock readings: a sample that failed has none. */
+	measure_emit(h, &ev);
+	ev.kind = MEASURE_SAMPLE_END;
+	ev.t_ns = x->t_end;
+	if (c->nthreads) {
+		ev.bounds = c->bounds;
+		ev.nbounds = c->nthreads;
+	}
+	measure_emit(h, &ev);
+}
+
+/* The rounds' code follows the harness in its page. */
+#define ROUNDS_AT 0x100
+_Static_assert(ROUNDS_AT % ARCH_HARNESS_ALIGN == 0, "the rounds' code is aligned");
 
 static int fail_with(char **ret_error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail_with(char **ret_error, const char *fmt, ...)
@@ -175,6 +198,8 @@ int harness_start(const struct measure_target *t, uint64_t deadline, uint64_t ti
 	r = trace_map_exec(c->p, PAGE, &c->harness, &writable);
 	if (r == 0)
 		r = trace_write(c->p, c->harness, arch_harness_code, arch_harness_len);
+	if (r == 0)
+		r = trace_write(c->p, c->harness + ROUNDS_AT, arch_rounds_code, arch_rounds_len);
 	if (r < 0) {
 		fail_with(ret_error, "cannot map the harness in the child: %s", trace_strerror(r));
 		goto fail;
@@ -211,6 +236,37 @@ static uint64_t ts_ns(const int64_t ts[2])
 	return (uint64_t)ts[0] * 1000000000u + (uint64_t)ts[1];
 }
 
+/* A failure's frames in the code benchtrap injected are named after it
+ * (no module covers that code, and the unwinder cannot pass it). */
+static int named(const struct harness *c, struct trace_failure *f, int r)
+{
+	if (r != -TRACE_E_FAILED)
+		return r;
+	for (size_t i = 0; i < f->nframes; i++) {
+		struct unwind_frame *u = &f->frames[i];
+		bool round = u->pc >= c->harness + ROUNDS_AT + arch_rounds_worker &&
+			     u->pc < c->harness + ROUNDS_AT + arch_rounds_len;
+
+		if (u->pc < c->harness || u->pc >= c->harness + PAGE || u->func[0])
+			continue;
+		snprintf(u->func, sizeof(u->func), "%s",
+			 round ? "[benchtrap --threads worker]" : "[benchtrap harness]");
+		u->offset = 0;
+	}
+	return r;
+}
+
+/* What is left of 'deadline' for an injected call, in ms (at least 1). */
+static int call_timeout_ms(uint64_t deadline)
+{
+	uint64_t now = measure_now_ns();
+
+	if (now >= deadline)
+		return 1;
+	return (int)((deadline - now) / 1000000 > INT_MAX ? INT_MAX
+							  : (deadline - now + 999999) / 1000000);
+}
+
 /*
  * One call of the harness: n calls of first, then n of second; ret_t
  * receives the child's three clock readings t0, t1, t2 in ns.
@@ -218,28 +274,266 @@ static uint64_t ts_ns(const int64_t ts[2])
 static int take_sample(struct harness *c, uint64_t first, uint64_t second, uint64_t n,
 		       uint64_t deadline, uint64_t ret_t[3], struct trace_failure *f)
 {
-	uint64_t now = measure_now_ns();
 	struct trace_call_opts o = { .all_threads = true };
 	int64_t ts[6];
 	int r;
 
-	if (now >= deadline)
-		o.timeout_ms = 1;
-	else
-		o.timeout_ms = (int)((deadline - now) / 1000000 > INT_MAX
-					     ? INT_MAX
-					     : (deadline - now + 999999) / 1000000);
+	o.timeout_ms = call_timeout_ms(deadline);
 	r = trace_call(c->p, c->harness,
 		       (const uint64_t[6]){ first, second, n, c->data + DATA_ARGS, c->clock,
 					    c->data + DATA_OUT },
 		       6, &o, NULL, f);
 	if (r < 0)
-		return r;
+		return named(c, f, r);
 	r = trace_read(c->p, c->data + DATA_OUT, ts, sizeof(ts));
 	if (r < 0)
 		return r;
 	for (int i = 0; i < 3; i++)
 		ret_t[i] = ts_ns(&ts[2 * i]);
+	return 0;
+}
+
+/*
+ * Where the child defines 'name' (the first object mapped that does: the
+ * program, then its libraries, in the loader's order): 0 when none does.
+ */
+static uint64_t child_symbol(struct harness *c, const char *name)
+{
+	struct procmaps_iter it;
+	struct procmaps_entry e;
+	char *text, *seen = NULL;
+	uint64_t addr = 0;
+
+	if (procmaps_read(trace_pid(c->p), &text) < 0)
+		return 0;
+	procmaps_iter_init(&it, text);
+	while (!addr && procmaps_next(&it, &e)) {
+		struct elf_file *ef = NULL;
+		const struct elf_symbol *s;
+		const char *what;
+
+		/* Each object once, at its first mapping (offset 0). */
+		if (e.off != 0 || e.path[0] != '/' || (seen && !strcmp(seen, e.path)))
+			continue;
+		free(seen);
+		seen = strdup(e.path);
+		if (elf_open(e.path, &ef, &what) < 0)
+			continue;
+		s = elf_symbol_by_name(ef, name);
+		if (s && !s->ifunc)
+			addr = (elf_is_pic(ef) ? e.lo : 0) + s->addr;
+		elf_close(ef);
+	}
+	free(seen);
+	free(text);
+	return addr;
+}
+
+/* The thread ids of p (malloc'ed, *ret_n of them), or NULL. */
+static pid_t *thread_ids(struct trace_proc *p, size_t *ret_n)
+{
+	size_t n = trace_thread_count(p);
+	pid_t *v = calloc(n ? n : 1, sizeof(*v));
+
+	for (size_t k = 0; v && k < n; k++)
+		v[k] = trace_thread_tid(p, k);
+	*ret_n = n;
+	return v;
+}
+
+/* A thread of p not in before[0..n): the one a call just created (0 if
+ * none is). */
+static pid_t new_thread(struct trace_proc *p, const pid_t *before, size_t n)
+{
+	for (size_t k = 0; k < trace_thread_count(p); k++) {
+		pid_t tid = trace_thread_tid(p, k);
+		size_t j = 0;
+
+		while (j < n && before[j] != tid)
+			j++;
+		if (j == n)
+			return tid;
+	}
+	return 0;
+}
+
+int harness_threads_start(struct harness *c, unsigned nthreads, uint64_t deadline,
+			  struct bench_result *res, struct trace_failure *f)
+{
+	struct trace_call_opts o = { .all_threads = true };
+	struct rounds_ctl ctl = { 0 };
+	uint64_t create, value;
+	int64_t m;
+	int r;
+
+	create = child_symbol(c, "pthread_create");
+	c->join = child_symbol(c, "pthread_join");
+	if (!create || !c->join) {
+		res->error = strdup("--threads needs the program's pthread_create and "
+				    "pthread_join, and it has none (a static binary that "
+				    "does not use threads): link it with -pthread");
+		return -ENOENT;
+	}
+	c->ctl_size = (sizeof(ctl) + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+	r = trace_syscall(c->p, SYS_mmap,
+			  (const uint64_t[6]){ 0, c->ctl_size, PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 },
+			  &m);
+	if (r == 0 && m < 0 && m > -4096)
+		r = (int)m;
+	if (r < 0)
+		return r;
+	c->ctl = (uint64_t)m;
+	ctl.n = 1;
+	ctl.args = c->data + DATA_ARGS;
+	ctl.clock = c->clock;
+	ctl.nthreads = nthreads;
+	for (unsigned i = 0; i < nthreads; i++)
+		ctl.slot[i].ctl = c->ctl;
+	r = trace_write(c->p, c->ctl, &ctl, sizeof(ctl));
+	if (r < 0)
+		return r;
+	/* The program's own threads: the next benchmark's child never has
+	 * them, and this child loses them at harness_threads_stop(). */
+	for (unsigned i = 0; i < nthreads; i++) {
+		uint64_t slot = c->ctl + offsetof(struct rounds_ctl, slot) +
+				i * sizeof(struct rounds_slot);
+		size_t nbefore;
+		pid_t *before = thread_ids(c->p, &nbefore);
+
+		if (!before)
+			return -ENOMEM;
+
+		o.timeout_ms = call_timeout_ms(deadline);
+		r = trace_call(c->p, create,
+			       (const uint64_t[4]){ slot + offsetof(struct rounds_slot, thread), 0,
+						    c->harness + ROUNDS_AT + arch_rounds_worker,
+						    slot },
+			       4, &o, &value, f);
+		/* The worker's thread id, before it ran: the one thread the
+		 * engine did not have before the call. */
+		c->tids[i] = r == 0 ? new_thread(c->p, before, nbefore) : 0;
+		free(before);
+		if (r < 0)
+			return r;
+		if ((int)value != 0) {
+			if (asprintf(&res->error, "the program's pthread_create failed for thread "
+						  "%u of %u: %s",
+				     i + 1, nthreads, strerror((int)value)) < 0)
+				res->error = NULL;
+			/* The workers made so far wait for a round that
+			 * never comes; the child is killed with them. */
+			trace_kill(c->p);
+			return -ENOENT;
+		}
+		c->nthreads = i + 1;
+	}
+	c->parity = 0;
+	return 0;
+}
+
+int harness_threads_stop(struct harness *c, uint64_t deadline, struct trace_failure *f)
+{
+	struct trace_call_opts o = { .all_threads = true };
+	struct rounds_slot slots[ROUNDS_MAX_THREADS];
+	uint32_t quit = 1;
+	int64_t ignored;
+	int r;
+
+	if (!c->nthreads)
+		return 0;
+	r = trace_read(c->p, c->ctl + offsetof(struct rounds_ctl, slot), slots,
+		       c->nthreads * sizeof(slots[0]));
+	if (r == 0)
+		r = trace_write(c->p, c->ctl + offsetof(struct rounds_ctl, quit), &quit,
+				sizeof(quit));
+	o.timeout_ms = call_timeout_ms(deadline);
+	if (r == 0)
+		r = trace_call(c->p, c->harness + ROUNDS_AT + arch_rounds_run,
+			       (const uint64_t[1]){ c->ctl }, 1, &o, NULL, f);
+	for (unsigned i = 0; r == 0 && i < c->nthreads; i++) {
+		o.timeout_ms = call_timeout_ms(deadline);
+		r = trace_call(c->p, c->join, (const uint64_t[2]){ slots[i].thread, 0 }, 2, &o,
+			       NULL, f);
+	}
+	if (r == 0)
+		trace_syscall(c->p, SYS_munmap, (const uint64_t[6]){ c->ctl, c->ctl_size },
+			      &ignored);
+	c->nthreads = 0;
+	return r;
+}
+
+/* One round of c's workers, each calling fn n times; *ret_span is the
+ * round's [min start, max end], ret_bounds every thread's interval. */
+static int take_round(struct harness *c, uint64_t fn, uint64_t n, uint64_t deadline,
+		      struct measure_bound *ret_bounds, uint64_t ret_span[2],
+		      struct trace_failure *f)
+{
+	/* A round that never ends is blamed on a worker that is not waiting
+	 * in the rounds' code: one stuck in the body. */
+	struct trace_call_opts o = { .all_threads = true,
+				     .blame = c->tids,
+				     .nblame = c->nthreads,
+				     .idle_lo = c->harness,
+				     .idle_hi = c->harness + PAGE };
+	struct rounds_slot slots[ROUNDS_MAX_THREADS];
+	uint64_t head[2] = { fn, n };
+	int r;
+
+	o.timeout_ms = call_timeout_ms(deadline);
+	r = trace_write(c->p, c->ctl + offsetof(struct rounds_ctl, fn), head, sizeof(head));
+	if (r == 0)
+		r = named(c, f,
+			  trace_call(c->p, c->harness + ROUNDS_AT + arch_rounds_run,
+				     (const uint64_t[1]){ c->ctl }, 1, &o, NULL, f));
+	if (r == 0)
+		r = trace_read(c->p, c->ctl + offsetof(struct rounds_ctl, slot), slots,
+			       c->nthreads * sizeof(slots[0]));
+	if (r < 0)
+		return r;
+	ret_span[0] = UINT64_MAX;
+	ret_span[1] = 0;
+	for (unsigned i = 0; i < c->nthreads; i++) {
+		struct measure_bound *b = &ret_bounds[i];
+
+		*b = (struct measure_bound){ slots[i].tid, ts_ns(slots[i].t0), ts_ns(slots[i].t1) };
+		if (b->start_ns < ret_span[0])
+			ret_span[0] = b->start_ns;
+		if (b->end_ns > ret_span[1])
+			ret_span[1] = b->end_ns;
+	}
+	return 0;
+}
+
+/* A sample on c's workers: the benchmark's round and the empty function's,
+ * in turn first. */
+static int round_sample(struct harness *c, uint64_t fn, uint64_t empty, uint64_t n,
+			uint64_t deadline, struct sample *ret, struct trace_failure *f)
+{
+	struct measure_bound cal[ROUNDS_MAX_THREADS];
+	uint64_t fs[2], es[2];
+	int r;
+
+	if (c->parity++ % 2) {
+		r = take_round(c, fn, n, deadline, c->bounds, fs, f);
+		if (r == 0)
+			r = take_round(c, empty, n, deadline, cal, es, f);
+	} else {
+		r = take_round(c, empty, n, deadline, cal, es, f);
+		if (r == 0)
+			r = take_round(c, fn, n, deadline, c->bounds, fs, f);
+	}
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < c->nthreads; i++)
+		c->thread_per_call[i] = ((double)(c->bounds[i].end_ns - c->bounds[i].start_ns) -
+					 (double)(cal[i].end_ns - cal[i].start_ns)) /
+					(double)n;
+	*ret = (struct sample){ .cal = es[1] - es[0],
+				.bench = fs[1] - fs[0],
+				.t_start = fs[0],
+				.t_end = fs[1],
+				.calls = n };
 	return 0;
 }
 
@@ -249,6 +543,8 @@ int harness_sample(struct harness *c, uint64_t fn, uint64_t empty, uint64_t n, u
 	uint64_t a[3], b[3];
 	int r;
 
+	if (c->nthreads)
+		return round_sample(c, fn, empty, n, deadline, ret, f);
 	r = take_sample(c, empty, fn, n, deadline, a, f);
 	if (r == 0)
 		r = take_sample(c, fn, empty, n, deadline, b, f);
@@ -257,7 +553,8 @@ int harness_sample(struct harness *c, uint64_t fn, uint64_t empty, uint64_t n, u
 	*ret = (struct sample){ .cal = (a[1] - a[0]) + (b[2] - b[1]),
 				.bench = (a[2] - a[1]) + (b[1] - b[0]),
 				.t_start = a[1],
-				.t_end = b[1] };
+				.t_end = b[1],
+				.calls = 2 * n };
 	return 0;
 }
 
@@ -320,7 +617,7 @@ int harness_floor(struct harness *c, uint64_t empty, uint64_t n, uint64_t deadli
 
 	r = harness_sample(c, empty, empty, n, deadline, &x, f);
 	if (r == 0)
-		*ret = harness_per_call(&x, n);
+		*ret = harness_per_call(&x);
 	return r;
 }
 
@@ -410,7 +707,7 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void harness_calibration(struct bench_result *res, double *cals, size_t ns, uint64_t n,
+void harness_calibration(struct bench_result *res, double *cals, size_t ns, uint64_t calls,
 			 bool warn_noisy)
 {
 	if (ns == 0)
@@ -423,7 +720,7 @@ void harness_calibration(struct bench_result *res, double *cals, size_t ns, uint
 	 * every sample. When it varies, so did everything measured with it. */
 	double cal_q1 = cals[ns / 4], cal_q3 = cals[(3 * ns) / 4];
 
-	if (warn_noisy && ns >= 8 && measure_machine_noisy(res->calibration, cal_q1, cal_q3, 2 * n))
+	if (warn_noisy && ns >= 8 && measure_machine_noisy(res->calibration, cal_q1, cal_q3, calls))
 		bench_result_diagnose(res,
 				      "the machine's speed varied while this was measured: the "
 				      "empty loop's cost per call ranged over %.2f-%.2f ns "

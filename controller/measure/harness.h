@@ -24,10 +24,22 @@ struct trace_failure;
 struct harness {
 	struct trace_proc *p;
 	uint64_t bias;	  /* load bias of the binary */
-	uint64_t harness; /* address of the harness code */
+	uint64_t harness; /* address of the harness code (and of the rounds') */
 	uint64_t data;	  /* address of the data page */
 	uint64_t clock;	  /* clock_gettime to call */
 	bool vdso_clock;  /* clock is the vDSO's */
+	/* harness_threads_start(): samples are rounds on these workers
+	 * (arch/rounds.h); 0: on the main thread, by the harness. */
+	unsigned nthreads;
+	uint64_t ctl;	       /* address of the struct rounds_ctl */
+	uint64_t ctl_size;
+	uint64_t join;	       /* the child's pthread_join */
+	unsigned parity;       /* which round of a sample goes first */
+	pid_t tids[MEASURE_MAX_THREADS];
+	/* The last sample's benchmark round: each thread's interval, and its
+	 * own per-call time (its interval less its empty round's, over n). */
+	struct measure_bound bounds[MEASURE_MAX_THREADS];
+	double thread_per_call[MEASURE_MAX_THREADS];
 };
 
 /* Spawn t's binary, run it to main and put the harness in place, by
@@ -49,6 +61,16 @@ int harness_set_args(struct harness *c, const struct bench_spec *s);
 int harness_map_empty(struct harness *c, uint64_t fn, uint64_t *ret_page);
 
 /*
+ * --threads: create 'nthreads' workers in the child with its own
+ * pthread_create (arch/rounds.h), after which every sample is a pair of
+ * rounds. A program without pthread_create: -ENOENT with res->error set.
+ */
+int harness_threads_start(struct harness *c, unsigned nthreads, uint64_t deadline,
+			  struct bench_result *res, struct trace_failure *f);
+/* End the workers and join them: the child is as it was before. */
+int harness_threads_stop(struct harness *c, uint64_t deadline, struct trace_failure *f);
+
+/*
  * What one sample measured. A sample is two calls of the harness with the
  * passes in both orders:
  *
@@ -61,9 +83,17 @@ int harness_map_empty(struct harness *c, uint64_t fn, uint64_t *ret_page);
  * benchmark's calls are contiguous but for the trap, which is in neither
  * interval: [t_start, t_end] = [t1, t1'] is where markers put the sample.
  * With fn the empty function itself, it is a floor sample.
+ *
+ * With workers (harness_threads_start), a sample is two rounds, the
+ * benchmark's and the empty function's, in alternating order from one
+ * sample to the next; each round is N threads released together, each
+ * calling its function n times: 'bench' and 'cal' are the rounds' spans
+ * [min start, max end], over n calls, and [t_start, t_end] is the
+ * benchmark's round. c->bounds has each thread's interval.
  */
 struct sample {
 	uint64_t cal, bench, t_start, t_end;
+	uint64_t calls; /* calls in 'bench' per thread: 2n, or n in a round */
 };
 
 int harness_sample(struct harness *c, uint64_t fn, uint64_t empty, uint64_t n, uint64_t deadline,
@@ -74,9 +104,9 @@ int harness_floor(struct harness *c, uint64_t empty, uint64_t n, uint64_t deadli
 		  struct trace_failure *f);
 
 /* A sample's per-call time: its benchmark passes less its empty passes. */
-static inline double harness_per_call(const struct sample *x, uint64_t n)
+static inline double harness_per_call(const struct sample *x)
 {
-	return ((double)x->bench - (double)x->cal) / (double)(2 * n);
+	return ((double)x->bench - (double)x->cal) / (double)x->calls;
 }
 
 /* res->calibration: the median of cals[0..ns) (per-call costs of the
@@ -91,5 +121,9 @@ char *harness_failure(const struct trace_failure *f, uint64_t timeout_ns);
 void harness_finish(struct bench_result *res);
 void harness_emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
 		  pid_t pid, uint64_t t, size_t sample, uint64_t iterations, bool warmup);
+/* The markers of sample x of c, number 'index' (with the threads' bounds
+ * when it was a round). */
+void harness_emit_sample(const struct measure_hooks *h, const struct harness *c,
+			 const char *name, const struct sample *x, size_t index, bool warmup);
 
 #endif

@@ -293,14 +293,25 @@ enum measure_event_kind {
 	MEASURE_BENCH_END,
 };
 
+/* One thread's timed interval in a round (--threads): the child's clock
+ * readings around its n calls. */
+struct measure_bound {
+	pid_t tid;
+	uint64_t start_ns, end_ns;
+};
+
 struct measure_event {
 	enum measure_event_kind kind;
 	const char *name;
 	pid_t pid;
 	uint64_t t_ns;
 	size_t sample;	    /* index, for SAMPLE_* */
-	uint64_t iterations; /* for SAMPLE_* */
+	uint64_t iterations; /* for SAMPLE_*: calls per thread */
 	bool warmup;	    /* SAMPLE_*: part of warmup or growth, not recorded */
+	/* SAMPLE_END of a round (--threads): every thread's interval; the
+	 * sample is [min start, max end] of them. */
+	const struct measure_bound *bounds;
+	size_t nbounds;
 };
 
 struct measure_hooks {

@@ -82,6 +82,9 @@ static int side_start(struct side *s, const struct measure_plan *plan, char **re
 	r = harness_address(&s->c, s->spec, s->res, &s->fn, &f);
 	if (r == 0)
 		r = harness_set_args(&s->c, s->spec);
+	/* --threads: the rounds' workers live as long as the child. */
+	if (r == 0 && s->spec->threads > 1)
+		r = harness_threads_start(&s->c, s->spec->threads, s->deadline, s->res, &f);
 	if (r == 0) {
 		r = harness_map_empty(&s->c, s->fn, &s->page);
 		if (r < 0 &&
@@ -129,17 +132,14 @@ static bool side_sample(struct side *s, uint64_t n, bool record, const struct me
 		side_fail(s, r, &f, plan->timeout_ns);
 		return false;
 	}
-	harness_emit(hooks, MEASURE_SAMPLE_START, s->spec->name, trace_pid(s->c.p), x.t_start,
-		     s->index, 2 * n, !record);
-	harness_emit(hooks, MEASURE_SAMPLE_END, s->spec->name, trace_pid(s->c.p), x.t_end,
-		     s->index++, 2 * n, !record);
+	harness_emit_sample(hooks, &s->c, s->spec->name, &x, s->index++, !record);
 	s->last = x.bench;
 	if (record) {
 		if (res->nsamples == 0)
 			res->t_first_sample_ns = x.t_end;
-		s->value = harness_per_call(&x, n);
+		s->value = harness_per_call(&x);
 		res->samples[res->nsamples] = s->value;
-		s->cals[res->nsamples++] = (double)x.cal / (double)(2 * n);
+		s->cals[res->nsamples++] = (double)x.cal / (double)x.calls;
 	}
 	return true;
 }
@@ -234,7 +234,9 @@ static void sample_pairs(struct side *sd, uint64_t n, const struct measure_plan 
 	uint64_t start = measure_now_ns();
 	size_t rounds = 0, slot = 0, cap = 0;
 
-	sd[0].res->iterations = sd[1].res->iterations = 2 * n;
+	/* A sample is 2n calls, or n per thread in a round (--threads). */
+	for (int k = 0; k < 2; k++)
+		sd[k].res->iterations = sd[k].spec->threads > 1 ? n : 2 * n;
 	while (sd[0].live || sd[1].live) {
 		int both = sd[0].live && sd[1].live;
 		uint64_t now = measure_now_ns(), budget = (both ? 2 : 1) * plan->time_ns;
@@ -288,7 +290,7 @@ static void side_end(struct side *s, const struct measure_hooks *hooks)
 		res->resolution = measure_resolution(s->floors, s->nfloor);
 		/* Pairing cancels what the machine's speed does over a
 		 * stretch: no warning that it varied. */
-		harness_calibration(res, s->cals, res->nsamples, res->iterations / 2, false);
+		harness_calibration(res, s->cals, res->nsamples, res->iterations, false);
 		harness_finish(res);
 	} else if (res->status != BENCH_FAILED) {
 		res->status = BENCH_FAILED;

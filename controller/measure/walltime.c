@@ -94,13 +94,39 @@ static int unrecorded_sample(struct harness *c, const struct bench_spec *s, uint
 	r = harness_sample(c, fn, empty, n, deadline, &x, f);
 	if (r < 0)
 		return r;
-	/* Markers of a sample are written once it completed, with the
-	 * child's own clock readings: a sample that failed has none. */
-	harness_emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start, *index,
-		     2 * n, true);
-	harness_emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, (*index)++,
-		     2 * n, true);
+	harness_emit_sample(hooks, c, s->name, &x, (*index)++, true);
 	*ret_bench = x.bench;
+	return 0;
+}
+
+/*
+ * Each thread's own figure: the median over the recorded samples of its
+ * interval less its empty round's, per call (per_thread[i * stride + k]
+ * for thread i, sample k). The per-call time of the benchmark is the
+ * round's; these say how evenly the threads shared it.
+ */
+static int thread_figures(const struct harness *c, const double *per_thread, size_t ns,
+			  struct bench_result *res)
+{
+	double *v;
+
+	if (!c->nthreads || ns == 0)
+		return 0;
+	res->threads = calloc(c->nthreads, sizeof(*res->threads));
+	v = malloc(ns * sizeof(*v));
+	if (!res->threads || !v) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < c->nthreads; i++) {
+		for (size_t k = 0; k < ns; k++)
+			v[k] = per_thread[k * c->nthreads + i];
+		qsort(v, ns, sizeof(*v), cmp_double);
+		res->threads[i].tid = c->tids[i];
+		res->threads[i].value = ns % 2 ? v[ns / 2] : (v[ns / 2 - 1] + v[ns / 2]) / 2;
+	}
+	free(v);
+	res->nthreads = c->nthreads;
 	return 0;
 }
 
@@ -112,7 +138,7 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 {
 	uint64_t deadline = res->t_start_ns + plan->timeout_ns;
 	uint64_t n = 1, bench;
-	double *cals = NULL, floors[MEASURE_FLOOR_MAX];
+	double *cals = NULL, *per_thread = NULL, floors[MEASURE_FLOOR_MAX];
 	size_t ns = 0, nfloor = 0, cap = 0, index = 0, slot = 0;
 	struct sample x = { 0 };
 	int r;
@@ -168,22 +194,28 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 
 	uint64_t start = measure_now_ns();
 
-	res->iterations = 2 * n;
+	res->iterations = c->nthreads ? n : 2 * n;
 	for (;;) {
 		if (ns == cap) {
 			size_t nc = cap ? cap * 2 : 64;
 			double *v1 = realloc(res->samples, nc * sizeof(*v1));
 
 			if (!v1)
-				return -ENOMEM;
+				goto nomem;
 			res->samples = v1;
 			double *v2 = realloc(cals, nc * sizeof(*v2));
 
-			if (!v2) {
-				free(cals);
-				return -ENOMEM;
-			}
+			if (!v2)
+				goto nomem;
 			cals = v2;
+			if (c->nthreads) {
+				double *v3 = realloc(per_thread,
+						     nc * c->nthreads * sizeof(*v3));
+
+				if (!v3)
+					goto nomem;
+				per_thread = v3;
+			}
 			cap = nc;
 		}
 		/* A slow benchmark keeps the samples it has rather than lose
@@ -203,29 +235,24 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 		if (slot++ % MEASURE_FLOOR_EVERY == MEASURE_FLOOR_EVERY - 1 &&
 		    nfloor < MEASURE_FLOOR_MAX) {
 			r = harness_floor(c, empty, n, deadline, &floors[nfloor], f);
-			if (r < 0) {
-				free(cals);
-				return r;
-			}
+			if (r < 0)
+				goto out;
 			nfloor++;
 			continue;
 		}
 		r = harness_sample(c, fn, empty, n, deadline, &x, f);
-		if (r < 0) {
-			free(cals);
-			return r;
-		}
-		harness_emit(hooks, MEASURE_SAMPLE_START, s->name, trace_pid(c->p), x.t_start,
-			     index, 2 * n, false);
-		harness_emit(hooks, MEASURE_SAMPLE_END, s->name, trace_pid(c->p), x.t_end, index++,
-			     2 * n, false);
+		if (r < 0)
+			goto out;
+		harness_emit_sample(hooks, c, s->name, &x, index++, false);
 		if (ns == 0)
 			res->t_first_sample_ns = x.t_end;
 		/* Each sample's own calibration is subtracted from it: the two
 		 * passes ran back to back, so a change of the machine's speed
 		 * between samples cancels out. */
-		res->samples[ns] = harness_per_call(&x, n);
-		cals[ns] = (double)x.cal / (double)(2 * n);
+		res->samples[ns] = harness_per_call(&x);
+		cals[ns] = (double)x.cal / (double)x.calls;
+		for (unsigned i = 0; i < c->nthreads; i++)
+			per_thread[ns * c->nthreads + i] = c->thread_per_call[i];
 		ns++;
 		if (ns >= plan->max_samples)
 			break;
@@ -237,18 +264,22 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 	 * floor sample lasts no longer than a benchmark sample). */
 	while (nfloor < MEASURE_FLOOR_MIN && measure_now_ns() + x.bench * 2 <= deadline) {
 		r = harness_floor(c, empty, n, deadline, &floors[nfloor], f);
-		if (r < 0) {
-			free(cals);
-			return r;
-		}
+		if (r < 0)
+			goto out;
 		nfloor++;
 	}
 	res->resolution = measure_resolution(floors, nfloor);
 
-	harness_calibration(res, cals, ns, n, true);
-	free(cals);
+	harness_calibration(res, cals, ns, x.calls, true);
 	res->nsamples = ns;
-	return 0;
+	r = thread_figures(c, per_thread, ns, res);
+out:
+	free(cals);
+	free(per_thread);
+	return r;
+nomem:
+	r = -ENOMEM;
+	goto out;
 }
 
 /* Measure one benchmark in child c, which is ready. */
@@ -270,10 +301,19 @@ static int measure_one(struct harness *c, const struct bench_spec *s,
 			res->error = NULL;
 		return r;
 	}
+	if (s->threads > 1) {
+		r = harness_threads_start(c, s->threads, res->t_start_ns + plan->timeout_ns, res, f);
+		if (r < 0)
+			return r;
+	}
 	r = sample_bench(c, s, plan, hooks, fn, page + (fn & (PAGE - 1)), res, f);
-	/* A child that runs more benchmarks does not keep the page. */
+	/* A child that runs more benchmarks does not keep the page, nor the
+	 * threads. */
+	if (r == 0)
+		r = harness_threads_stop(c, res->t_start_ns + plan->timeout_ns, f);
 	if (r == 0)
 		trace_syscall(c->p, SYS_munmap, (const uint64_t[6]){ page, PAGE }, &ignored);
+	c->nthreads = 0;
 	return r;
 }
 

@@ -342,6 +342,17 @@ void report_marker_line(FILE *f, const struct measure_event *ev)
 		json_object_set_new(o, "iterations", json_integer((json_int_t)ev->iterations));
 		json_object_set_new(o, "warmup", json_boolean(ev->warmup));
 	}
+	if (ev->nbounds) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; a && i < ev->nbounds; i++)
+			json_array_append_new(a, json_pack("{s:i, s:I, s:I}", "tid",
+							   (int)ev->bounds[i].tid, "start_ns",
+							   (json_int_t)ev->bounds[i].start_ns,
+							   "end_ns",
+							   (json_int_t)ev->bounds[i].end_ns));
+		json_object_set_new(o, "threads", a);
+	}
 	json_dumpf(o, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	fputc('\n', f);
 	json_decref(o);

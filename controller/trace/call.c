@@ -116,8 +116,29 @@ static void fail_signal(struct trace_proc *p, struct trace_failure *f, const str
  * 'run' traps at 'trap_at'. Fills ret_regs with run's registers at the
  * trap. On failure the child is killed and *f says why.
  */
+/* The thread a timeout is blamed on (trace_call_opts.blame), or 'tid'. */
+static pid_t blamed(struct trace_proc *p, const struct trace_call_opts *o, pid_t tid)
+{
+	pid_t first = 0;
+
+	for (size_t i = 0; o && i < o->nblame; i++) {
+		struct arch_regs regs;
+		uint64_t pc;
+
+		if (!trace_thread_find(p, o->blame[i]) || trace_pt_getregs(o->blame[i], &regs) < 0)
+			continue;
+		pc = arch_pc(&regs);
+		if (pc < o->idle_lo || pc >= o->idle_hi)
+			return o->blame[i];
+		if (!first)
+			first = o->blame[i];
+	}
+	return first ? first : tid;
+}
+
 static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64_t trap_at,
-			  bool all, int64_t deadline, int timeout_ms, struct arch_regs *ret_regs,
+			  bool all, int64_t deadline, int timeout_ms,
+			  const struct trace_call_opts *o, struct arch_regs *ret_regs,
 			  struct trace_failure *f)
 {
 	pid_t tid = run->tid;
@@ -137,9 +158,11 @@ static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64
 
 		r = trace_wait_until(p, deadline, &ev);
 		if (r == -ETIMEDOUT) {
+			if (trace_stop(p) == 0)
+				tid = blamed(p, o, tid);
 			fail_init(f, TRACE_FAIL_TIMEOUT, tid);
 			f->timeout_ms = timeout_ms;
-			if (trace_stop(p) == 0 && trace_thread_find(p, tid)) {
+			if (trace_thread_find(p, tid)) {
 				struct arch_regs regs;
 
 				if (trace_pt_getregs(tid, &regs) == 0)
@@ -229,7 +252,7 @@ static int syscall_at(struct trace_proc *p, struct trace_thread *t, uint64_t ins
 	if (r < 0)
 		return r;
 	t->at_bp = false;
-	r = run_until_trap(p, t, insn + arch_code_syscall_len - arch_trap_len, false, -1, -1,
+	r = run_until_trap(p, t, insn + arch_code_syscall_len - arch_trap_len, false, -1, -1, NULL,
 			   &after, &f);
 	if (r < 0)
 		return r;
@@ -375,7 +398,7 @@ int trace_call(struct trace_proc *p, uint64_t fn, const uint64_t *args, unsigned
 	at_bp = t->at_bp;
 	t->at_bp = false;
 	deadline = o->timeout_ms <= 0 ? -1 : clock_now_ns() + (int64_t)o->timeout_ms * 1000000;
-	r = run_until_trap(p, t, trap_at, o->all_threads, deadline, o->timeout_ms, &after,
+	r = run_until_trap(p, t, trap_at, o->all_threads, deadline, o->timeout_ms, o, &after,
 			   failure ? failure : &local);
 	if (r < 0)
 		return r;

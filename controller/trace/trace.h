@@ -256,6 +256,13 @@ int trace_map_exec(struct trace_proc *p, size_t size, uint64_t *ret_addr, bool *
 struct trace_call_opts {
 	int timeout_ms;	  /* 0 or -1: no timeout */
 	bool all_threads; /* let the other threads run during the call */
+	/* On timeout, the failure shows the stack of the first of blame[]
+	 * whose pc is outside [idle_lo, idle_hi) (code where a thread waits
+	 * for work, not stuck), else of the first of them still there, else
+	 * of the calling thread. */
+	const pid_t *blame;
+	size_t nblame;
+	uint64_t idle_lo, idle_hi;
 };
 
 /* How a child failed. Filled when a function returns -TRACE_E_FAILED. */
