@@ -362,6 +362,11 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 						   "the clock_gettime system call (slower, coarser)");
 
 		r = measure_one(&c, &specs[i], plan, hooks, res, &f);
+		if (r == 0 && specs[i].threads > 1 && t->cpu >= 0)
+			bench_result_diagnose(res,
+					      "its %u threads were all pinned to CPU %d (--cpu): they "
+					      "took turns on it rather than ran at once",
+					      specs[i].threads, t->cpu);
 		if (r == 0) {
 			harness_finish(res);
 		} else {
