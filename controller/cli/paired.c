@@ -236,7 +236,11 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 	if (cli_check_output(o->output) || cli_open_markers(o->markers, &hs.markers))
 		goto out;
 	/* Both children of a pair on one CPU: two CPUs of a VM differ in
-	 * speed, which identical code measured as changes of up to 20%. */
+	 * speed, which identical code measured as changes of up to 20%. Not
+	 * a benchmark on several threads (--threads), which would take turns
+	 * on it. */
+	bool cpu_single = o->cpu < 0;
+
 	if (o->cpu < 0) {
 		cpu_set_t set;
 
@@ -249,6 +253,7 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 		o->plan.sample_target_ns = MEASURE_PAIRED_SAMPLE_NS;
 	if (open_build(&base, o) != 0 || open_build(&head, o) != 0)
 		goto out;
+	base.t.cpu_single = head.t.cpu_single = cpu_single;
 
 	size_t nsel = o->nbenches + o->nsymbols;
 

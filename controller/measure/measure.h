@@ -206,6 +206,8 @@ struct measure_target {
 	bool aslr;
 	bool clean_env;
 	int cpu;		/* pin to this CPU, -1: no */
+	bool cpu_single;	/* cpu pins benchmarks on one thread only (compare's
+				   default: threads pinned together would take turns) */
 	bool quiet_stdio;	/* send the child's stdout/stderr to /dev/null */
 	const char *input;	/* the child's standard input: a file read from its start by
 				   every child, "-" for benchtrap's own, NULL for /dev/null */

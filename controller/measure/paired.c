@@ -64,12 +64,15 @@ static void side_fail(struct side *s, int r, const struct trace_failure *f, uint
  * benchmark); a benchmark that cannot be prepared fails alone. */
 static int side_start(struct side *s, const struct measure_plan *plan, char **ret_error)
 {
+	struct measure_target t = *s->t;
 	struct trace_failure f = { 0 };
 	bool no_vdso = false;
 	char *why = NULL;
 	int r;
 
-	r = harness_start(s->t, s->deadline, plan->timeout_ns, &s->c, &no_vdso, &why);
+	if (t.cpu_single && s->spec->threads > 1)
+		t.cpu = -1;
+	r = harness_start(&t, s->deadline, plan->timeout_ns, &s->c, &no_vdso, &why);
 	if (r < 0) {
 		*ret_error = why;
 		return r;
