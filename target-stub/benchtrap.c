@@ -24,24 +24,49 @@ extern const struct benchtrap_entry __start_benchtrap_registry[]
 extern const struct benchtrap_entry __stop_benchtrap_registry[]
 	__attribute__((weak, visibility("hidden")));
 
-/* Whether 'want' is the display name of benchmark 'e' with argument index 'i'
- * ("fib[20]"), or of 'e' itself when it takes no argument ("empty"). */
+/* Whether the thread count 'i' of threaded benchmark 'e' repeats an
+ * earlier one: it is run once. */
+static bool count_repeated(const struct benchtrap_entry *e, uint32_t i)
+{
+	for (uint32_t j = 0; j < i; j++)
+		if (e->args[j] == e->args[i])
+			return true;
+	return false;
+}
+
+/* The display name's suffix for argument or thread count 'i' of 'e':
+ * "[20]", "[threads=2]", or "" (no argument; a threaded benchmark on one
+ * thread alone). */
+static void display_suffix(const struct benchtrap_entry *e, uint32_t i, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (e->magic == BENCHTRAP_MAGIC_THREADS) {
+		if (e->nargs > 1 || e->args[0] != 1)
+			snprintf(buf, size, "[threads=%" PRId64 "]", e->args[i]);
+	} else if (e->nargs) {
+		snprintf(buf, size, "[%" PRId64 "]", e->args[i]);
+	}
+}
+
+/* Whether 'want' is the display name of benchmark 'e' with argument or
+ * thread count index 'i' ("fib[20]", "counter[threads=2]"), or of 'e'
+ * itself when it takes no argument ("empty"). */
 static bool display_name_is(const char *want, const struct benchtrap_entry *e, uint32_t i)
 {
 	size_t len = strlen(e->name);
-	char suffix[32];
+	char suffix[48];
 
 	if (strncmp(want, e->name, len) != 0)
 		return false;
-	if (e->nargs == 0)
-		return want[len] == '\0';
-	snprintf(suffix, sizeof(suffix), "[%" PRId64 "]", e->args[i]);
+	display_suffix(e, i, suffix, sizeof(suffix));
 	return strcmp(want + len, suffix) == 0;
 }
 
+/* A threaded benchmark runs on this thread alone: the threads are
+ * benchtrap's to create. */
 static void run_one(const struct benchtrap_entry *e, uint32_t i)
 {
-	if (e->nargs == 0)
+	if (e->nargs == 0 || e->magic == BENCHTRAP_MAGIC_THREADS)
 		e->fn();
 	else
 		((void (*)(int64_t))e->fn)(e->args[i]);
@@ -59,7 +84,8 @@ int benchtrap_main(int argc, char **argv)
 	for (e = __start_benchtrap_registry; e < __stop_benchtrap_registry; e++) {
 		uint32_t n = e->nargs ? e->nargs : 1;
 
-		if (e->magic != BENCHTRAP_MAGIC) {
+		if (e->magic != BENCHTRAP_MAGIC &&
+		    (e->magic != BENCHTRAP_MAGIC_THREADS || e->nargs == 0)) {
 			fprintf(stderr,
 				"benchtrap: record %zu of section benchtrap_registry is not a "
 				"benchmark (was something else placed in that section?)\n",
@@ -67,6 +93,10 @@ int benchtrap_main(int argc, char **argv)
 			return 2;
 		}
 		for (uint32_t i = 0; i < n; i++) {
+			char suffix[48];
+
+			if (e->magic == BENCHTRAP_MAGIC_THREADS && count_repeated(e, i))
+				continue;
 			count++;
 			if (only) {
 				if (!display_name_is(only, e, i))
@@ -75,10 +105,8 @@ int benchtrap_main(int argc, char **argv)
 				return 0;
 			}
 			/* Name first, so a benchmark that crashes is the last line. */
-			if (e->nargs == 0)
-				printf("%s\n", e->name);
-			else
-				printf("%s[%" PRId64 "]\n", e->name, e->args[i]);
+			display_suffix(e, i, suffix, sizeof(suffix));
+			printf("%s%s\n", e->name, suffix);
 			fflush(stdout);
 			run_one(e, i);
 		}

@@ -6,8 +6,8 @@
  * target-stub: register benchmarks in a program that benchtrap drives from
  * outside.
  *
- * This header carries no timing code, no FIFOs and no locks. Each
- * registration only emits a 32-byte record into the ELF section
+ * This header carries no timing code, no FIFOs, no locks and no threads.
+ * Each registration only emits a 32-byte record into the ELF section
  * "benchtrap_registry"; the benchtrap controller reads those records from
  * the binary file, starts a fresh traced process per benchmark, and calls
  * and times the function itself.
@@ -25,6 +25,11 @@
  *		benchtrap_black_box(fib(arg));	// arg is an int64_t
  *	}
  *
+ *	BENCHTRAP_THREADS(counter, 1, 2, 4)
+ *	{
+ *		atomic_fetch_add(&shared_counter, 1);	// on 1, 2, then 4 threads at once
+ *	}
+ *
  * Link with libbenchtrap-stub.a (pkg-config benchtrap-stub), which supplies
  * a weak main() that runs every benchmark once when the program is started
  * on its own; see benchtrap_main() below and docs/stub.md.
@@ -35,24 +40,40 @@
 
 #include <stdint.h>
 
-/* "BTR1" read as a little-endian 32-bit integer. */
+/* "BTR1" read as a little-endian 32-bit integer: BENCHTRAP(),
+ * BENCHTRAP_ARGS(). */
 #define BENCHTRAP_MAGIC 0x31525442u
+/* "BTT1": BENCHTRAP_THREADS(). */
+#define BENCHTRAP_MAGIC_THREADS 0x31545442u
 
 /*
  * One registration, as laid out in the section "benchtrap_registry". This
  * layout is read from the ELF file by the controller: keep it in step with
- * controller/elf.
+ * controller/elf/registry.c.
+ *
+ * Two kinds of record share the layout and the section, told apart by
+ * their magic:
+ *
+ *   BENCHTRAP_MAGIC          nargs 0: fn is void (*)(void), args NULL;
+ *                            nargs n > 0: fn is void (*)(int64_t), called
+ *                            with each of args[0..n)
+ *   BENCHTRAP_MAGIC_THREADS  fn is void (*)(void), run on args[i] threads
+ *                            at once for each i < nargs (nargs > 0): the
+ *                            thread counts, each from 1 to 64
+ *
+ * A controller that knows only BENCHTRAP_MAGIC refuses a section with the
+ * other kind; one that knows both reads every older binary as before.
  *
  * Only plain pointers appear here, so in a position-independent binary each
  * of them needs nothing but an R_X86_64_RELATIVE relocation, which a reader
  * of the file can apply without running the program.
  */
 struct benchtrap_entry {
-	uint32_t magic;	     /* BENCHTRAP_MAGIC */
-	uint32_t nargs;	     /* 0: fn is void (*)(void); n > 0: void (*)(int64_t), args[n] */
+	uint32_t magic;	     /* BENCHTRAP_MAGIC or BENCHTRAP_MAGIC_THREADS */
+	uint32_t nargs;	     /* how many args: arguments, or thread counts */
 	const char *name;    /* the registered name, NUL-terminated ("fib") */
 	void (*fn)(void);    /* the benchmark function (cast, for the int64_t form) */
-	const int64_t *args; /* the arguments, NULL when nargs == 0 */
+	const int64_t *args; /* the arguments or thread counts, NULL when nargs == 0 */
 };
 
 _Static_assert(sizeof(struct benchtrap_entry) == 32,
@@ -126,6 +147,38 @@ _Static_assert(sizeof(struct benchtrap_entry) == 32,
 	BENCHTRAP__FUNCTION void benchtrap_bench_##name(int64_t arg)
 
 /*
+ * BENCHTRAP_THREADS(name, 1, 2, 4) { body }
+ *
+ * Register 'name', a benchmark without arguments whose body runs on several
+ * threads at once: one benchmark per count, listed as name[threads=1],
+ * name[threads=2], name[threads=4] (a list of 1 alone is named 'name').
+ * The threads are not the program's: benchtrap creates them in the measured
+ * process after main is reached and releases them into the body together
+ * (docs/run.md, "Threads"); the results give each thread's own figure as
+ * well. `benchtrap run --threads LIST` runs it at LIST's counts instead.
+ *
+ * The counts must be integer constant expressions from 1 to 64 (a count
+ * below 1 makes the registry unreadable; one above 64 is refused when the
+ * benchmark is run); a count given twice is run once. The stand-alone
+ * runner below creates no threads: it runs the body once per count on the
+ * calling thread.
+ */
+#define BENCHTRAP_THREADS(name, ...)                                                         \
+	BENCHTRAP__FUNCTION void benchtrap_bench_##name(void);                               \
+	static const int64_t benchtrap_threads_##name[] = { __VA_ARGS__ };                   \
+	_Static_assert(sizeof(benchtrap_threads_##name) > 0,                                 \
+		       "BENCHTRAP_THREADS(" #name ", ...) needs at least one thread count"); \
+	static const struct benchtrap_entry benchtrap_entry_##name BENCHTRAP__RECORD = {     \
+		BENCHTRAP_MAGIC_THREADS,                                                     \
+		(uint32_t)(sizeof(benchtrap_threads_##name) /                                \
+			   sizeof(benchtrap_threads_##name[0])),                             \
+		#name,                                                                       \
+		benchtrap_bench_##name,                                                      \
+		benchtrap_threads_##name,                                                    \
+	};                                                                                   \
+	BENCHTRAP__FUNCTION void benchtrap_bench_##name(void)
+
+/*
  * benchtrap_black_box(x): evaluates to x, but the compiler must assume that
  * the value was used and may have been changed, and that any memory may
  * have been read or written, by an empty asm statement it cannot see into.
@@ -158,8 +211,9 @@ _Static_assert(sizeof(struct benchtrap_entry) == 32,
 /*
  * The stand-alone runner in libbenchtrap-stub.a. Without a controller, a
  * program linked with the library runs every registered benchmark once (a
- * parameterized one once per argument), printing each display name on its
- * own line before running it; with BENCHTRAP_RUN=<display name> in the
+ * parameterized one once per argument, a threaded one once per count, on
+ * the calling thread), printing each display name on its own line before
+ * running it; with BENCHTRAP_RUN=<display name> in the
  * environment it runs only that one and prints nothing. An unknown name is
  * reported on stderr and returns 2; otherwise returns 0.
  *

@@ -53,14 +53,17 @@ struct elf_symbol {
 	bool ifunc;   /* STT_GNU_IFUNC: addr is a resolver that returns the function */
 };
 
-/* One benchmark registered with target-stub's BENCHTRAP()/BENCHTRAP_ARGS().
- * A parameterized registration yields one elf_bench per argument. */
+/* One benchmark registered with target-stub's BENCHTRAP(), BENCHTRAP_ARGS()
+ * or BENCHTRAP_THREADS(). A parameterized registration yields one
+ * elf_bench per argument, a threaded one one per thread count. */
 struct elf_bench {
-	char *name;	  /* display name: "empty", or "fib[20]" */
-	char *base;	  /* registered name without the argument: "fib" */
+	char *name;	  /* display name: "empty", "fib[20]", "counter[threads=2]" */
+	char *base;	  /* registered name without the argument or count: "fib" */
 	uint64_t addr;	  /* link-time address of the benchmark function */
 	bool has_arg;	  /* called with one integer argument */
 	int64_t arg;	  /* that argument */
+	unsigned threads; /* BENCHTRAP_THREADS: run on this many threads (1 or more,
+			     "counter" when 1 is its only count); 0 otherwise */
 	const struct elf_symbol *symbol; /* function symbol at addr, or NULL */
 };
 

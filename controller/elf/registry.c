@@ -2,11 +2,18 @@
 /*
  * The target-stub registry, read from the file alone.
  *
- * Every BENCHTRAP()/BENCHTRAP_ARGS() emits one 32-byte record into the
- * section "benchtrap_registry" (see target-stub/benchtrap.h):
+ * Every BENCHTRAP()/BENCHTRAP_ARGS()/BENCHTRAP_THREADS() emits one 32-byte
+ * record into the section "benchtrap_registry" (see target-stub/benchtrap.h):
  *
- *   0  u32 magic "BTR1"    4  u32 nargs
+ *   0  u32 magic           4  u32 nargs
  *   8  name  (char *)     16  fn (code address)     24  args (int64_t *)
+ *
+ * magic "BTR1": nargs arguments in args, one benchmark each ("fib[20]"), or
+ * none (nargs 0, "empty"). magic "BTT1" (BENCHTRAP_THREADS): nargs > 0
+ * thread counts in args, each from 1 to MAX_THREADS, one benchmark each
+ * ("counter[threads=2]"; "counter" when the counts are 1 alone), a count
+ * given twice listed once. Files written before "BTT1" existed hold "BTR1"
+ * records only and read as they always did.
  *
  * The pointers are link-time addresses. In a fixed-address executable they
  * are stored in place; in a PIE or static-PIE each one has a dynamic
@@ -25,10 +32,14 @@
 #include "util/strutil.h"
 
 #define REGISTRY_SECTION "benchtrap_registry"
-#define REGISTRY_MAGIC 0x31525442u /* "BTR1" little-endian */
+#define REGISTRY_MAGIC 0x31525442u	   /* "BTR1" little-endian */
+#define REGISTRY_MAGIC_THREADS 0x31545442u /* "BTT1" */
 #define RECORD_SIZE 32
 #define MAX_NAME 256
 #define MAX_ARGS 4096
+/* Beyond any machine's threads: a larger count is garbage, not a wish
+ * (the command line refuses those above MEASURE_MAX_THREADS, saying so). */
+#define MAX_THREADS 4096
 
 #ifndef R_AARCH64_RELATIVE
 #define R_AARCH64_RELATIVE 1027
@@ -159,8 +170,10 @@ static int read_string(const struct elf_file *ef, uint64_t vaddr, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* One benchmark of registration 'base': with an argument, at a thread
+ * count (threads > 0, named unless 'plain'), or neither. */
 static int push_bench(struct elf_file *ef, const char *base, uint64_t addr, bool has_arg,
-		      int64_t arg, size_t *cap)
+		      int64_t arg, unsigned threads, bool plain, size_t *cap)
 {
 	struct elf_bench *b;
 	int r;
@@ -168,10 +181,12 @@ static int push_bench(struct elf_file *ef, const char *base, uint64_t addr, bool
 	if (array_grow((void **)&ef->benches, cap, ef->nbenches + 1, sizeof(*ef->benches)) < 0)
 		return -ENOMEM;
 	b = &ef->benches[ef->nbenches];
-	*b = (struct elf_bench){ .addr = addr, .has_arg = has_arg, .arg = arg };
+	*b = (struct elf_bench){ .addr = addr, .has_arg = has_arg, .arg = arg, .threads = threads };
 	b->base = strdup(base);
 	if (has_arg)
 		r = asprintf(&b->name, "%s[%" PRId64 "]", base, arg);
+	else if (threads && !plain)
+		r = asprintf(&b->name, "%s[threads=%u]", base, threads);
 	else
 		r = (b->name = strdup(base)) ? 0 : -1;
 	if (!b->base || r < 0) {
@@ -185,6 +200,37 @@ static int push_bench(struct elf_file *ef, const char *base, uint64_t addr, bool
 		b->symbol = NULL;
 	ef->nbenches++;
 	return 0;
+}
+
+/* The benchmarks of a BENCHTRAP_THREADS record: one per distinct count of
+ * the nargs at args_ptr, in their order. */
+static int push_threads(struct elf_file *ef, const char *name, uint64_t fn, uint64_t args_ptr,
+			uint32_t nargs, size_t *cap)
+{
+	unsigned *counts = calloc(nargs, sizeof(*counts));
+	size_t n = 0;
+	int r = 0;
+
+	if (!counts)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nargs && r == 0; i++) {
+		int64_t v;
+		bool seen = false;
+
+		if (elf_read_vaddr(ef, args_ptr + 8 * i, &v, sizeof(v)) < 0 || v < 1 ||
+		    v > MAX_THREADS) {
+			r = -ELF_E_REGISTRY;
+			break;
+		}
+		for (size_t j = 0; j < n; j++)
+			seen = seen || counts[j] == (unsigned)v;
+		if (!seen)
+			counts[n++] = (unsigned)v;
+	}
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = push_bench(ef, name, fn, false, 0, counts[i], n == 1 && counts[0] == 1, cap);
+	free(counts);
+	return r;
 }
 
 int elf_read_registry(struct elf_file *ef)
@@ -217,7 +263,8 @@ int elf_read_registry(struct elf_file *ef)
 
 		memcpy(&magic, rec, 4);
 		memcpy(&nargs, rec + 4, 4);
-		if (magic != REGISTRY_MAGIC || nargs > MAX_ARGS) {
+		if ((magic != REGISTRY_MAGIC && magic != REGISTRY_MAGIC_THREADS) ||
+		    nargs > MAX_ARGS || (magic == REGISTRY_MAGIC_THREADS && nargs == 0)) {
 			r = -ELF_E_REGISTRY;
 			break;
 		}
@@ -227,8 +274,10 @@ int elf_read_registry(struct elf_file *ef)
 		r = read_string(ef, name_ptr, &name);
 		if (r < 0)
 			break;
-		if (nargs == 0) {
-			r = push_bench(ef, name, fn, false, 0, &cap);
+		if (magic == REGISTRY_MAGIC_THREADS) {
+			r = push_threads(ef, name, fn, args_ptr, nargs, &cap);
+		} else if (nargs == 0) {
+			r = push_bench(ef, name, fn, false, 0, 0, false, &cap);
 		} else {
 			for (uint32_t i = 0; i < nargs && r == 0; i++) {
 				int64_t arg;
@@ -237,7 +286,7 @@ int elf_read_registry(struct elf_file *ef)
 				if (r < 0)
 					r = -ELF_E_REGISTRY;
 				else
-					r = push_bench(ef, name, fn, true, arg, &cap);
+					r = push_bench(ef, name, fn, true, arg, 0, false, &cap);
 			}
 		}
 		free(name);

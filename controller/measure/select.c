@@ -75,6 +75,7 @@ static int select_bench(struct elf_file *ef, const char *glob, struct measure_se
 		s->build_id = elf_build_id(ef) ? strdup(elf_build_id(ef)) : NULL;
 		s->in_main = s->registered = true;
 		s->link_addr = b->addr;
+		s->threads = b->threads;
 		if (b->has_arg) {
 			s->args[0] = b->arg;
 			s->nargs = 1;

@@ -29,10 +29,17 @@ static json_t *binary_json(const struct elf_file *ef)
 
 static json_t *bench_json(const struct elf_bench *b)
 {
-	return json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", b->name, "base", b->base, "args",
-			 b->has_arg ? json_pack("[I]", (json_int_t)b->arg) : json_array(), "symbol",
-			 results_json_str(b->symbol ? b->symbol->name : NULL), "address",
-			 hex(b->addr));
+	json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", b->name, "base", b->base, "args",
+			      b->has_arg ? json_pack("[I]", (json_int_t)b->arg) : json_array(),
+			      "symbol", results_json_str(b->symbol ? b->symbol->name : NULL),
+			      "address", hex(b->addr));
+
+	/* BENCHTRAP_THREADS: the thread count of this one. */
+	if (o && b->threads && json_object_set_new(o, "threads", json_integer(b->threads)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 static const char *binding_name(enum elf_binding b)

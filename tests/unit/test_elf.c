@@ -502,6 +502,164 @@ static void test_select(void **state)
 	elf_close(ef);
 }
 
+/* What every build of threads_bench.c registers, in source order. */
+static const struct {
+	const char *name, *base;
+	unsigned threads;
+	bool has_arg;
+	int64_t arg;
+} expected_threads[] = {
+	{ "plain", "plain", 0, false, 0 },
+	{ "counter[threads=1]", "counter", 1, false, 0 },
+	{ "counter[threads=2]", "counter", 2, false, 0 },
+	{ "counter[threads=4]", "counter", 4, false, 0 },
+	{ "sized[8]", "sized", 0, true, 8 },
+	{ "sized[16]", "sized", 0, true, 16 },
+	{ "solo", "solo", 1, false, 0 },
+	{ "wide[threads=8]", "wide", 8, false, 0 },
+	{ "wide[threads=3]", "wide", 3, false, 0 },
+};
+
+/* BENCHTRAP_THREADS records among the others, in every build: one
+ * benchmark per distinct count, in the order written. */
+static void test_threads_registry(void **state)
+{
+	static const char *const variants[] = { "pie_O0",	"pie_O1",    "pie_O2",
+						"pie_O3",	"nopie_O2",  "lto_O3",
+						"lto_nopie_O2", "static_O2", "staticpie_O2" };
+	size_t n = sizeof(expected_threads) / sizeof(expected_threads[0]);
+
+	for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+		char name[64];
+		struct elf_file *ef;
+
+		snprintf(name, sizeof(name), "threads_%s", variants[v]);
+		ef = open_fixture(name);
+		assert_int_equal(elf_registry_error(ef), 0);
+		assert_int_equal(elf_bench_count(ef), n);
+		for (size_t i = 0; i < n; i++) {
+			const struct elf_bench *b = elf_bench(ef, i);
+			char symbol[64];
+
+			assert_string_equal(b->name, expected_threads[i].name);
+			assert_string_equal(b->base, expected_threads[i].base);
+			assert_int_equal(b->threads, expected_threads[i].threads);
+			assert_int_equal(b->has_arg, expected_threads[i].has_arg);
+			assert_int_equal(b->arg, expected_threads[i].arg);
+			assert_non_null(b->symbol);
+			assert_int_equal(b->symbol->addr, b->addr);
+			snprintf(symbol, sizeof(symbol), "benchtrap_bench_%s", b->base);
+			assert_true(strncmp(b->symbol->name, symbol, strlen(symbol)) == 0);
+		}
+		/* One function for every count. */
+		assert_int_equal(elf_bench(ef, 1)->addr, elf_bench(ef, 3)->addr);
+		assert_int_equal(elf_bench(ef, 7)->addr, elf_bench(ef, 8)->addr);
+		elf_close(ef);
+	}
+}
+
+/* A count below 1, or a BENCHTRAP_THREADS record without counts, is a
+ * malformed registry, as a record without its magic is. */
+static void test_threads_registry_bad(void **state)
+{
+	static const int64_t counts[3] = { 1, 2, 4 };
+	size_t size;
+	unsigned char *image = read_fixture("threads_nopie_O2", &size);
+	unsigned char *p = memmem(image, size, counts, sizeof(counts));
+	struct elf_file *ef = NULL;
+	char dir[] = "/tmp/benchtrap-test-threads-XXXXXX", path[64];
+	uint32_t zero = 0;
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/bad", dir);
+	assert_non_null(p);
+	memset(p, 0, 8); /* counter's first count: 0 */
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(image, 1, size, f), size);
+	fclose(f);
+	assert_int_equal(elf_open(path, &ef, NULL), 0);
+	assert_int_equal(elf_registry_error(ef), -ELF_E_REGISTRY);
+	assert_int_equal(elf_bench_count(ef), 0);
+	elf_close(ef);
+	free(image);
+
+	image = read_fixture("threads_nopie_O2", &size);
+	/* counter's record: magic and nargs 3 (the stub's code compares
+	 * with the magic too). */
+	p = memmem(image, size, "BTT1\3\0\0\0", 8);
+	assert_non_null(p);
+	memcpy(p + 4, &zero, 4); /* nargs 0 */
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(image, 1, size, f), size);
+	fclose(f);
+	assert_int_equal(elf_open(path, &ef, NULL), 0);
+	assert_int_equal(elf_registry_error(ef), -ELF_E_REGISTRY);
+	elf_close(ef);
+	free(image);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* --bench selects a BENCHTRAP_THREADS registration by its base name (every
+ * count), by a count's full name, or by a glob of it; --threads then runs
+ * the registration at its own counts instead. */
+static void test_threads_select(void **state)
+{
+	struct elf_file *ef = open_fixture("threads_pie_O2");
+	struct measure_selection sel = { 0 };
+	struct measure_miss miss = { 0 };
+	const char *base[] = { "counter" }, *full[] = { "counter[threads=2]" };
+	const char *glob[] = { "counter\\[threads=[24]\\]", "solo" };
+
+	assert_int_equal(measure_select(ef, base, 1, NULL, 0, NULL, &sel, &miss), 0);
+	assert_int_equal(sel.n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_string_equal(sel.v[i].name, expected_threads[1 + i].name);
+		assert_int_equal(sel.v[i].threads, expected_threads[1 + i].threads);
+		assert_int_equal(sel.v[i].nargs, 0);
+		assert_true(sel.v[i].registered);
+	}
+	/* --threads 2,8: the registration once per count given. */
+	struct measure_threads counts = { .v = { 2, 8 }, .n = 2 };
+
+	assert_int_equal(measure_select_threads(&sel, &counts), 0);
+	assert_int_equal(sel.n, 2);
+	assert_string_equal(sel.v[0].name, "counter[threads=2]");
+	assert_string_equal(sel.v[1].name, "counter[threads=8]");
+	assert_int_equal(sel.v[1].threads, 8);
+	measure_selection_clear(&sel);
+
+	assert_int_equal(measure_select(ef, full, 1, NULL, 0, NULL, &sel, &miss), 0);
+	assert_int_equal(sel.n, 1);
+	assert_string_equal(sel.v[0].name, "counter[threads=2]");
+	assert_int_equal(sel.v[0].threads, 2);
+	measure_selection_clear(&sel);
+
+	assert_int_equal(measure_select(ef, glob, 2, NULL, 0, NULL, &sel, &miss), 0);
+	assert_int_equal(sel.n, 3);
+	assert_string_equal(sel.v[0].name, "counter[threads=2]");
+	assert_string_equal(sel.v[1].name, "counter[threads=4]");
+	assert_string_equal(sel.v[2].name, "solo");
+	assert_int_equal(sel.v[2].threads, 1);
+	measure_selection_clear(&sel);
+
+	/* Everything, then --threads 1: each registration once, plain. */
+	counts = (struct measure_threads){ .v = { 1 }, .n = 1 };
+	assert_int_equal(measure_select(ef, NULL, 0, NULL, 0, NULL, &sel, &miss), 0);
+	assert_int_equal(sel.n, sizeof(expected_threads) / sizeof(expected_threads[0]));
+	assert_int_equal(measure_select_threads(&sel, &counts), 0);
+	const char *want[] = { "plain", "counter", "sized[8]", "sized[16]", "solo", "wide" };
+
+	assert_int_equal(sel.n, 6);
+	for (size_t i = 0; i < sel.n; i++)
+		assert_string_equal(sel.v[i].name, want[i]);
+	measure_selection_clear(&sel);
+	elf_close(ef);
+}
+
 int main(int argc, char **argv)
 {
 	/* "test_elf rust" runs the Rust fixtures alone, so that a machine
@@ -540,6 +698,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_empty_build_id),
 		cmocka_unit_test(test_nobits_comment),
 		cmocka_unit_test(test_select),
+		cmocka_unit_test(test_threads_registry),
+		cmocka_unit_test(test_threads_registry_bad),
+		cmocka_unit_test(test_threads_select),
 	};
 
 	return cmocka_run_group_tests_name("elf", tests, NULL, NULL);
