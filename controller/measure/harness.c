@@ -54,6 +54,8 @@ void harness_emit_sample(const struct measure_hooks *h, const struct harness *c,
 	measure_emit(h, &ev);
 }
 
+static int cmp_double(const void *a, const void *b);
+
 /* The rounds' code follows the harness in its page. */
 #define ROUNDS_AT 0x100
 _Static_assert(ROUNDS_AT % ARCH_HARNESS_ALIGN == 0, "the rounds' code is aligned");
@@ -491,17 +493,42 @@ static int take_round(struct harness *c, uint64_t fn, uint64_t n, uint64_t deadl
 			       c->nthreads * sizeof(slots[0]));
 	if (r < 0)
 		return r;
-	ret_span[0] = UINT64_MAX;
-	ret_span[1] = 0;
-	for (unsigned i = 0; i < c->nthreads; i++) {
-		struct measure_bound *b = &ret_bounds[i];
+	for (unsigned i = 0; i < c->nthreads; i++)
+		ret_bounds[i] = (struct measure_bound){ slots[i].tid, ts_ns(slots[i].t0),
+							ts_ns(slots[i].t1) };
+	harness_round_span(ret_bounds, c->nthreads, ret_span);
+	return 0;
+}
 
-		*b = (struct measure_bound){ slots[i].tid, ts_ns(slots[i].t0), ts_ns(slots[i].t1) };
-		if (b->start_ns < ret_span[0])
-			ret_span[0] = b->start_ns;
-		if (b->end_ns > ret_span[1])
-			ret_span[1] = b->end_ns;
+void harness_round_span(const struct measure_bound *b, size_t n, uint64_t ret_span[2])
+{
+	ret_span[0] = n ? UINT64_MAX : 0;
+	ret_span[1] = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (b[i].start_ns < ret_span[0])
+			ret_span[0] = b[i].start_ns;
+		if (b[i].end_ns > ret_span[1])
+			ret_span[1] = b[i].end_ns;
 	}
+}
+
+int harness_thread_medians(const double *per_thread, size_t nthreads, size_t ns,
+			   const pid_t *tids, struct measure_thread *out)
+{
+	double *v = malloc((ns ? ns : 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < nthreads; i++) {
+		for (size_t k = 0; k < ns; k++)
+			v[k] = per_thread[k * nthreads + i];
+		qsort(v, ns, sizeof(*v), cmp_double);
+		out[i].tid = tids[i];
+		out[i].value = ns == 0	   ? NAN
+			       : ns % 2 ? v[ns / 2]
+					: (v[ns / 2 - 1] + v[ns / 2]) / 2;
+	}
+	free(v);
 	return 0;
 }
 

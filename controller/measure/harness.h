@@ -70,6 +70,13 @@ int harness_threads_start(struct harness *c, unsigned nthreads, uint64_t deadlin
 /* End the workers and join them: the child is as it was before. */
 int harness_threads_stop(struct harness *c, uint64_t deadline, struct trace_failure *f);
 
+/* The span of a round: [least start, greatest end] of b[0..n). */
+void harness_round_span(const struct measure_bound *b, size_t n, uint64_t ret_span[2]);
+/* Each thread's figure: out[i] = {tids[i], the median over k < ns of
+ * per_thread[k * nthreads + i]} (NAN without samples). -ENOMEM or 0. */
+int harness_thread_medians(const double *per_thread, size_t nthreads, size_t ns,
+			   const pid_t *tids, struct measure_thread *out);
+
 /*
  * What one sample measured. A sample is two calls of the harness with the
  * passes in both orders:

@@ -101,33 +101,20 @@ static int unrecorded_sample(struct harness *c, const struct bench_spec *s, uint
 
 /*
  * Each thread's own figure: the median over the recorded samples of its
- * interval less its empty round's, per call (per_thread[i * stride + k]
+ * interval less its empty round's, per call (per_thread[k * nthreads + i]
  * for thread i, sample k). The per-call time of the benchmark is the
  * round's; these say how evenly the threads shared it.
  */
 static int thread_figures(const struct harness *c, const double *per_thread, size_t ns,
 			  struct bench_result *res)
 {
-	double *v;
-
 	if (!c->nthreads || ns == 0)
 		return 0;
 	res->threads = calloc(c->nthreads, sizeof(*res->threads));
-	v = malloc(ns * sizeof(*v));
-	if (!res->threads || !v) {
-		free(v);
+	if (!res->threads)
 		return -ENOMEM;
-	}
-	for (unsigned i = 0; i < c->nthreads; i++) {
-		for (size_t k = 0; k < ns; k++)
-			v[k] = per_thread[k * c->nthreads + i];
-		qsort(v, ns, sizeof(*v), cmp_double);
-		res->threads[i].tid = c->tids[i];
-		res->threads[i].value = ns % 2 ? v[ns / 2] : (v[ns / 2 - 1] + v[ns / 2]) / 2;
-	}
-	free(v);
 	res->nthreads = c->nthreads;
-	return 0;
+	return harness_thread_medians(per_thread, c->nthreads, ns, c->tids, res->threads);
 }
 
 /* Measure one benchmark, at fn, against the empty function at 'empty'. */
