@@ -66,6 +66,8 @@ static const char usage[] =
 	"                      and every pair's ratio in it (docs/results.md); compare\n"
 	"                      PAIRED.json judges it again, merge joins shards of it\n"
 	"  --shard K/N         part K of N of the benchmarks, the same in both builds\n"
+	"  --threads LIST      each benchmark on N threads at once for each N of LIST,\n"
+	"                      NAME[threads=N], in both builds\n"
 	"  --markers FILE      start/end markers of every benchmark and sample\n"
 	"\n"
 	"When GITHUB_STEP_SUMMARY names a file (GitHub Actions), the markdown report\n"

@@ -269,6 +269,10 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 		cli_say_miss("compare", head_path, &miss);
 		goto out;
 	}
+	/* Each count is a benchmark of its own, paired and sharded as one. */
+	if (r == 0 && (cli_select_threads("compare", base_path, o, &base.sel) != 0 ||
+		       cli_select_threads("compare", head_path, o, &head.sel) != 0))
+		goto out;
 	/* A shard is chosen by name: the same part of both builds. */
 	if (r == 0 && o->shard_n) {
 		measure_select_shard(&base.sel, o->shard_k, o->shard_n);

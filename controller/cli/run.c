@@ -35,6 +35,10 @@ static const char usage[] =
 	"  --shard K/N         run only part K of N of the selection, split by a hash\n"
 	"                      of each name, so N CI machines run disjoint parts\n"
 	"                      (join their results with `benchtrap merge`)\n"
+	"  --threads LIST      run each benchmark on N threads at once for each N of\n"
+	"                      LIST (1,2,4; 1 to 64), each count a benchmark of its\n"
+	"                      own, NAME[threads=N]; instead of BENCHTRAP_THREADS's\n"
+	"                      counts (default: 1, names unchanged; not under perf)\n"
 	"\n"
 	"sampling (defaults: docs/run.md explains them):\n"
 	"  --warmup SEC        run each benchmark this long before sampling (0.2)\n"
@@ -89,6 +93,7 @@ static const char usage_tail[] =
 	"  benchtrap run ./benches --bench 'fib*' --output results.json\n"
 	"  benchtrap run /usr/bin/xz --symbol lzma_version_number\n"
 	"  benchtrap run ./benches --instrument memory --bench 'parse*'\n"
+	"  benchtrap run ./benches --bench 'queue_*' --threads 1,2,4,8\n"
 	"  benchtrap run ./prog --symbol 'checksum(4096)' -- --config test.conf\n"
 	"\n"
 	"exit status: 0 all measured, 1 a benchmark failed (crashed, exited, timed\n"
@@ -188,6 +193,9 @@ int cli_run(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
+	/* Each count is a benchmark of its own, sharded as one. */
+	if (cli_select_threads("run", o.binary, &o, &specs) != 0)
+		goto out;
 	if (o.shard_n) {
 		size_t selected = specs.n;
 

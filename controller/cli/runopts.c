@@ -302,6 +302,26 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 	case CLI_OPT_CACHE_SIM:
 		o->cache_sim = true;
 		return 0;
+	case CLI_OPT_THREADS: {
+		struct measure_threads_bad bad;
+
+		if (measure_threads_parse(optarg, &o->threads, &bad) == 0)
+			return 0;
+		if (bad.what == MEASURE_THREADS_REPEATED)
+			return cmd_error(cmd,
+					 "--threads gives %s twice: each count is a benchmark of "
+					 "its own, give it once (e.g. 1,2,4)",
+					 bad.item);
+		if (bad.what == MEASURE_THREADS_EMPTY)
+			return cmd_error(cmd,
+					 "--threads wants thread counts from 1 to %d separated "
+					 "by commas, e.g. 1,2,4; '%s' has an empty one",
+					 MEASURE_MAX_THREADS, optarg);
+		return cmd_error(cmd,
+				 "--threads wants thread counts from 1 to %d separated by "
+				 "commas, e.g. 1,2,4, not '%s'",
+				 MEASURE_MAX_THREADS, bad.item);
+	}
 	case CLI_OPT_FORMAT:
 		if (cli_parse_format(cmd, formats, optarg, &o->format))
 			return EXIT_USAGE;
@@ -324,8 +344,66 @@ const char *cli_static_advice(const struct measure_instrument *in)
 	return "use --instrument callgrind";
 }
 
+/* The instruments that run benchmarks on several threads: "a, b or c". */
+static void threads_instruments(char *list, size_t size)
+{
+	const char *names[16];
+
+	instrument_names(names, 16, false, MEASURE_OPT_THREADS);
+	cli_join_or(names, false, list, size);
+}
+
+/* The largest count of --threads, 0 without. */
+static unsigned threads_max(const struct measure_threads *t)
+{
+	unsigned max = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i] > max)
+			max = t->v[i];
+	return max;
+}
+
+int cli_select_threads(const char *cmd, const char *binary, const struct cli_run_opts *o,
+		       struct measure_selection *sel)
+{
+	char list[256];
+
+	if (measure_select_threads(sel, &o->threads) < 0)
+		return cli_error("out of memory");
+	/* Only a registration's own counts can get here: --threads is
+	 * checked as it is read, and against the instrument. */
+	for (size_t i = 0; i < sel->n; i++) {
+		const struct bench_spec *s = &sel->v[i];
+
+		if (s->threads > MEASURE_MAX_THREADS)
+			return cli_error("%s: %s runs on %u threads (BENCHTRAP_THREADS), more than "
+					 "the %d benchtrap runs at once; lower the count in the "
+					 "program, or choose counts with --threads",
+					 binary, s->name, s->threads, MEASURE_MAX_THREADS);
+		if (s->threads > 1 && !(o->instrument->options & MEASURE_OPT_THREADS)) {
+			threads_instruments(list, sizeof(list));
+			return cmd_error(cmd,
+					 "%s runs on %u threads (BENCHTRAP_THREADS), which "
+					 "--instrument %s does not support; use --instrument %s, "
+					 "or --threads 1",
+					 s->name, s->threads, o->instrument->name, list);
+		}
+	}
+	return 0;
+}
+
 int cli_run_opts_check(const char *cmd, struct cli_run_opts *o)
 {
+	if (threads_max(&o->threads) > 1 && !(o->instrument->options & MEASURE_OPT_THREADS)) {
+		char list[256];
+
+		threads_instruments(list, sizeof(list));
+		return cmd_error(cmd,
+				 "--threads %u is not supported under --instrument %s; use "
+				 "--instrument %s (or --threads 1)",
+				 threads_max(&o->threads), o->instrument->name, list);
+	}
 	if (!option_applies(cmd, o->instrument, o->keep_profiles, MEASURE_OPT_KEEP_PROFILES,
 			    "--keep-profiles") ||
 	    !option_applies(cmd, o->instrument, o->cache_sim, MEASURE_OPT_CACHE_SIM, "--cache-sim") ||

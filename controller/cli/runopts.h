@@ -39,6 +39,7 @@ enum cli_run_opt {
 	CLI_OPT_CACHE_SIM,
 	CLI_OPT_WARMUP_CALLS,
 	CLI_OPT_ALLOC_STACKS,
+	CLI_OPT_THREADS,
 	CLI_OPT_RUN_END, /* a subcommand's own options from here */
 };
 
@@ -66,7 +67,8 @@ enum cli_run_opt {
 	{ "keep-profiles", required_argument, NULL, CLI_OPT_KEEP_PROFILES }, \
 	{ "cache-sim", no_argument, NULL, CLI_OPT_CACHE_SIM },              \
 	{ "warmup-calls", required_argument, NULL, CLI_OPT_WARMUP_CALLS }, \
-	{ "alloc-stacks", required_argument, NULL, CLI_OPT_ALLOC_STACKS }
+	{ "alloc-stacks", required_argument, NULL, CLI_OPT_ALLOC_STACKS }, \
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS }
 /* clang-format on */
 
 struct cli_run_opts {
@@ -83,7 +85,8 @@ struct cli_run_opts {
 	const char *alloc_stacks;   /* --alloc-stacks DIR */
 	bool warmup_calls_set;
 	int cpu;
-	unsigned shard_k, shard_n; /* --shard K/N; shard_n 0: all */
+	unsigned shard_k, shard_n;	/* --shard K/N; shard_n 0: all */
+	struct measure_threads threads; /* --threads LIST; none: as registered */
 	enum report_format format;
 	const char *output, *markers;
 	const char *input; /* --input: NULL (/dev/null), "-" or a file */
@@ -111,6 +114,14 @@ void cli_print_instruments(FILE *f);
 /* The selection's "no match" in binary, in words, with the way out;
  * returns EXIT_USAGE. */
 int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss *m);
+
+/* The selection 'sel' of binary at o's --threads counts
+ * (measure_select_threads), before any shard is taken: 0, or EXIT_USAGE
+ * having said why when a benchmark would run on more threads than
+ * benchtrap runs (a BENCHTRAP_THREADS count), or on several under an
+ * instrument that cannot. */
+int cli_select_threads(const char *cmd, const char *binary, const struct cli_run_opts *o,
+		       struct measure_selection *sel);
 
 /* Progress on a terminal and markers (--markers), as measure hooks. */
 /* ---- progress and markers ----------------------------------------------- */
