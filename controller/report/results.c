@@ -166,6 +166,19 @@ static json_t *bench_json(const struct bench_result *r)
 		}
 		json_object_set_new(b, "alloc_sites", sites);
 	}
+	/* On several threads (--threads, BENCHTRAP_THREADS): how many, and
+	 * each thread's own figure per call, in their creation order (none
+	 * when failed). */
+	if (b && s->threads > 1) {
+		json_t *per = json_array();
+
+		for (size_t i = 0; per && i < r->nthreads; i++)
+			json_array_append_new(
+				per, json_pack("{s:I, s:o}", "tid", (json_int_t)r->threads[i].tid,
+					       "value", results_json_num(r->threads[i].value)));
+		json_object_set_new(b, "threads", json_integer((json_int_t)s->threads));
+		json_object_set_new(b, "per_thread", per);
+	}
 	/* A paired comparison's head: head / base of each pair of samples. */
 	if (b && r->status == BENCH_OK && r->npairs) {
 		json_t *ratios = json_array();

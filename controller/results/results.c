@@ -2,6 +2,7 @@
 /* Reading results files into plain structs, with precise errors (results.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -324,6 +325,58 @@ static int get_numbers(struct parser *p, const json_t *obj, const char *base, co
 	return 0;
 }
 
+/* "threads" and "per_thread" of a benchmark run on several threads:
+ * absent, or a count from 1 and at most that many {"tid", "value"}. */
+static int parse_threads(struct parser *p, const json_t *b, const char *base,
+			 struct results_bench *r)
+{
+	char where[160], ewhere[192];
+	json_t *v = member(p, b, base, "threads", false, where, sizeof(where)), *d;
+	size_t i;
+
+	if (v && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > UINT_MAX) {
+			char num[32];
+
+			snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+				 json_is_integer(v) ? json_integer_value(v) : 0);
+			return failf(p, where, "expected a whole number from 1, not %s",
+				     json_is_integer(v) ? num : type_name(v));
+		}
+		r->threads = (unsigned)json_integer_value(v);
+	}
+	v = get_array(p, b, base, "per_thread");
+	if (failed(p))
+		return -EINVAL;
+	if (!v)
+		return 0;
+	path_join(where, sizeof(where), base, "per_thread");
+	if (!r->threads)
+		return failf(p, where, "present, but threads is not");
+	if (json_array_size(v) > r->threads)
+		return failf(p, where, "%zu threads, but threads is %u", json_array_size(v),
+			     r->threads);
+	r->per_thread = calloc(json_array_size(v) + 1, sizeof(*r->per_thread));
+	if (!r->per_thread)
+		return nomem(p);
+	json_array_foreach(v, i, d)
+	{
+		json_t *tid;
+
+		if (!json_is_object(d))
+			return bad_element(p, base, "per_thread", i, "an object", d);
+		snprintf(ewhere, sizeof(ewhere), "%s[%zu]", where, i);
+		tid = typed_member(p, d, ewhere, "tid", true, false, is_integer, "a whole number");
+		r->per_thread[i].value = get_number(p, d, ewhere, "value", true);
+		if (failed(p))
+			return -EINVAL;
+		r->per_thread[i].tid = json_integer_value(tid);
+		r->nper_thread = i + 1;
+	}
+	return 0;
+}
+
 static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct results_bench *r)
 {
 	char base[48], where[160];
@@ -405,6 +458,9 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	if (get_numbers(p, b, base, "raw_samples", false, &r->raw, &r->nraw) < 0)
 		return -EINVAL;
 
+	if (parse_threads(p, b, base, r) < 0)
+		return -EINVAL;
+
 	/* A paired comparison's head: the ratio of each pair of samples; null
 	 * for a pair whose base measured no time. */
 	v = json_object_get(b, "paired");
@@ -430,6 +486,7 @@ static void bench_clear(struct results_bench *b)
 	free(b->error);
 	free(b->raw);
 	free(b->pair_ratios);
+	free(b->per_thread);
 	str_free_n(b->diagnostics, b->ndiagnostics);
 }
 

@@ -53,6 +53,13 @@ struct results_stats {
 	uint64_t iterations_per_sample;
 };
 
+/* One thread of a benchmark run on several (--threads): its id and its own
+ * figure per call (NAN when not finite). */
+struct results_thread {
+	int64_t tid;
+	double value;
+};
+
 struct results_bench {
 	char *name;
 	char *symbol;	  /* or NULL */
@@ -74,6 +81,13 @@ struct results_bench {
 	 * back (a paired comparison's head side); NULL otherwise. */
 	double *pair_ratios;
 	size_t npairs;
+	/* "threads": the benchmark ran on this many threads at once (2 or
+	 * more); 0 when absent (one thread). "per_thread": each thread's own
+	 * figure, at most 'threads' of them (none when failed); NULL when
+	 * absent. */
+	unsigned threads;
+	struct results_thread *per_thread;
+	size_t nper_thread;
 };
 
 struct results_doc; /* the parsed document itself, for merging */

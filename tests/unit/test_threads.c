@@ -2,9 +2,11 @@
 /*
  * Threaded benchmarks, without running one: the --threads list, each
  * benchmark expanded once per count (names, order, BENCHTRAP_THREADS
- * registrations replaced, shards).
+ * registrations replaced, shards), and the results file's threads and
+ * per_thread written, read back and merged.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,10 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "measure/measure.h"
+#include "report/report.h"
 #include "results/results.h"
 
 /* Parse 'text' into a fresh list; the return of measure_threads_parse. */
@@ -285,6 +289,170 @@ static void test_expand_then_shard(void **state)
 	assert_true(split);
 }
 
+/* The results file: threads and per_thread for a benchmark on more than
+ * one thread, nothing new for one on one thread; read back as written. */
+static void test_results_round_trip(void **state)
+{
+	struct measure_plan plan;
+	struct bench_spec specs[3] = {
+		{ .name = "counter[threads=2]", .object = "/bin/x", .threads = 2 },
+		{ .name = "counter[threads=1]", .object = "/bin/x", .threads = 1 },
+		{ .name = "crash[threads=4]", .object = "/bin/x", .threads = 4 },
+	};
+	double samples[1] = { 10.0 };
+	struct measure_thread per[2] = { { .tid = 101, .value = 9.5 },
+					 { .tid = 102, .value = NAN } };
+	struct bench_result results[3] = {
+		{ .spec = &specs[0],
+		  .status = BENCH_OK,
+		  .instrument = "walltime",
+		  .unit = "ns",
+		  .value = 10.0,
+		  .samples = samples,
+		  .nsamples = 1,
+		  .iterations = 10,
+		  .threads = per,
+		  .nthreads = 2 },
+		{ .spec = &specs[1],
+		  .status = BENCH_OK,
+		  .instrument = "walltime",
+		  .unit = "ns",
+		  .value = 10.0,
+		  .samples = samples,
+		  .nsamples = 1,
+		  .iterations = 10 },
+		{ .spec = &specs[2],
+		  .status = BENCH_FAILED,
+		  .instrument = "walltime",
+		  .unit = "ns",
+		  .error = "exited with status 1" },
+	};
+	char *argv[] = { "run", "/bin/x" };
+	struct report_run run = { .instrument = "walltime",
+				  .isolation = "benchmark",
+				  .plan = &plan,
+				  .argv = argv,
+				  .argc = 2,
+				  .results = results,
+				  .n = 3 };
+	struct results_file *f = NULL;
+	char *text = NULL, *err = NULL;
+
+	measure_plan_default(&plan);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(stats_summarize(samples, 1, NULL, &results[i].stats), 0);
+	run.env = (struct results_env){
+		.binary = "/bin/x", .benchtrap = "0.1.0", .date = "2026-12-02T00:00:00Z", .cores = 2
+	};
+	assert_int_equal(report_write_json_mem(&run, &text), 0);
+	assert_non_null(strstr(text, "\"per_thread\""));
+	/* One thread: the benchmark is written as before threads existed. */
+	char *one = strstr(text, "\"counter[threads=1]\""), *next;
+
+	assert_non_null(one);
+	next = strstr(one, "\"crash[threads=4]\"");
+	assert_non_null(next);
+	*next = '\0';
+	assert_null(strstr(one, "\"threads\""));
+	assert_null(strstr(one, "\"per_thread\""));
+	*next = '"';
+
+	assert_int_equal(results_parse(text, strlen(text), "t.json", &f, &err), 0);
+	assert_int_equal(f->n, 3);
+	assert_int_equal(f->benches[0].threads, 2);
+	assert_int_equal(f->benches[0].nper_thread, 2);
+	assert_int_equal(f->benches[0].per_thread[0].tid, 101);
+	assert_true(f->benches[0].per_thread[0].value == 9.5);
+	assert_int_equal(f->benches[0].per_thread[1].tid, 102);
+	assert_true(isnan(f->benches[0].per_thread[1].value));
+	assert_int_equal(f->benches[1].threads, 0);
+	assert_null(f->benches[1].per_thread);
+	/* A failed one says how many threads it was to run on, and has no
+	 * figures. */
+	assert_int_equal(f->benches[2].threads, 4);
+	assert_int_equal(f->benches[2].nper_thread, 0);
+	results_free(f);
+	free(text);
+}
+
+/* merge joins shards as written: a benchmark's threads and per_thread
+ * come out as they went in. */
+static void test_results_merge(void **state)
+{
+	static const char doc[] =
+		"{\"schema\":\"benchtrap-results/1\",\"environment\":{\"binary\":\"b\"},"
+		"\"run\":{\"instrument\":\"walltime\"},\"benchmarks\":[{\"name\":\"%s\","
+		"\"instrument\":\"walltime\",\"unit\":\"ns\",\"status\":\"ok\",\"value\":5,"
+		"\"stats\":{\"median\":5,\"mean\":5,\"stddev\":0,\"min\":5,\"max\":5,\"q1\":5,"
+		"\"q3\":5,\"samples\":1,\"iterations_per_sample\":1},\"threads\":%u,"
+		"\"per_thread\":[{\"tid\":7,\"value\":4.5},{\"tid\":8,\"value\":5.5}]}]}";
+	char dir[] = "/tmp/benchtrap-test-threads-XXXXXX", out[64], text[1024];
+	struct results_file *in[2] = { NULL, NULL }, *merged = NULL;
+	char *err = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/merged.json", dir);
+	snprintf(text, sizeof(text), doc, "c[threads=2]", 2u);
+	assert_int_equal(results_parse(text, strlen(text), "a.json", &in[0], NULL), 0);
+	snprintf(text, sizeof(text), doc, "c[threads=4]", 4u);
+	assert_int_equal(results_parse(text, strlen(text), "b.json", &in[1], NULL), 0);
+	assert_int_equal(results_merge(in, 2, out, 0, &err), 0);
+	assert_int_equal(results_load(out, &merged, &err), 0);
+	assert_int_equal(merged->n, 2);
+	assert_int_equal(merged->benches[0].threads, 2);
+	assert_int_equal(merged->benches[1].threads, 4);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(merged->benches[i].nper_thread, 2);
+		assert_int_equal(merged->benches[i].per_thread[1].tid, 8);
+		assert_true(merged->benches[i].per_thread[0].value == 4.5);
+	}
+	results_free(merged);
+	results_free(in[0]);
+	results_free(in[1]);
+	unlink(out);
+	rmdir(dir);
+}
+
+static void test_results_parse_errors(void **state)
+{
+	static const char head[] =
+		"{\"schema\":\"benchtrap-results/1\",\"environment\":{},\"benchmarks\":[{"
+		"\"name\":\"c[threads=2]\",\"instrument\":\"walltime\",\"unit\":\"ns\","
+		"\"status\":\"failed\",";
+	static const struct {
+		const char *tail, *message;
+	} cases[] = {
+		{ "\"threads\":\"2\"}]}", "benchmarks[0].threads: expected a whole number" },
+		{ "\"threads\":0}]}", "benchmarks[0].threads: expected a whole number from 1" },
+		{ "\"threads\":-2}]}", "benchmarks[0].threads: expected a whole number" },
+		{ "\"threads\":2,\"per_thread\":{}}]}",
+		  "benchmarks[0].per_thread: expected an array" },
+		{ "\"threads\":2,\"per_thread\":[1]}]}",
+		  "benchmarks[0].per_thread[0]: expected an object" },
+		{ "\"threads\":2,\"per_thread\":[{\"value\":1}]}]}",
+		  "benchmarks[0].per_thread[0].tid: missing" },
+		{ "\"threads\":2,\"per_thread\":[{\"tid\":1,\"value\":\"x\"}]}]}",
+		  "benchmarks[0].per_thread[0].value: expected a number" },
+		{ "\"threads\":2,\"per_thread\":[{\"tid\":1,\"value\":1},{\"tid\":2,\"value\":1},"
+		  "{\"tid\":3,\"value\":1}]}]}",
+		  "benchmarks[0].per_thread: 3 threads, but threads is 2" },
+		{ "\"per_thread\":[]}]}", "benchmarks[0].per_thread: present, but threads is not" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char doc[512];
+		struct results_file *f = NULL;
+		char *err = NULL;
+
+		snprintf(doc, sizeof(doc), "%s%s", head, cases[i].tail);
+		if (results_parse(doc, strlen(doc), "t.json", &f, &err) != -EINVAL)
+			fail_msg("accepted: %s", doc);
+		if (!err || !strstr(err, cases[i].message))
+			fail_msg("'%s' does not say '%s'", err ? err : "(null)", cases[i].message);
+		free(err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +461,9 @@ int main(void)
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_expand_registered),
 		cmocka_unit_test(test_expand_then_shard),
+		cmocka_unit_test(test_results_round_trip),
+		cmocka_unit_test(test_results_merge),
+		cmocka_unit_test(test_results_parse_errors),
 	};
 
 	return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
