@@ -199,7 +199,7 @@ static void site(size_t size)
 static void *allocated(void *p, size_t size)
 {
 	if (lock()) {
-		memacct_alloc(&counts, p, size);
+		memacct_alloc(&counts, NULL, p, size);
 		if (depth)
 			site(size);
 		unlock();
@@ -226,7 +226,7 @@ void *realloc(void *old, size_t size)
 	void *p = __libc_realloc(old, size);
 
 	if (lock()) {
-		memacct_realloc(&counts, old, p, size);
+		memacct_realloc(&counts, NULL, old, p, size);
 		if (depth && (size || !old))
 			site(size);
 		unlock();
@@ -248,7 +248,7 @@ void *reallocarray(void *old, size_t n, size_t size)
 void free(void *p)
 {
 	if (lock()) {
-		memacct_free(&counts, p);
+		memacct_free(&counts, NULL, p);
 		unlock();
 	}
 	__libc_free(p);

@@ -12,7 +12,15 @@
  * open-addressing table the caller provides, so that a free or realloc of
  * one gives its size back; a block from before the call is not in it, and
  * freeing it counts a free and changes no byte figure. Nothing here
- * allocates.
+ * allocates, and nothing here locks: the caller serializes the calls on
+ * one accounting (alloc.c: a spin lock).
+ *
+ * A round of threads (--threads) shares one accounting, so that a block
+ * one thread allocates and another frees gives its size back, and live
+ * and peak are the process's; each call may also name the calling
+ * thread's own counters (struct memacct_thread, NULL: none), which the
+ * caller keeps where it likes (alloc.c: a static array, one per thread of
+ * the round): what that thread asked for, its allocations, its frees.
  */
 
 #include <stdbool.h>
@@ -22,6 +30,12 @@
 struct memacct_block {
 	uintptr_t addr; /* 0: empty slot */
 	size_t size;
+};
+
+/* One thread's own share: the sum over the threads is the accounting's
+ * allocations, frees and bytes when every call names its thread. */
+struct memacct_thread {
+	uint64_t allocations, frees, bytes;
 };
 
 struct memacct {
@@ -98,20 +112,32 @@ static inline bool memacct_forget(struct memacct *m, uintptr_t a, size_t *size)
 	return true;
 }
 
-/* bytes += size, never past the top. */
-static inline void memacct_add_bytes(struct memacct *m, size_t size)
+/* *bytes += size, never past the top. */
+static inline void memacct_add_bytes(uint64_t *bytes, size_t size)
 {
-	m->bytes = m->bytes + size < m->bytes ? UINT64_MAX : m->bytes + size;
+	*bytes = *bytes + size < *bytes ? UINT64_MAX : *bytes + size;
 }
 
-/* A block p of 'size' bytes asked for (p NULL: the allocation failed, a
- * call that allocated no byte). */
-static inline void memacct_alloc(struct memacct *m, const void *p, size_t size)
+/* An allocation of 'size' bytes asked for (0 when it failed), for m and,
+ * if given, thread t. */
+static inline void memacct_count_alloc(struct memacct *m, struct memacct_thread *t, size_t size)
 {
 	m->allocations++;
+	memacct_add_bytes(&m->bytes, size);
+	if (t) {
+		t->allocations++;
+		memacct_add_bytes(&t->bytes, size);
+	}
+}
+
+/* A block p of 'size' bytes asked for by thread t (NULL: none named); p
+ * NULL: the allocation failed, a call that allocated no byte. */
+static inline void memacct_alloc(struct memacct *m, struct memacct_thread *t, const void *p,
+				 size_t size)
+{
+	memacct_count_alloc(m, t, p ? size : 0);
 	if (!p)
 		return;
-	memacct_add_bytes(m, size);
 	if (!memacct_remember(m, (uintptr_t)p, size))
 		return;
 	m->live += size;
@@ -119,36 +145,40 @@ static inline void memacct_alloc(struct memacct *m, const void *p, size_t size)
 		m->peak = m->live;
 }
 
-static inline void memacct_free(struct memacct *m, const void *p)
+/* free(p) by thread t (NULL: none named). */
+static inline void memacct_free(struct memacct *m, struct memacct_thread *t, const void *p)
 {
 	size_t size;
 
 	if (!p)
 		return;
 	m->frees++;
+	if (t)
+		t->frees++;
 	if (memacct_forget(m, (uintptr_t)p, &size))
 		m->live -= size;
 }
 
-/* realloc(old, size) returned p. To size 0 (p NULL, old freed) it is a
- * free; from NULL an allocation; otherwise an allocation of 'size' whose
- * old block, if counted, is released (in place or moved alike). */
-static inline void memacct_realloc(struct memacct *m, const void *old, const void *p, size_t size)
+/* realloc(old, size) returned p, in thread t (NULL: none named). To size
+ * 0 (p NULL, old freed) it is a free; from NULL an allocation; otherwise an
+ * allocation of 'size' whose old block, if counted, is released (in place
+ * or moved alike, whichever thread allocated it). */
+static inline void memacct_realloc(struct memacct *m, struct memacct_thread *t, const void *old,
+				   const void *p, size_t size)
 {
 	size_t was;
 
 	if (!old) {
-		memacct_alloc(m, p, size);
+		memacct_alloc(m, t, p, size);
 		return;
 	}
 	if (size == 0 && !p) {
-		memacct_free(m, old);
+		memacct_free(m, t, old);
 		return;
 	}
-	m->allocations++;
+	memacct_count_alloc(m, t, p ? size : 0);
 	if (!p)
 		return; /* failed: the old block stays */
-	memacct_add_bytes(m, size);
 	if (memacct_forget(m, (uintptr_t)old, &was))
 		m->live -= was;
 	if (!memacct_remember(m, (uintptr_t)p, size))

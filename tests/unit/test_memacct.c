@@ -34,17 +34,17 @@ static void test_peak_and_leaks(void **state)
 
 	(void)state;
 	start(&m);
-	memacct_alloc(&m, P(1), 100);
-	memacct_alloc(&m, P(2), 200);
-	memacct_free(&m, P(1));
-	memacct_alloc(&m, P(3), 50);
+	memacct_alloc(&m, NULL, P(1), 100);
+	memacct_alloc(&m, NULL, P(2), 200);
+	memacct_free(&m, NULL, P(1));
+	memacct_alloc(&m, NULL, P(3), 50);
 	/* Live: 200 + 50; the peak was 300. */
 	assert_int_equal(m.allocations, 3);
 	assert_int_equal(m.frees, 1);
 	assert_int_equal(m.bytes, 350);
 	assert_int_equal(m.peak, 300);
 	assert_int_equal(m.live, 250);
-	memacct_free(&m, P(3));
+	memacct_free(&m, NULL, P(3));
 	assert_int_equal(m.live, 200); /* leaked */
 	assert_false(m.overflow);
 }
@@ -56,15 +56,15 @@ static void test_free_from_before(void **state)
 	(void)state;
 	start(&m);
 	/* A block from before the call: a free, no byte figure moves. */
-	memacct_free(&m, P(40));
+	memacct_free(&m, NULL, P(40));
 	assert_int_equal(m.frees, 1);
 	assert_int_equal(m.live, 0);
 	assert_int_equal(m.bytes, 0);
 	/* free(NULL) is nothing. */
-	memacct_free(&m, NULL);
+	memacct_free(&m, NULL, NULL);
 	assert_int_equal(m.frees, 1);
 	/* Nor does a realloc of it release bytes that were never counted. */
-	memacct_realloc(&m, P(41), P(42), 64);
+	memacct_realloc(&m, NULL, P(41), P(42), 64);
 	assert_int_equal(m.allocations, 1);
 	assert_int_equal(m.bytes, 64);
 	assert_int_equal(m.live, 64);
@@ -76,24 +76,24 @@ static void test_reallocs(void **state)
 
 	(void)state;
 	start(&m);
-	memacct_realloc(&m, NULL, P(1), 16); /* from NULL: an allocation */
-	memacct_realloc(&m, P(1), P(1), 32); /* grown in place */
+	memacct_realloc(&m, NULL, NULL, P(1), 16); /* from NULL: an allocation */
+	memacct_realloc(&m, NULL, P(1), P(1), 32); /* grown in place */
 	assert_int_equal(m.live, 32);
-	memacct_realloc(&m, P(1), P(2), 64); /* moved */
+	memacct_realloc(&m, NULL, P(1), P(2), 64); /* moved */
 	assert_int_equal(m.allocations, 3);
 	assert_int_equal(m.bytes, 16 + 32 + 64);
 	assert_int_equal(m.live, 64);
 	assert_int_equal(m.peak, 64);
 	/* The old address is no longer a block: freeing it releases nothing. */
-	memacct_free(&m, P(1));
+	memacct_free(&m, NULL, P(1));
 	assert_int_equal(m.live, 64);
 	/* A realloc that fails leaves the old block, and allocates no byte. */
-	memacct_realloc(&m, P(2), NULL, 1 << 20);
+	memacct_realloc(&m, NULL, P(2), NULL, 1 << 20);
 	assert_int_equal(m.live, 64);
 	assert_int_equal(m.allocations, 4);
 	assert_int_equal(m.bytes, 16 + 32 + 64);
 	/* To size 0: a free. */
-	memacct_realloc(&m, P(2), NULL, 0);
+	memacct_realloc(&m, NULL, P(2), NULL, 0);
 	assert_int_equal(m.frees, 2);
 	assert_int_equal(m.live, 0);
 	assert_int_equal(m.allocations, 4);
@@ -105,14 +105,14 @@ static void test_failed_alloc(void **state)
 
 	(void)state;
 	start(&m);
-	memacct_alloc(&m, NULL, 1000);
+	memacct_alloc(&m, NULL, NULL, 1000);
 	assert_int_equal(m.allocations, 1);
 	assert_int_equal(m.bytes, 0);
 	assert_int_equal(m.live, 0);
 	assert_int_equal(m.peak, 0);
 	/* Huge requests that succeeded cannot wrap the sum around. */
-	memacct_alloc(&m, P(1), SIZE_MAX);
-	memacct_alloc(&m, P(2), SIZE_MAX);
+	memacct_alloc(&m, NULL, P(1), SIZE_MAX);
+	memacct_alloc(&m, NULL, P(2), SIZE_MAX);
 	assert_true(m.bytes == UINT64_MAX);
 }
 
@@ -124,10 +124,10 @@ static void test_start_forgets(void **state)
 
 	(void)state;
 	start(&m);
-	memacct_alloc(&m, P(1), 10);
-	memacct_alloc(&m, P(2), 20);
+	memacct_alloc(&m, NULL, P(1), 10);
+	memacct_alloc(&m, NULL, P(2), 20);
 	start(&m);
-	memacct_free(&m, P(1));
+	memacct_free(&m, NULL, P(1));
 	assert_int_equal(m.live, 0);
 	assert_int_equal(m.frees, 1);
 	for (size_t i = 0; i < CAP; i++)
@@ -163,14 +163,14 @@ static void test_table_random(void **state)
 			} while (dup);
 			live[n] = a;
 			sizes[n] = 1 + (seed >> 20) % 1000;
-			memacct_alloc(&m, (const void *)a, sizes[n]);
+			memacct_alloc(&m, NULL, (const void *)a, sizes[n]);
 			want_live += sizes[n++];
 			if (want_live > want_peak)
 				want_peak = want_live;
 		} else {
 			size_t k = (seed >> 16) % n;
 
-			memacct_free(&m, (const void *)live[k]);
+			memacct_free(&m, NULL, (const void *)live[k]);
 			want_live -= sizes[k];
 			live[k] = live[--n];
 			sizes[k] = sizes[n];
@@ -189,7 +189,7 @@ static void test_overflow(void **state)
 	(void)state;
 	start(&m);
 	for (size_t k = 0; k < CAP; k++)
-		memacct_alloc(&m, P(k + 1), 1);
+		memacct_alloc(&m, NULL, P(k + 1), 1);
 	/* Counts stay exact; the table said it could not hold them all, and
 	 * the blocks it could not hold are not live: live and peak are lower
 	 * bounds, and freeing every block leaves nothing live. */
@@ -200,9 +200,48 @@ static void test_overflow(void **state)
 	assert_int_equal(m.live, m.n);
 	assert_int_equal(m.peak, m.n);
 	for (size_t k = 0; k < CAP; k++)
-		memacct_free(&m, P(k + 1));
+		memacct_free(&m, NULL, P(k + 1));
 	assert_int_equal(m.live, 0);
 	assert_int_equal(m.frees, CAP);
+}
+
+/* A round of threads: each names its own share; a block one allocates
+ * and another frees gives its size back to the process's live bytes, the
+ * free is the freeing thread's; the shares add up to the totals, and peak
+ * and live are the process's. */
+static void test_threads(void **state)
+{
+	struct memacct m = { 0 };
+	struct memacct_thread t[3] = { 0 };
+
+	(void)state;
+	start(&m);
+	memacct_alloc(&m, &t[0], P(1), 100);
+	memacct_alloc(&m, &t[1], P(2), 100);
+	assert_int_equal(m.peak, 200);
+	memacct_free(&m, &t[1], P(1)); /* thread 0's block, freed by 1 */
+	memacct_realloc(&m, &t[0], P(2), P(3), 300); /* thread 1's block, moved by 0 */
+	memacct_alloc(&m, &t[2], NULL, 50);	     /* failed: no byte */
+	memacct_realloc(&m, &t[2], P(3), NULL, 0);    /* a free by thread 2 */
+	memacct_alloc(&m, NULL, P(4), 7);	     /* a thread of no round */
+	assert_int_equal(t[0].allocations, 2);
+	assert_int_equal(t[0].bytes, 400);
+	assert_int_equal(t[0].frees, 0);
+	assert_int_equal(t[1].allocations, 1);
+	assert_int_equal(t[1].bytes, 100);
+	assert_int_equal(t[1].frees, 1);
+	assert_int_equal(t[2].allocations, 1);
+	assert_int_equal(t[2].bytes, 0);
+	assert_int_equal(t[2].frees, 1);
+	assert_int_equal(m.allocations, t[0].allocations + t[1].allocations + t[2].allocations + 1);
+	assert_int_equal(m.frees, t[0].frees + t[1].frees + t[2].frees);
+	assert_int_equal(m.bytes, t[0].bytes + t[1].bytes + t[2].bytes + 7);
+	/* 100 + 100, then 100 - 100 + 300: the process's most at once. */
+	assert_int_equal(m.peak, 300);
+	assert_int_equal(m.live, 7);
+	/* A share's bytes saturate as the totals do. */
+	memacct_alloc(&m, &t[1], P(5), SIZE_MAX);
+	assert_true(t[1].bytes == UINT64_MAX && m.bytes == UINT64_MAX);
 }
 
 int main(void)
@@ -211,7 +250,7 @@ int main(void)
 		cmocka_unit_test(test_peak_and_leaks), cmocka_unit_test(test_free_from_before),
 		cmocka_unit_test(test_reallocs),	       cmocka_unit_test(test_failed_alloc),
 		cmocka_unit_test(test_start_forgets),  cmocka_unit_test(test_table_random),
-		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_overflow),	       cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests_name("memacct", tests, NULL, NULL);
