@@ -9,7 +9,8 @@
  * C allocator is seen: C++'s operator new calls malloc, and glibc's own
  * functions (strdup, fopen...) call the malloc the program resolves.
  *
- * Counting covers every thread of the process while the benchmark runs;
+ * Counting covers every thread of the process while the benchmark runs,
+ * but for the threads of a round outside their counted calls (alloc.h);
  * a spin lock keeps the accounts whole when several allocate at once.
  */
 #include <dlfcn.h>
@@ -41,6 +42,14 @@ extern void *__libc_pvalloc(size_t size);
 #define TABLE_CAP ((size_t)1 << 22)
 
 static struct memacct counts;
+
+/* A round's threads, each its own share (memacct.h); and the calling
+ * thread's: its share (NULL: not a round's thread) and whether it is out
+ * of its call. Initial-exec: the preloaded library's TLS is static, so
+ * that reading it in a wrapper never allocates. */
+static struct memacct_thread shares[DRIVER_MAX_THREADS];
+static __thread struct memacct_thread *share __attribute__((tls_model("initial-exec")));
+static __thread bool idle __attribute__((tls_model("initial-exec")));
 
 /* --alloc-stacks: where the counted call allocated, by call stack. */
 #define SITES_CAP 4096
@@ -142,21 +151,30 @@ void alloc_start(void)
 		sites_full = false;
 	}
 	memacct_start(&counts, table, TABLE_CAP);
+	memset(shares, 0, sizeof(shares));
 	atomic_store(&counting, true);
 }
 
-void alloc_stop(struct memacct *out)
+void alloc_thread(unsigned k, bool in_call)
+{
+	share = &shares[k];
+	idle = !in_call;
+}
+
+void alloc_stop(struct memacct *out, struct memacct_thread *threads, unsigned n)
 {
 	atomic_store(&counting, false);
 	while (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire))
 		;
 	*out = counts;
+	if (n)
+		memcpy(threads, shares, n * sizeof(*threads));
 	atomic_flag_clear_explicit(&busy, memory_order_release);
 }
 
 static bool lock(void)
 {
-	if (!atomic_load_explicit(&counting, memory_order_relaxed))
+	if (!atomic_load_explicit(&counting, memory_order_relaxed) || idle)
 		return false;
 	while (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire))
 		;
@@ -199,7 +217,7 @@ static void site(size_t size)
 static void *allocated(void *p, size_t size)
 {
 	if (lock()) {
-		memacct_alloc(&counts, NULL, p, size);
+		memacct_alloc(&counts, share, p, size);
 		if (depth)
 			site(size);
 		unlock();
@@ -226,7 +244,7 @@ void *realloc(void *old, size_t size)
 	void *p = __libc_realloc(old, size);
 
 	if (lock()) {
-		memacct_realloc(&counts, NULL, old, p, size);
+		memacct_realloc(&counts, share, old, p, size);
 		if (depth && (size || !old))
 			site(size);
 		unlock();
@@ -248,7 +266,7 @@ void *reallocarray(void *old, size_t n, size_t size)
 void free(void *p)
 {
 	if (lock()) {
-		memacct_free(&counts, NULL, p);
+		memacct_free(&counts, share, p);
 		unlock();
 	}
 	__libc_free(p);

@@ -4,6 +4,8 @@
 
 /* The memory driver's allocator wrappers (alloc.c). */
 
+#include <stdbool.h>
+
 #include "memacct.h"
 
 /* Map the table of live blocks (and, with stack_depth, the sites of
@@ -19,7 +21,16 @@ void alloc_sites(unsigned i, void (*say)(const char *fmt, ...));
 const char *alloc_foreign(void);
 /* Count from now on, from zero. */
 void alloc_start(void);
-/* Stop counting; what was counted in *out. */
-void alloc_stop(struct memacct *out);
+/*
+ * The calling thread is thread k of a round (driver-protocol.h): while
+ * 'in_call' it is counted, as thread k too; otherwise nothing it does is
+ * counted (its warm-up calls, its exit). Every other thread (the one that
+ * reached main, the program's own) is counted whenever counting is on.
+ */
+void alloc_thread(unsigned k, bool in_call);
+/* Stop counting; what was counted in *out, and what threads 0..n of the
+ * round did in their calls in threads[0..n) (n 0: no round, threads may be
+ * NULL). */
+void alloc_stop(struct memacct *out, struct memacct_thread *threads, unsigned n);
 
 #endif

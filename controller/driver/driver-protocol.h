@@ -16,9 +16,10 @@
  *
  * What to call is a regular file on DRIVER_SPEC_FD, read with pread:
  *
- *	benchtrap-driver/2 <serve|call> <n> <timeout ms> <perf calls> <warm-up calls> <frames>
- *	<link address, 16 hex digits> <argument, 16 hex digits> x6 [<object>]
- *	... n lines; <object> only for a function of a shared library
+ *	benchtrap-driver/3 <serve|call> <n> <timeout ms> <perf calls> <warm-up calls> <frames>
+ *	<link address> <argument> x6 <threads> [<object>]
+ *	... n lines: numbers in hex, fixed width (16 digits, <threads> 4);
+ *	<object> only for a function of a shared library
  *
  *   call   the functions are called in order, each once, in this process
  *          (perf calls > 0: in counted batches, see perf_run)
@@ -31,11 +32,37 @@
  *          A call's profile is then the one callgrind writes when the
  *          process ends (no --dump-after needed)
  *
+ * <threads> 0 or 1: the function is called by the thread that reached main.
+ * k, 2 to DRIVER_MAX_THREADS: by k threads at once, a round, made by the
+ * process that would have called it once:
+ *
+ *	driver: create k ─ wait ─ count ─ release ─────────── wait ─ stop ─ join
+ *	thread:          warm-up calls ─ wait ─ counted call ─ wait ─ exit
+ *	                           (start barrier)       (end barrier)
+ *
+ * Each thread makes its <warm-up calls>, then waits at the start barrier
+ * with the driver, which starts counting (memory) before it releases them
+ * together; each makes its one counted call through DRIVER_FUNCTION, then
+ * waits at the end barrier, so that nothing of its exit (thread-specific
+ * data freed) is counted; the driver stops counting, then joins them. A
+ * thread that forks returns twice: its copy _exits at once. Under
+ * callgrind, with --separate-threads=yes, each thread's call is in its own
+ * part of the profile; the threads are created one after the other before
+ * any is released, so that valgrind numbers them in the order created:
+ * thread k's part is the k-th, by thread number, of those that hold a call
+ * of DRIVER_FUNCTION.
+ *
  * The driver reports on DRIVER_REPORT_FD (a pipe), one line per event, each
  * shorter than PIPE_BUF and written at once:
  *
  *	server <threads> <pid>           serve: at main
  *	start <i> <pid>                  serve: child <pid> forked for function i
+ *	thread <i> <k> <tid> <allocations> <frees> <bytes>
+ *	                                 a round of function i: its thread k
+ *	                                 (0 first, in the order created) is
+ *	                                 kernel thread <tid>; memory: what its
+ *	                                 own counted call asked for (0 else);
+ *	                                 one line per thread, before done
  *	done <i> <pid>                   function i returned in process <pid>
  *	perf <i> <ie> <ce> <ib> <cb>     perf: instructions and cycles of n
  *	                                 empty calls, then of n calls of i
@@ -64,7 +91,7 @@
 #include <unistd.h>
 
 #define DRIVER_ENV_EXE "BENCHTRAP_DRIVER_EXE"
-#define DRIVER_SPEC_MAGIC "benchtrap-driver/2"
+#define DRIVER_SPEC_MAGIC "benchtrap-driver/3"
 
 /* Where the list of functions is, and where the driver reports. */
 #define DRIVER_SPEC_FD 3
@@ -80,12 +107,15 @@
 /* Arguments per call, at most. */
 #define DRIVER_MAX_ARGS 6
 
+/* Threads of a round, at most (the spec line's <threads>). */
+#define DRIVER_MAX_THREADS 64
+
 /* --alloc-stacks: frames kept per allocation, and sites reported. */
 #define DRIVER_STACK_MAX 32
 #define DRIVER_SITES_MAX 64
 
-/* A line of the spec file, at most: 7 numbers and a path. */
-#define DRIVER_SPEC_LINE_MAX (7 * 17 + 4096 + 2)
+/* A line of the spec file, at most: 8 numbers and a path. */
+#define DRIVER_SPEC_LINE_MAX (8 * 17 + 4096 + 2)
 
 /* The driver's exit status when it cannot call a function. */
 #define DRIVER_EXIT_ERROR 125

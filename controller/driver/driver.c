@@ -38,6 +38,7 @@
 #include <limits.h>
 #include <link.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -197,14 +198,14 @@ static void spec_line(unsigned want, char *out, size_t size)
 	}
 }
 
-/* Function i: its run-time address and arguments; NULL (said on stderr)
- * when its library is not loaded. */
-static bench_fn locate(unsigned i, int64_t args[DRIVER_MAX_ARGS])
+/* Function i: its run-time address, arguments and threads; NULL (said on
+ * stderr) when its library is not loaded. */
+static bench_fn locate(unsigned i, int64_t args[DRIVER_MAX_ARGS], unsigned *threads)
 {
 	char spec[DRIVER_SPEC_LINE_MAX], real[PATH_MAX];
 	const char *p, *object = NULL;
 	struct find f = { 0 };
-	uint64_t link;
+	uint64_t link, k;
 	char *end;
 
 	spec_line(i + 1, spec, sizeof(spec));
@@ -218,6 +219,11 @@ static bench_fn locate(unsigned i, int64_t args[DRIVER_MAX_ARGS])
 		if (end == p)
 			fail("cannot read the arguments in '%s'", spec);
 	}
+	p = end;
+	k = strtoull(p, &end, 16);
+	if (end == p || k > DRIVER_MAX_THREADS)
+		fail("cannot read the thread count in '%s'", spec);
+	*threads = (unsigned)k;
 	p = end;
 	if (*p == ' ')
 		object = p + 1;
@@ -368,7 +374,7 @@ static int reap(pid_t pid, unsigned long timeout_ms, int *status, const sigset_t
  * was, as a fresh process would find it.
  */
 static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
-		  int64_t args[DRIVER_MAX_ARGS])
+		  int64_t args[DRIVER_MAX_ARGS], unsigned *threads)
 {
 	off_t input = lseek(STDIN_FILENO, 0, SEEK_CUR);
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, was;
@@ -392,7 +398,7 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 		int status = 0, killed;
 
 		/* Located here, so that the child calls it straight away. */
-		*fn = locate(k ? (unsigned)i : 0, args);
+		*fn = locate(k ? (unsigned)i : 0, args, threads);
 		if (!*fn) {
 			if (k)
 				report("end %lu %d 0\n", i, DRIVER_EXIT_ERROR << 8);
@@ -423,13 +429,122 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 	return -1;
 }
 
-/* Call function i, fn, once (or in perf's batches) and say it returned.
- * Never inlined, and called from driver_main's own frame. */
+/* ---- a round: the function on several threads at once ------------------- */
+
+struct worker {
+	pthread_t thread;
+	unsigned k;
+	pid_t tid;
+};
+
+static struct {
+	bench_fn fn;
+	const int64_t *args;
+	unsigned long warmup_calls;
+	pid_t self; /* the process, to tell a forked copy */
+	pthread_barrier_t start, end;
+	struct worker w[DRIVER_MAX_THREADS];
+} rnd;
+
+/* One thread of the round (driver-protocol.h): warm-up calls, the start
+ * barrier, its counted call, the end barrier. */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	w->tid = (pid_t)syscall(SYS_gettid);
+#ifdef DRIVER_MEMORY
+	alloc_thread(w->k, false);
+#endif
+	for (unsigned long c = 0; c < rnd.warmup_calls; c++)
+		benchtrap_driver_call(rnd.fn, rnd.args);
+	pthread_barrier_wait(&rnd.start);
+#ifdef DRIVER_MEMORY
+	alloc_thread(w->k, true);
+#endif
+	benchtrap_driver_call(rnd.fn, rnd.args);
+#ifdef DRIVER_MEMORY
+	alloc_thread(w->k, false);
+#endif
+	/* A benchmark that forks returns twice: its copy has this thread
+	 * alone, and ends here. */
+	if (getpid() != rnd.self)
+		_exit(0);
+	pthread_barrier_wait(&rnd.end);
+	return NULL;
+}
+
+/*
+ * Function i on n threads at once: each makes warmup_calls uncounted calls,
+ * then all make their counted call together. Reported as one "thread" line
+ * per thread (memory: with what its call asked for), then, for memory, the
+ * round's "mem" line. The threads and barriers are made before anything is
+ * counted; nothing here allocates while counting.
+ */
+static void run_round(unsigned i, bench_fn fn, const int64_t *args, unsigned n,
+		      unsigned long warmup_calls)
+{
+	int err;
+
+	rnd.fn = fn;
+	rnd.args = args;
+	rnd.warmup_calls = warmup_calls;
+	rnd.self = getpid();
+	if ((err = pthread_barrier_init(&rnd.start, NULL, n + 1)) ||
+	    (err = pthread_barrier_init(&rnd.end, NULL, n + 1)))
+		fail("cannot make a barrier for %u threads: %s", n, strerror(err));
+	for (unsigned k = 0; k < n; k++) {
+		rnd.w[k].k = k;
+		err = pthread_create(&rnd.w[k].thread, NULL, worker_main, &rnd.w[k]);
+		if (err)
+			fail("cannot create thread %u of %u: %s", k + 1, n, strerror(err));
+	}
+#ifdef DRIVER_MEMORY
+	struct memacct m;
+	struct memacct_thread t[DRIVER_MAX_THREADS];
+
+	alloc_start();
+#endif
+	pthread_barrier_wait(&rnd.start);
+	pthread_barrier_wait(&rnd.end);
+#ifdef DRIVER_MEMORY
+	alloc_stop(&m, t, n);
+#endif
+	for (unsigned k = 0; k < n; k++)
+		pthread_join(rnd.w[k].thread, NULL);
+	pthread_barrier_destroy(&rnd.start);
+	pthread_barrier_destroy(&rnd.end);
+	for (unsigned k = 0; k < n; k++) {
+#ifdef DRIVER_MEMORY
+		report("thread %u %u %d %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", i, k,
+		       (int)rnd.w[k].tid, t[k].allocations, t[k].frees, t[k].bytes);
+#else
+		report("thread %u %u %d 0 0 0\n", i, k, (int)rnd.w[k].tid);
+#endif
+	}
+#ifdef DRIVER_MEMORY
+	alloc_sites(i, report);
+	report("mem %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %d\n", i,
+	       m.allocations, m.frees, m.bytes, m.peak, m.live, (int)m.overflow, foreign != NULL);
+#endif
+}
+
+/* Call function i, fn, once (or in perf's batches; or a round on 'threads'
+ * threads) and say it returned. Never inlined, and called from
+ * driver_main's own frame. */
 static __attribute__((noinline)) void run_one(unsigned i, bench_fn fn, const int64_t *args,
-					      unsigned long perf_calls, unsigned long warmup_calls)
+					      unsigned threads, unsigned long perf_calls,
+					      unsigned long warmup_calls)
 {
 	pid_t self = getpid();
 
+	if (threads > 1) {
+		if (perf_calls)
+			fail("%s", "perf counts one thread: a function cannot be run on several");
+		run_round(i, fn, args, threads, warmup_calls);
+		report("done %u %d\n", i, (int)self);
+		return;
+	}
 #ifdef DRIVER_MEMORY
 	struct memacct m;
 
@@ -437,7 +552,7 @@ static __attribute__((noinline)) void run_one(unsigned i, bench_fn fn, const int
 		benchtrap_driver_call(fn, args);
 	alloc_start();
 	benchtrap_driver_call(fn, args);
-	alloc_stop(&m);
+	alloc_stop(&m, NULL, 0);
 	if (getpid() != self)
 		_exit(0);
 	alloc_sites(i, report);
@@ -498,12 +613,13 @@ static int driver_main(int argc, char **argv, char **envp)
 		report("server %ld %d\n", threads > 0 ? threads : 0, (int)getpid());
 		if (threads == 1) {
 			int64_t args[DRIVER_MAX_ARGS];
+			unsigned nthreads;
 			bench_fn fn;
-			long i = serve(n, timeout_ms, &fn, args);
+			long i = serve(n, timeout_ms, &fn, args, &nthreads);
 
 			if (i < 0)
 				return 0;
-			run_one((unsigned)i, fn, args, perf_calls, warmup_calls);
+			run_one((unsigned)i, fn, args, nthreads, perf_calls, warmup_calls);
 			/* The child ends here: its output flushed, but the
 			 * program's exit handlers and destructors run once, in
 			 * the server, not in every child. */
@@ -514,21 +630,23 @@ static int driver_main(int argc, char **argv, char **envp)
 		 * which then ends as a child does (its profile written, no
 		 * exit handler to wait for the threads). */
 		int64_t args[DRIVER_MAX_ARGS];
-		bench_fn fn = locate(0, args);
+		unsigned nthreads;
+		bench_fn fn = locate(0, args, &nthreads);
 
 		if (!fn)
 			_exit(DRIVER_EXIT_ERROR);
-		run_one(0, fn, args, perf_calls, warmup_calls);
+		run_one(0, fn, args, nthreads, perf_calls, warmup_calls);
 		fflush(NULL);
 		_exit(0);
 	}
 	for (unsigned long i = 0; i < n; i++) {
 		int64_t args[DRIVER_MAX_ARGS];
-		bench_fn fn = locate((unsigned)i, args);
+		unsigned nthreads;
+		bench_fn fn = locate((unsigned)i, args, &nthreads);
 
 		if (!fn)
 			_exit(DRIVER_EXIT_ERROR);
-		run_one((unsigned)i, fn, args, perf_calls, warmup_calls);
+		run_one((unsigned)i, fn, args, nthreads, perf_calls, warmup_calls);
 	}
 	return 0;
 }

@@ -35,8 +35,9 @@
 #include "util/fd.h"
 #include "util/launch.h"
 
-/* A --symbol call's arguments all reach the driver. */
+/* A --symbol call's arguments all reach the driver, and --threads. */
 _Static_assert(MEASURE_MAX_ARGS <= DRIVER_MAX_ARGS, "the driver takes fewer arguments");
+_Static_assert(MEASURE_MAX_THREADS <= DRIVER_MAX_THREADS, "the driver runs fewer threads");
 
 /* How long past --timeout a server may take to kill and reap a child. */
 #define WATCHDOG_SLACK_NS 5000000000ull
@@ -49,7 +50,8 @@ int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *c
 	int r = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (!specs[i]->in_main && strchr(specs[i]->object, '\n'))
+		if ((!specs[i]->in_main && strchr(specs[i]->object, '\n')) ||
+		    specs[i]->threads > DRIVER_MAX_THREADS)
 			return -EINVAL;
 	fd = dup(fd);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
@@ -68,6 +70,7 @@ int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *c
 		fprintf(f, "%016" PRIx64, s->link_addr);
 		for (unsigned a = 0; a < DRIVER_MAX_ARGS; a++)
 			fprintf(f, " %016" PRIx64, a < s->nargs ? (uint64_t)s->args[a] : 0);
+		fprintf(f, " %04x", s->threads);
 		if (!s->in_main)
 			fprintf(f, " %s", s->object);
 		fputc('\n', f);
@@ -137,6 +140,12 @@ int driven_parse_line(const char *s, struct driven_line *l)
 	} else if (IS("maps", 1)) {
 		l->kind = DRIVEN_LINE_MAPS;
 		l->pid = (pid_t)v[0];
+	} else if (IS("thread", 6) && v[1] < DRIVER_MAX_THREADS && v[2] > 0 && v[2] <= INT_MAX) {
+		l->kind = DRIVEN_LINE_THREAD;
+		l->i = (size_t)v[0];
+		l->k = (unsigned)v[1];
+		l->pid = (pid_t)v[2];
+		memcpy(l->thread_mem, v + 3, sizeof(l->thread_mem));
 	} else if (IS("mem", 8) && v[6] <= 1 && v[7] <= 1) {
 		l->kind = DRIVEN_LINE_MEM;
 		l->i = (size_t)v[0];
@@ -207,6 +216,9 @@ static void settle(struct run *r, size_t i)
 	free(c->sites);
 	c->sites = NULL;
 	c->nsites = 0;
+	free(c->threads);
+	c->threads = NULL;
+	c->nthreads = 0;
 }
 
 static bool calling(const struct run *r)
@@ -311,6 +323,23 @@ static void line(struct run *r, const char *s)
 			site->pc[site->n++] = l.pc;
 		break;
 	}
+	case DRIVEN_LINE_THREAD: {
+		struct driven_call *c = &r->calls[l.i];
+		unsigned n = j->specs[l.i]->threads;
+
+		/* In order, as many as the round has. */
+		if (l.k != c->nthreads || l.k >= n)
+			break;
+		if (!c->threads && !(c->threads = calloc(n, sizeof(*c->threads))))
+			break;
+		c->threads[c->nthreads++] = (struct driven_thread){
+			.tid = l.pid,
+			.allocations = l.thread_mem[0],
+			.frees = l.thread_mem[1],
+			.bytes = l.thread_mem[2],
+		};
+		break;
+	}
 	case DRIVEN_LINE_DONE:
 		/* From the process that calls it (a benchmark's forked copy
 		 * that returns says nothing, but a line may not be trusted); a
@@ -324,7 +353,9 @@ static void line(struct run *r, const char *s)
 			/* Settled when the server ends: its profile is
 			 * written then. */
 		} else if (calling(r)) {
-			r->calls[l.i].dump = ++r->dumps;
+			/* A round's threads dump one each. */
+			r->calls[l.i].dump = r->dumps + 1;
+			r->dumps += j->specs[l.i]->threads > 1 ? j->specs[l.i]->threads : 1;
 			settle(r, l.i);
 			r->next = l.i + 1;
 			if (r->next < j->n)
@@ -583,11 +614,15 @@ int driven_run(const struct driven_job *j, struct driven_call *calls,
 	conclude(&r);
 	rc = 0;
 out:
-	/* Sites of calls that were not settled (run again elsewhere). */
+	/* Sites and threads of calls that were not settled (run again
+	 * elsewhere). */
 	for (size_t i = 0; i < j->n; i++) {
 		free(calls[i].sites);
 		calls[i].sites = NULL;
 		calls[i].maps = NULL;
+		free(calls[i].threads);
+		calls[i].threads = NULL;
+		calls[i].nthreads = 0;
 	}
 	free(r.maps);
 	fd_close(pfd);

@@ -57,6 +57,12 @@ struct driven_site {
 	uint64_t pc[DRIVER_STACK_MAX]; /* in the process that called (a fork server's layout) */
 };
 
+/* One thread of a round (a spec with threads above 1), as the driver said. */
+struct driven_thread {
+	pid_t tid;			    /* its kernel thread id */
+	uint64_t allocations, frees, bytes; /* memory: what its own call did */
+};
+
 struct driven_call {
 	bool settled;
 	bool returned;	   /* the driver said it returned (DRIVEN_OWN: exit 0) */
@@ -67,7 +73,9 @@ struct driven_call {
 	pid_t pid;	   /* the process that called it; 0 if none did */
 	pid_t process;	   /* the process benchtrap started (a fork server) */
 	unsigned dump;	   /* the call's number in that process (its dump), from 1;
-			      0: its process did one call, profiled when it ended */
+			      0: its process did one call, profiled when it ended;
+			      a round of n threads has dumps dump..dump+n-1, one per
+			      thread, in the order their calls returned */
 	off_t err_from;	   /* where its part of DIR/stderr starts */
 	uint64_t perf[4];  /* perf: instructions, cycles of the empty batch, of the calls */
 	bool have_perf;
@@ -79,6 +87,8 @@ struct driven_call {
 	bool sites_lost;	   /* more stacks than the driver holds */
 	const char *maps;	   /* with sites: the calling process's /proc/PID/maps,
 				      read at main (valid while 'settled' runs) */
+	struct driven_thread *threads; /* a round: its threads in the order created; */
+	size_t nthreads;	       /* valid while 'settled' runs */
 	uint64_t t_start_ns, t_end_ns;
 };
 
@@ -133,8 +143,10 @@ char *driven_failure(const struct driven_call *c, uint64_t timeout_ns);
 
 /* ---- the protocol, exposed for tests -------------------------------------- */
 
-/* Write the list of functions for the driver to fd. 0, -EINVAL (an object
- * path with a newline, which the driver could not read back) or -errno. */
+/* Write the list of functions for the driver to fd, each with its
+ * threads. 0, -EINVAL (an object path with a newline, which the driver
+ * could not read back, or more than DRIVER_MAX_THREADS threads) or
+ * -errno. */
 int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *const *specs,
 		       size_t n, uint64_t timeout_ns, unsigned long perf_calls,
 		       unsigned long warmup_calls, unsigned alloc_frames);
@@ -150,13 +162,14 @@ enum driven_line_kind {
 	DRIVEN_LINE_FRAME,
 	DRIVEN_LINE_MAPS,
 	DRIVEN_LINE_LOST,
+	DRIVEN_LINE_THREAD,
 };
 
 struct driven_line {
 	enum driven_line_kind kind;
-	size_t i;	   /* START, DONE, PERF, END */
+	size_t i;	   /* START, DONE, PERF, END, MEM, SITE, FRAME, LOST, THREAD */
 	long threads;	   /* SERVER */
-	pid_t pid;	   /* SERVER, START, DONE */
+	pid_t pid;	   /* SERVER, START, DONE, MAPS; THREAD: its tid */
 	int status;	   /* END */
 	bool killed;	   /* END */
 	uint64_t perf[4];  /* PERF */
@@ -164,6 +177,8 @@ struct driven_line {
 	size_t rank;	   /* SITE, FRAME */
 	uint64_t bytes, count, pc; /* SITE; FRAME: pc */
 	unsigned n;	   /* SITE */
+	unsigned k;	   /* THREAD: its index in the round */
+	uint64_t thread_mem[3]; /* THREAD: allocations, frees, bytes */
 };
 
 /* Parse one line of the report (without its newline). 0 or -EINVAL. */

@@ -8,7 +8,10 @@
  * driver counts from the call's first instruction to its return (after
  * --warmup-calls uncounted calls) and reports allocations, frees, bytes
  * asked for, the peak of live bytes and the bytes still live at the
- * return; value is the bytes allocated per call.
+ * return; value is the bytes allocated per call. A benchmark on n threads
+ * (--threads) is a round of n calls at once: the counters are the round's
+ * (sums, and the process's peak and live bytes), value is the bytes per
+ * call (the sum over n), and each thread's own bytes are in its figure.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -134,6 +137,7 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 	struct bench_result *res = &c->results[i];
 	static const char *const names[] = { "allocations", "frees", "bytes_allocated",
 					     "peak_bytes", "leaked_bytes" };
+	unsigned n = res->spec->threads > 1 ? res->spec->threads : 1;
 
 	if (!call->returned || !call->have_mem) {
 		res->status = BENCH_FAILED;
@@ -155,10 +159,20 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 		if (k != 2)
 			res->counters[res->ncounters++] =
 				(struct measure_counter){ names[k], (double)call->mem[k] };
-	res->calls = res->iterations = 1;
-	measure_result_count(res, (double)call->mem[2]);
+	res->calls = res->iterations = n;
+	measure_result_count(res, (double)call->mem[2] / (double)n);
 	if (res->status != BENCH_OK)
 		return;
+	if (res->spec->threads > 1 && call->nthreads) {
+		res->threads = calloc(call->nthreads, sizeof(*res->threads));
+		if (res->threads) {
+			res->nthreads = call->nthreads;
+			for (size_t k = 0; k < call->nthreads; k++)
+				res->threads[k] = (struct measure_thread){
+					call->threads[k].tid, (double)call->threads[k].bytes
+				};
+		}
+	}
 	if (call->mem[5])
 		bench_result_diagnose(res,
 				      "more blocks were live at once than the driver's table holds "

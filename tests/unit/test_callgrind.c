@@ -193,10 +193,13 @@ static void test_driver_specs(void **state)
 {
 	struct bench_spec s1 = { .name = "f", .object = "/bin/x", .in_main = true,
 				 .link_addr = 0x1139 };
-	struct bench_spec s2 = { .name = "g(1,-2)", .object = "/lib/libz.so", .in_main = false,
-				 .link_addr = 0xabc, .args = { 1, -2 }, .nargs = 2 };
+	struct bench_spec s2 = { .name = "g(1,-2)[threads=64]", .object = "/lib/libz.so",
+				 .in_main = false, .link_addr = 0xabc, .args = { 1, -2 }, .nargs = 2,
+				 .threads = 64 };
 	struct bench_spec bad = { .name = "h", .object = "/lib/a\nb.so", .in_main = false };
-	const struct bench_spec *specs[] = { &s1, &s2 }, *bads[] = { &bad };
+	struct bench_spec many = { .name = "k", .object = "/bin/x", .in_main = true,
+				   .threads = DRIVER_MAX_THREADS + 1 };
+	const struct bench_spec *specs[] = { &s1, &s2 }, *bads[] = { &bad }, *manys[] = { &many };
 	char buf[1024] = "";
 	FILE *f = tmpfile();
 
@@ -207,20 +210,22 @@ static void test_driver_specs(void **state)
 	rewind(f);
 	assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
 	assert_string_equal(
-		buf, "benchtrap-driver/2 serve 2 60000 0 0 0\n"
+		buf, "benchtrap-driver/3 serve 2 60000 0 0 0\n"
 		     "0000000000001139 0000000000000000 0000000000000000 0000000000000000 "
-		     "0000000000000000 0000000000000000 0000000000000000\n"
+		     "0000000000000000 0000000000000000 0000000000000000 0000\n"
 		     "0000000000000abc 0000000000000001 fffffffffffffffe 0000000000000000 "
-		     "0000000000000000 0000000000000000 0000000000000000 /lib/libz.so\n");
+		     "0000000000000000 0000000000000000 0000000000000000 0040 /lib/libz.so\n");
 	fclose(f);
 	f = tmpfile();
 	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_CALL, specs, 1, 1000000, 100, 3, 16), 0);
 	memset(buf, 0, sizeof(buf));
 	rewind(f);
 	assert_true(fread(buf, 1, sizeof(buf) - 1, f) > 0);
-	assert_memory_equal(buf, "benchtrap-driver/2 call 1 1 100 3 16\n", 37);
-	/* A path the driver could not read back. */
+	assert_memory_equal(buf, "benchtrap-driver/3 call 1 1 100 3 16\n", 37);
+	/* A path the driver could not read back; more threads than it runs. */
 	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_CALL, bads, 1, 1000000, 0, 0, 0), -EINVAL);
+	assert_int_equal(driven_write_specs(fileno(f), DRIVEN_CALL, manys, 1, 1000000, 0, 0, 0),
+			 -EINVAL);
 	fclose(f);
 }
 
@@ -266,6 +271,12 @@ static void test_driver_report(void **state)
 	assert_int_equal(driven_parse_line("maps 4242", &l), 0);
 	assert_int_equal(l.kind, DRIVEN_LINE_MAPS);
 	assert_int_equal(l.pid, 4242);
+	assert_int_equal(driven_parse_line("thread 5 1 4301 3 2 1000", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_THREAD);
+	assert_true(l.i == 5 && l.k == 1 && l.pid == 4301);
+	assert_true(l.thread_mem[0] == 3 && l.thread_mem[1] == 2 && l.thread_mem[2] == 1000);
+	assert_int_equal(driven_parse_line("thread 0 63 7 0 0 0", &l), 0);
+	assert_int_equal(l.k, 63);
 	/* Anything else is not the driver's. */
 	const char *bad[] = { "",	       "server",	 "server 1",	"start 1",
 			      "done 1 2 3",    "end 1 2",	 "end 1 2 2",	"end 1 70000 0",
@@ -274,7 +285,11 @@ static void test_driver_report(void **state)
 			      "starts 1 2",    "perf 1 2 3 4 99999999999999999999",
 			      "mem 1 2 3 4 5 6 0", "mem 1 2 3 4 5 6 2 0", "mem 1 2 3 4 5 6 0 7",
 			      "mem 1 2 3 4 5 6 0 0 0", "site 1 64 2 3 4", "site 1 0 2 3 33",
-			      "frame 1 2", "frame 1 64 5", "maps", "maps 1 2" };
+			      "frame 1 2", "frame 1 64 5", "maps", "maps 1 2",
+			      /* thread: a 65th thread, no tid, too few or many numbers */
+			      "thread 1 64 7 0 0 0", "thread 1 0 0 0 0 0", "thread 1 0 7 0 0",
+			      "thread 1 0 7 0 0 0 0", "thread 1 0 4294967296 0 0 0",
+			      "thread 1 0 7 0 0 -1", "threads 1 0 7 0 0 0" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(driven_parse_line(bad[i], &l), -EINVAL);
