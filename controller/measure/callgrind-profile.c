@@ -236,3 +236,40 @@ int callgrind_event_index(const struct callgrind_profile *p, const char *name)
 			return (int)i;
 	return -1;
 }
+
+/* A decimal number of 1 to 9 digits at *s, without a sign; *s moves past it. */
+static bool number(const char **s, unsigned *ret)
+{
+	unsigned long v = 0;
+	size_t k = 0;
+
+	while (isdigit((unsigned char)(*s)[k]) && k < 10)
+		v = v * 10 + (unsigned long)((*s)[k++] - '0');
+	if (k == 0 || k > 9)
+		return false;
+	*s += k;
+	*ret = (unsigned)v;
+	return true;
+}
+
+bool callgrind_part_name(const char *name, pid_t pid, unsigned *ret_dump, unsigned *ret_thread)
+{
+	static const char base[] = "callgrind.out.";
+	unsigned who, dump = 0, thread = 0;
+	const char *s = name;
+
+	if (strncmp(s, base, sizeof(base) - 1) != 0)
+		return false;
+	s += sizeof(base) - 1;
+	if (!number(&s, &who) || who != (unsigned)pid)
+		return false;
+	if (*s == '.' && (s++, !number(&s, &dump) || dump == 0))
+		return false;
+	if (*s == '-' && (s++, !number(&s, &thread) || thread == 0))
+		return false;
+	if (*s)
+		return false;
+	*ret_dump = dump;
+	*ret_thread = thread;
+	return true;
+}

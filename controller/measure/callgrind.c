@@ -144,6 +144,14 @@ static int run_valgrind(struct ctx *c, enum driven_mode dm, const struct bench_s
 	}
 	if (c->opts->cache_sim)
 		r |= measure_env_push(&argv, &na, strdup("--cache-sim=yes"));
+	/* A round's threads each in a part of their own (driver-protocol.h);
+	 * only when there is one, so that other profiles keep their names. */
+	for (size_t i = 0; i < n; i++) {
+		if (specs[i]->threads > 1) {
+			r |= measure_env_push(&argv, &na, strdup("--separate-threads=yes"));
+			break;
+		}
+	}
 	for (size_t i = 0; c->t->argv[i]; i++)
 		r |= measure_env_push(&argv, &na, strdup(c->t->argv[i]));
 	if (c->mode == MODE_STUB) {
@@ -324,31 +332,201 @@ out:
 	return r;
 }
 
-/* Fill an ok result from profile 'path'. */
-static void finish(struct ctx *c, struct bench_result *res, const char *path, size_t index,
-		   const char *caller, const char *callee)
-{
+/* One part of a call's profile: what one thread did in one dump. */
+struct part {
+	char path[PATH_MAX];
+	unsigned thread; /* valgrind's thread number; 0: threads not separated */
 	struct callgrind_profile p;
-	int ir, r = callgrind_parse_file(path, caller, callee, &p);
+};
 
-	if (r < 0 || (ir = callgrind_event_index(&p, "Ir")) < 0) {
+static int by_thread(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	return (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+/*
+ * The parts of call's profile that hold calls of the benchmark, by thread
+ * number (the order the driver created a round's threads in): the dumps
+ * dump..dump+ndumps-1 of its process (dump 0: the one written when it
+ * ended), each one file, or one per thread with --separate-threads=yes
+ * (beside an empty one without a thread's number, which callgrind makes to
+ * check that it can write). Returns 0 (*ret_n may be 0: no call was
+ * counted) or -errno.
+ */
+static int read_parts(const struct ctx *c, pid_t pid, unsigned dump, unsigned ndumps,
+		      const char *caller, const char *callee, struct part **ret, size_t *ret_n)
+{
+	DIR *d = opendir(c->dir);
+	struct part *v = NULL, *plain = NULL;
+	size_t n = 0, nplain = 0;
+	struct dirent *e;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		unsigned dn, tn;
+		struct part *pt, **list;
+		size_t *count;
+
+		if (!callgrind_part_name(e->d_name, pid, &dn, &tn) ||
+		    (dump ? dn < dump || dn >= dump + ndumps : dn != 0))
+			continue;
+		list = tn ? &v : &plain;
+		count = tn ? &n : &nplain;
+		pt = realloc(*list, (*count + 1) * sizeof(*pt));
+		if (!pt) {
+			r = -ENOMEM;
+			break;
+		}
+		*list = pt;
+		pt = &pt[(*count)++];
+		snprintf(pt->path, sizeof(pt->path), "%s/%s", c->dir, e->d_name);
+		pt->thread = tn;
+	}
+	closedir(d);
+	if (r < 0)
+		goto out;
+	if (!n) {
+		/* Threads not separated: the plain files are the parts. */
+		v = plain;
+		n = nplain;
+		plain = NULL;
+	}
+	if (!n) {
+		r = -ENOENT;
+		goto out;
+	}
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		r = callgrind_parse_file(v[i].path, caller, callee, &v[i].p);
+		if (r < 0)
+			goto out;
+		if (v[i].p.calls)
+			v[kept++] = v[i];
+	}
+	qsort(v, kept, sizeof(*v), by_thread);
+	*ret = v;
+	*ret_n = kept;
+	v = NULL;
+out:
+	free(v);
+	free(plain);
+	return r;
+}
+
+/* Keep the parts' profiles in --keep-profiles: NNN-<name>.callgrind, or
+ * for a round NNN-<name>.callgrind-01, -02... a thread each (the suffix
+ * KCachegrind loads together); the result names the first. */
+static void keep(const struct ctx *c, struct bench_result *res, size_t index,
+		 const struct part *parts, size_t n)
+{
+	char name[128], base[MEASURE_PROFILE_PATH];
+	size_t k = 0;
+
+	for (const char *q = res->spec->name; *q && k < 64; q++)
+		name[k++] = (strchr("/\\ \t\n'\"*?", *q) || (unsigned char)*q < 32) ? '_' : *q;
+	name[k] = '\0';
+	/* Room for "-NN" within MEASURE_PROFILE_PATH (the directory's path
+	 * is shorter by 100, measure_callgrind). */
+	snprintf(base, sizeof(base) - 8, "%s/%03zu-%s.callgrind", c->opts->keep_profiles, index,
+		 name);
+	for (size_t i = 0; i < n; i++) {
+		char path[MEASURE_PROFILE_PATH + 32];
+		int r;
+
+		if (n == 1)
+			snprintf(path, sizeof(path), "%s", base);
+		else
+			snprintf(path, sizeof(path), "%s-%02zu", base, i + 1);
+		r = copy_file(parts[i].path, path);
+		if (r < 0) {
+			bench_result_diagnose(res, "cannot keep the profile in %s: %s", path,
+					      strerror(-r));
+			res->profile[0] = '\0';
+			return;
+		}
+		if (i == 0 && strlen(path) < sizeof(res->profile))
+			strcpy(res->profile, path);
+	}
+}
+
+/* Each thread's own count per call, for a round: named by the tids the
+ * driver said, in the order it created the threads, which is valgrind's
+ * order of their thread numbers (driver-protocol.h). */
+static void per_thread(struct bench_result *res, const struct driven_call *call,
+		       const struct part *parts, size_t n, int ir)
+{
+	bool named = call->nthreads == n;
+
+	res->threads = calloc(n, sizeof(*res->threads));
+	if (!res->threads)
+		return;
+	res->nthreads = n;
+	for (size_t k = 0; k < n; k++) {
+		res->threads[k].tid = named ? call->threads[k].tid : (pid_t)parts[k].thread;
+		res->threads[k].value = (double)parts[k].p.inclusive[ir] / (double)parts[k].p.calls;
+	}
+	if (!named)
+		bench_result_diagnose(res,
+				      "threads are named by valgrind's thread numbers: the driver "
+				      "named %zu of the %zu threads that counted a call",
+				      call->nthreads, n);
+}
+
+/* Fill an ok result from the profile of call, summed over its parts (the
+ * threads of a round), or say why it cannot be. */
+static void finish(struct ctx *c, struct bench_result *res, const struct driven_call *call,
+		   size_t index, const char *caller, const char *callee)
+{
+	const struct bench_spec *spec = res->spec;
+	unsigned ndumps = spec->threads > 1 ? spec->threads : 1;
+	struct part *parts = NULL;
+	struct callgrind_profile p = { 0 };
+	size_t n = 0;
+	int ir = -1, r;
+
+	r = read_parts(c, call->pid, c->mode == MODE_OWN_RUN ? 0 : call->dump, ndumps, caller,
+		       callee, &parts, &n);
+	if (r == 0 && n) {
+		/* Summed over the threads, event by event. */
+		p = parts[0].p;
+		for (size_t k = 1; k < n && r == 0; k++) {
+			if (parts[k].p.nevents != p.nevents) {
+				r = -EINVAL;
+				break;
+			}
+			for (size_t e = 0; e < p.nevents; e++) {
+				if (strcmp(parts[k].p.events[e], p.events[e]) != 0)
+					r = -EINVAL;
+				p.inclusive[e] += parts[k].p.inclusive[e];
+			}
+			p.calls += parts[k].p.calls;
+		}
+		ir = callgrind_event_index(&p, "Ir");
+	}
+	if (r < 0 || (n && ir < 0)) {
 		res->status = BENCH_FAILED;
 		if (asprintf(&res->error, "cannot read the callgrind profile: %s",
 			     strerror(r < 0 ? -r : EINVAL)) < 0)
 			res->error = NULL;
-		return;
+		goto out;
 	}
 	if (p.calls == 0) {
 		res->status = BENCH_FAILED;
 		res->error = strdup(callee && !caller ?
 					    "the program's own run never called it" :
 					    "callgrind recorded no call of the benchmark");
-		return;
+		goto out;
 	}
 	res->calls = p.calls;
 	res->iterations = p.calls;
 	res->ncounters = 0;
-	/* Ir first, then the others in the profile's order. */
+	/* Ir first, then the others in the profile's order; per call, over
+	 * every thread's calls. */
 	res->counters[res->ncounters++] =
 		(struct measure_counter){ "Ir", (double)p.inclusive[ir] / (double)p.calls };
 	for (size_t i = 0; i < p.nevents && res->ncounters < MEASURE_MAX_COUNTERS; i++) {
@@ -361,30 +539,19 @@ static void finish(struct ctx *c, struct bench_result *res, const char *path, si
 	}
 	measure_result_count(res, res->counters[0].value);
 	if (res->status != BENCH_OK)
-		return;
+		goto out;
+	if (spec->threads > 1)
+		per_thread(res, call, parts, n, ir);
 	res->no_time = res->value < MEASURE_MIN_INSTRUCTIONS;
 	if (res->no_time)
 		bench_result_diagnose(res,
 				      "measured no execution time: %.0f instructions per call, no "
 				      "more than a function that only returns (%s)",
 				      res->value, measure_no_time_advice(res->spec));
-	if (c->opts->keep_profiles) {
-		char name[128];
-		size_t k = 0;
-
-		for (const char *q = res->spec->name; *q && k < 64; q++)
-			name[k++] = (strchr("/\\ \t\n'\"*?", *q) || (unsigned char)*q < 32) ? '_' :
-											     *q;
-		name[k] = '\0';
-		snprintf(res->profile, sizeof(res->profile), "%s/%03zu-%s.callgrind",
-			 c->opts->keep_profiles, index, name);
-		r = copy_file(path, res->profile);
-		if (r < 0) {
-			bench_result_diagnose(res, "cannot keep the profile in %s: %s",
-					      res->profile, strerror(-r));
-			res->profile[0] = '\0';
-		}
-	}
+	if (c->opts->keep_profiles)
+		keep(c, res, index, parts, n);
+out:
+	free(parts);
 }
 
 static void fail(struct bench_result *res, char *why)
@@ -400,18 +567,12 @@ static void settled(void *ctx, size_t j, const struct driven_call *call)
 	struct ctx *c = ctx;
 	struct bench_result *res = &c->results[c->first + j];
 	const struct bench_spec *spec = &c->specs[c->first + j];
-	char path[PATH_MAX];
 
 	res->pid = call->pid;
 	res->t_ready_ns = res->t_start_ns;
 	/* Returned, but killed before its profile was written: timed out. */
 	if (call->returned && !call->killed) {
-		if (c->mode == MODE_OWN_RUN || call->dump == 0)
-			snprintf(path, sizeof(path), "%s/callgrind.out.%d", c->dir, (int)call->pid);
-		else
-			snprintf(path, sizeof(path), "%s/callgrind.out.%d.%u", c->dir,
-				 (int)call->pid, call->dump);
-		finish(c, res, path, c->first + j, c->mode == MODE_DRIVER ? DRIVER_FUNCTION : NULL,
+		finish(c, res, call, c->first + j, c->mode == MODE_DRIVER ? DRIVER_FUNCTION : NULL,
 		       c->mode == MODE_DRIVER ? NULL : spec->symbol);
 		if (c->mode == MODE_OWN_RUN && res->status == BENCH_OK)
 			bench_result_diagnose(res,
@@ -494,6 +655,15 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		}
 	} else {
 		for (size_t i = 0; i < n; i++) {
+			if (specs[i].threads > 1) {
+				if (asprintf(ret_error,
+					     "%s is a static binary: benchtrap's driver cannot be "
+					     "preloaded into it, so '%s' cannot run on %u threads",
+					     t->binary, specs[i].name, specs[i].threads) < 0)
+					*ret_error = NULL;
+				r = -EINVAL;
+				goto out;
+			}
 			if (specs[i].nargs && !is_stub(&specs[i])) {
 				if (asprintf(ret_error,
 					     "%s is a static binary: benchtrap's driver cannot be "

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "measure/measure.h"
 
@@ -53,6 +54,16 @@ int callgrind_parse(FILE *f, const char *caller, const char *callee,
 		    struct callgrind_profile *ret);
 int callgrind_parse_file(const char *path, const char *caller, const char *callee,
 			 struct callgrind_profile *ret);
+
+/*
+ * Whether 'name', a file of the profile directory, is a profile of process
+ * pid as callgrind names them with --callgrind-out-file=callgrind.out.%p:
+ * "callgrind.out.<pid>[.<dump>][-<thread>]", a dump's number after
+ * --dump-after, valgrind's thread number with --separate-threads=yes (each
+ * thread's costs in a file of its own). *ret_dump and *ret_thread are 0
+ * when the name has none.
+ */
+bool callgrind_part_name(const char *name, pid_t pid, unsigned *ret_dump, unsigned *ret_thread);
 
 /* The index of event 'name' in p, or -1. */
 int callgrind_event_index(const struct callgrind_profile *p, const char *name);

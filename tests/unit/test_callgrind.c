@@ -295,6 +295,35 @@ static void test_driver_report(void **state)
 		assert_int_equal(driven_parse_line(bad[i], &l), -EINVAL);
 }
 
+/* The names callgrind gives a process's profiles: a dump's number after
+ * --dump-after, a thread's with --separate-threads=yes. */
+static void test_part_names(void **state)
+{
+	unsigned dump = 9, thread = 9;
+
+	(void)state;
+	assert_true(callgrind_part_name("callgrind.out.4242", 4242, &dump, &thread));
+	assert_true(dump == 0 && thread == 0);
+	assert_true(callgrind_part_name("callgrind.out.4242.3", 4242, &dump, &thread));
+	assert_true(dump == 3 && thread == 0);
+	assert_true(callgrind_part_name("callgrind.out.4242-02", 4242, &dump, &thread));
+	assert_true(dump == 0 && thread == 2);
+	assert_true(callgrind_part_name("callgrind.out.4242.12-64", 4242, &dump, &thread));
+	assert_true(dump == 12 && thread == 64);
+	dump = thread = 9;
+	const char *bad[] = { "callgrind.out.424", "callgrind.out.42421", "callgrind.out.4242.",
+			      "callgrind.out.4242-", "callgrind.out.4242.0", "callgrind.out.4242-00",
+			      "callgrind.out.4242.1.2", "callgrind.out.4242-1-2",
+			      "callgrind.out.4242.x", "callgrind.out.4242 ", "callgrind.out.",
+			      "xcallgrind.out.4242", "callgrind.out.+4242",
+			      "callgrind.out.4242.12345678901" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(callgrind_part_name(bad[i], 4242, &dump, &thread));
+	/* Nothing written when it is not one. */
+	assert_true(dump == 9 && thread == 9);
+}
+
 static void test_perf_classify(void **state)
 {
 	(void)state;
@@ -322,7 +351,7 @@ int main(void)
 		cmocka_unit_test(test_parse_caller),  cmocka_unit_test(test_parse_callee),
 		cmocka_unit_test(test_parse_sums),    cmocka_unit_test(test_parse_bad),
 		cmocka_unit_test(test_env_fixed),     cmocka_unit_test(test_driver_specs),
-		cmocka_unit_test(test_driver_report),
+		cmocka_unit_test(test_driver_report), cmocka_unit_test(test_part_names),
 		cmocka_unit_test(test_perf_classify), cmocka_unit_test(test_perf_per_call),
 	};
 
