@@ -658,7 +658,9 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 			if (specs[i].threads > 1) {
 				if (asprintf(ret_error,
 					     "%s is a static binary: benchtrap's driver cannot be "
-					     "preloaded into it, so '%s' cannot run on %u threads",
+					     "preloaded into it, so '%s' cannot run on %u threads "
+					     "under callgrind (link it dynamically, or use "
+					     "--instrument walltime)",
 					     t->binary, specs[i].name, specs[i].threads) < 0)
 					*ret_error = NULL;
 				r = -EINVAL;

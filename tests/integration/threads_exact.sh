@@ -10,7 +10,8 @@
 #   thread's own bytes, summing to the round's; peak within the round;
 # - crash_second (the second thread faults): failed with SIGSEGV, under
 #   callgrind with valgrind's backtrace naming the body; the run goes on;
-# - deadlock: failed by --timeout, under both; nothing is left behind.
+# - deadlock: failed by --timeout, under both; nothing is left behind;
+# - a static binary given threads under callgrind: refused, one line.
 # spin_lock's count depends on the scheduling: it is run, never compared.
 # No duration is asserted (--timeout only bounds the deadlock).
 . "$(dirname "$0")/lib.sh"
@@ -112,6 +113,10 @@ PY
 		expect_json 'all(b["value"] is None and b["per_thread"] == [] for b in d["benchmarks"][:2])'
 		expect_no_orphans "$T"
 	done
+
+	# A static binary cannot take the driver, nor run threads under it.
+	run run "$FIXTURES/callgrind/counted_static" "${CG[@]}" --threads 2
+	expect_usage_error "counted_static is a static binary: .* cannot run on 2 threads under callgrind"
 else
 	echo "callgrind part skipped: valgrind is not installed (apt install valgrind)"
 fi
