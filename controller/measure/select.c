@@ -315,7 +315,10 @@ int measure_threads_parse(const char *text, struct measure_threads *list,
 		size_t len = strcspn(p, ",");
 		unsigned long v = 0;
 
-		snprintf(bad.item, sizeof(bad.item), "%.*s", (int)len, p);
+		size_t shown = len < sizeof(bad.item) - 1 ? len : sizeof(bad.item) - 1;
+
+		memcpy(bad.item, p, shown);
+		bad.item[shown] = '\0';
 		if (len == 0) {
 			bad.what = MEASURE_THREADS_EMPTY;
 			goto bad;
