@@ -29,6 +29,11 @@
  * open, and calls no function of the program. A child flushes stdio and
  * ends with _exit: the program's exit handlers run once, in the server.
  *
+ * A function to run on several threads (--threads) is called by a round
+ * of threads the driver creates where the one call would have been made,
+ * released together by a barrier of the driver's (run_round,
+ * driver-protocol.h); the program's own threads are never used.
+ *
  * Errors (a function that cannot be located) print one line on stderr and
  * exit with status DRIVER_EXIT_ERROR.
  */
