@@ -9,9 +9,10 @@
  * --warmup-calls uncounted calls) and reports allocations, frees, bytes
  * asked for, the peak of live bytes and the bytes still live at the
  * return; value is the bytes allocated per call. A benchmark on n threads
- * (--threads) is a round of n calls at once: the counters are the round's
- * (sums, and the process's peak and live bytes), value is the bytes per
- * call (the sum over n), and each thread's own bytes are in its figure.
+ * (--threads) is a round of n calls at once: the counters are per call
+ * like the value (the round's sums over n), but for peak_bytes, the most
+ * bytes live in the process at once during the round; each thread's own
+ * bytes are in its figure.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -152,13 +153,16 @@ static void settled(void *ctx, size_t i, const struct driven_call *call)
 				    "of the C allocator");
 		return;
 	}
+	/* Per call, as every instrument's counters are; the peak is the
+	 * round's, which no division makes a call's. */
 	res->ncounters = 0;
 	res->counters[res->ncounters++] =
-		(struct measure_counter){ "bytes_allocated", (double)call->mem[2] };
+		(struct measure_counter){ "bytes_allocated", (double)call->mem[2] / (double)n };
 	for (size_t k = 0; k < 5; k++)
 		if (k != 2)
-			res->counters[res->ncounters++] =
-				(struct measure_counter){ names[k], (double)call->mem[k] };
+			res->counters[res->ncounters++] = (struct measure_counter){
+				names[k], (double)call->mem[k] / (double)(k == 3 ? 1 : n)
+			};
 	res->calls = res->iterations = n;
 	measure_result_count(res, (double)call->mem[2] / (double)n);
 	if (res->status != BENCH_OK)

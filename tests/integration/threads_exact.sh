@@ -6,8 +6,9 @@
 #   counted call is the same instructions whichever thread makes it); every
 #   thread its own figure, under its own kernel tid; the simulated caches'
 #   accesses alike (--cache-sim); a part of the profile per thread kept;
-# - memory: malloc_free asks 1000 bytes per call at any count; each
-#   thread's own bytes, summing to the round's; peak within the round;
+# - memory: malloc_free asks 1000 bytes per call at any count, every
+#   counter per call; each thread's own bytes, summing to the round's;
+#   the peak within the round;
 # - crash_second (the second thread faults): failed with SIGSEGV, under
 #   callgrind with valgrind's backtrace naming the body; the run goes on;
 # - deadlock: failed by --timeout, under both; nothing is left behind;
@@ -135,8 +136,8 @@ for b in d["benchmarks"]:
     n = b.get("threads") or 1
     c, per = b["counters"], b.get("per_thread") or []
     size = 1000 if b["name"].startswith("malloc_free") else 0
-    # The round's sums; value per call; each thread its own call's bytes.
-    want = {"bytes_allocated": size * n, "allocations": n * (size > 0), "frees": n * (size > 0),
+    # Per call, as the value; each thread its own call's bytes.
+    want = {"bytes_allocated": size, "allocations": size > 0, "frees": size > 0,
             "leaked_bytes": 0}
     if b["status"] != "ok" or any(c[k] != v for k, v in want.items()) or b["value"] != size:
         bad.append("%s: %s %s %s" % (b["name"], b["value"], c, b["error"]))
@@ -144,7 +145,7 @@ for b in d["benchmarks"]:
     if not size <= c["peak_bytes"] <= size * n:
         bad.append("%s: peak %s" % (b["name"], c["peak_bytes"]))
     if n > 1 and (len(per) != n or len({t["tid"] for t in per}) != n or
-                  sum(t["value"] for t in per) != c["bytes_allocated"] or
+                  sum(t["value"] for t in per) != c["bytes_allocated"] * n or
                   any(t["value"] != size for t in per)):
         bad.append("%s: per thread %s" % (b["name"], per))
     if n == 1 and per:
@@ -159,7 +160,7 @@ done
 # Warm-up calls are each thread's, uncounted.
 run run "$T" "${MEM[@]}" --bench 'malloc_free[threads=2]' --warmup-calls 3 --format json
 expect_status 0
-expect_json '(lambda b: b["value"] == 1000 and b["counters"]["allocations"] == 2 and [t["value"] for t in b["per_thread"]] == [1000, 1000])(d["benchmarks"][0])'
+expect_json '(lambda b: b["value"] == 1000 and b["counters"]["allocations"] == 1 and [t["value"] for t in b["per_thread"]] == [1000, 1000])(d["benchmarks"][0])'
 
 for iso in benchmark shared; do
 	run run "$T" "${MEM[@]}" --bench crash_second --bench deadlock --bench 'malloc_free[threads=2]' \
