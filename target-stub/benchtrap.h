@@ -152,8 +152,9 @@ _Static_assert(sizeof(struct benchtrap_entry) == 32,
  * Register 'name', a benchmark without arguments whose body runs on several
  * threads at once: one benchmark per count, listed as name[threads=1],
  * name[threads=2], name[threads=4] (a list of 1 alone is named 'name').
- * The threads are not the program's: benchtrap creates them in the measured
- * process after main is reached and releases them into the body together
+ * The program creates no thread for it: benchtrap does, with the program's
+ * own pthread_create, in the measured process after main is reached, and
+ * releases them into the body together
  * (docs/run.md, "Threads"); the results give each thread's own figure as
  * well. `benchtrap run --threads LIST` runs it at LIST's counts instead.
  *
