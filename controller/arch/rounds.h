@@ -25,8 +25,11 @@
  *
  * Each worker, per round:
  *
- *     start barrier (spins until every worker arrived); t0;
- *     n times fn(args...); t1; done++ (the last one wakes the main thread)
+ *     start barrier (spins until every worker arrived); c0; t0;
+ *     n times fn(args...); t1; c1; done++ (the last one wakes the main thread)
+ *
+ * (c0, c1: the thread's own CPU time, so that the controller can tell
+ * threads that ran at once from threads that took turns on a processor).
  *
  * so that the N timed intervals overlap and no trap falls inside any of
  * them: the main thread sleeps in the kernel during a round, the workers
@@ -53,8 +56,9 @@ struct rounds_slot {
 	uint64_t thread; /* pthread_t, written by pthread_create */
 	int64_t t0[2];	/* struct timespec: the interval's start */
 	int64_t t1[2];	/* and end */
+	uint64_t cpu_ns; /* the thread's CPU time over [t0, t1] (read just outside) */
 	int32_t tid;	/* the worker's kernel thread id, set when it starts */
-	uint32_t pad[3];
+	uint32_t pad;
 };
 
 struct rounds_ctl {

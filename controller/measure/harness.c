@@ -454,9 +454,13 @@ int harness_threads_stop(struct harness *c, uint64_t deadline, struct trace_fail
 		r = trace_call(c->p, c->harness + ROUNDS_AT + arch_rounds_run,
 			       (const uint64_t[1]){ c->ctl }, 1, &o, NULL, f);
 	for (unsigned i = 0; r == 0 && i < c->nthreads; i++) {
+		uint64_t value;
+
 		o.timeout_ms = call_timeout_ms(deadline);
 		r = trace_call(c->p, c->join, (const uint64_t[2]){ slots[i].thread, 0 }, 2, &o,
-			       NULL, f);
+			       &value, f);
+		if (r == 0 && (int)value != 0)
+			r = -ECHILD;
 	}
 	if (r == 0)
 		trace_syscall(c->p, SYS_munmap, (const uint64_t[6]){ c->ctl, c->ctl_size },
@@ -468,7 +472,7 @@ int harness_threads_stop(struct harness *c, uint64_t deadline, struct trace_fail
 /* One round of c's workers, each calling fn n times; *ret_span is the
  * round's [min start, max end], ret_bounds every thread's interval. */
 static int take_round(struct harness *c, uint64_t fn, uint64_t n, uint64_t deadline,
-		      struct measure_bound *ret_bounds, uint64_t ret_span[2],
+		      struct measure_bound *ret_bounds, uint64_t ret_span[2], uint64_t *ret_cpu,
 		      struct trace_failure *f)
 {
 	/* A round that never ends is blamed on a worker that is not waiting
@@ -493,9 +497,12 @@ static int take_round(struct harness *c, uint64_t fn, uint64_t n, uint64_t deadl
 			       c->nthreads * sizeof(slots[0]));
 	if (r < 0)
 		return r;
-	for (unsigned i = 0; i < c->nthreads; i++)
+	*ret_cpu = 0;
+	for (unsigned i = 0; i < c->nthreads; i++) {
 		ret_bounds[i] = (struct measure_bound){ slots[i].tid, ts_ns(slots[i].t0),
 							ts_ns(slots[i].t1) };
+		*ret_cpu += slots[i].cpu_ns;
+	}
 	harness_round_span(ret_bounds, c->nthreads, ret_span);
 	return 0;
 }
@@ -538,20 +545,22 @@ static int round_sample(struct harness *c, uint64_t fn, uint64_t empty, uint64_t
 			uint64_t deadline, struct sample *ret, struct trace_failure *f)
 {
 	struct measure_bound cal[ROUNDS_MAX_THREADS];
-	uint64_t fs[2], es[2];
+	uint64_t fs[2], es[2], cpu, ignored;
 	int r;
 
 	if (c->parity++ % 2) {
-		r = take_round(c, fn, n, deadline, c->bounds, fs, f);
+		r = take_round(c, fn, n, deadline, c->bounds, fs, &cpu, f);
 		if (r == 0)
-			r = take_round(c, empty, n, deadline, cal, es, f);
+			r = take_round(c, empty, n, deadline, cal, es, &ignored, f);
 	} else {
-		r = take_round(c, empty, n, deadline, cal, es, f);
+		r = take_round(c, empty, n, deadline, cal, es, &ignored, f);
 		if (r == 0)
-			r = take_round(c, fn, n, deadline, c->bounds, fs, f);
+			r = take_round(c, fn, n, deadline, c->bounds, fs, &cpu, f);
 	}
 	if (r < 0)
 		return r;
+	c->on_cpu = fs[1] > fs[0] ? (double)cpu / ((double)c->nthreads * (double)(fs[1] - fs[0]))
+				  : 1;
 	for (unsigned i = 0; i < c->nthreads; i++)
 		c->thread_per_call[i] = ((double)(c->bounds[i].end_ns - c->bounds[i].start_ns) -
 					 (double)(cal[i].end_ns - cal[i].start_ns)) /

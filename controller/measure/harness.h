@@ -40,6 +40,9 @@ struct harness {
 	 * own per-call time (its interval less its empty round's, over n). */
 	struct measure_bound bounds[MEASURE_MAX_THREADS];
 	double thread_per_call[MEASURE_MAX_THREADS];
+	/* and the share of it the threads spent on a processor: their CPU
+	 * time over N times its span (1: all N ran throughout) */
+	double on_cpu;
 };
 
 /* Spawn t's binary, run it to main and put the harness in place, by
@@ -67,7 +70,9 @@ int harness_map_empty(struct harness *c, uint64_t fn, uint64_t *ret_page);
  */
 int harness_threads_start(struct harness *c, unsigned nthreads, uint64_t deadline,
 			  struct bench_result *res, struct trace_failure *f);
-/* End the workers and join them: the child is as it was before. */
+/* End the workers and join them: the child is as it was before. -ECHILD
+ * when pthread_join fails (a worker detached itself): the workers may
+ * still run, the child must not be used again. */
 int harness_threads_stop(struct harness *c, uint64_t deadline, struct trace_failure *f);
 
 /* The span of a round: [least start, greatest end] of b[0..n). */

@@ -117,6 +117,37 @@ static int thread_figures(const struct harness *c, const double *per_thread, siz
 	return harness_thread_medians(per_thread, c->nthreads, ns, c->tids, res->threads);
 }
 
+/*
+ * Whether the threads ran at once: in each recorded round, their CPU time
+ * over N times the round's span (on_cpu[0..ns), sorted here). Two threads
+ * on one free processor (another program has the other) each run about
+ * half of the round, and the figure is that of threads taking turns; so is
+ * a body that sleeps (a lock held by another thread). Said when the median
+ * round spent less than MEASURE_MIN_ON_CPU of it on processors.
+ */
+#define MEASURE_MIN_ON_CPU 0.8
+static void check_at_once(const struct harness *c, double *on_cpu, size_t ns,
+			  struct bench_result *res)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	double median;
+
+	qsort(on_cpu, ns, sizeof(*on_cpu), cmp_double);
+	median = ns % 2 ? on_cpu[ns / 2] : (on_cpu[ns / 2 - 1] + on_cpu[ns / 2]) / 2;
+	if (cpus > 0 && c->nthreads > (unsigned long)cpus)
+		bench_result_diagnose(res,
+				      "%u threads on %ld processors: they took turns, %.0f%% of "
+				      "each round on a processor (median)",
+				      c->nthreads, cpus, 100 * median);
+	else if (median < MEASURE_MIN_ON_CPU)
+		bench_result_diagnose(res,
+				      "its %u threads were on a processor for only %.0f%% of each "
+				      "round (median): the rest they waited, for a lock of the body "
+				      "or for a processor another program used; where they did not "
+				      "run at once, this is the figure of threads taking turns",
+				      c->nthreads, 100 * median);
+}
+
 /* Measure one benchmark, at fn, against the empty function at 'empty'. */
 static int sample_bench(struct harness *c, const struct bench_spec *s,
 			const struct measure_plan *plan, const struct measure_hooks *hooks,
@@ -125,7 +156,7 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 {
 	uint64_t deadline = res->t_start_ns + plan->timeout_ns;
 	uint64_t n = 1, bench;
-	double *cals = NULL, *per_thread = NULL, floors[MEASURE_FLOOR_MAX];
+	double *cals = NULL, *per_thread = NULL, *on_cpu = NULL, floors[MEASURE_FLOOR_MAX];
 	size_t ns = 0, nfloor = 0, cap = 0, index = 0, slot = 0;
 	struct sample x = { 0 };
 	int r;
@@ -202,6 +233,11 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 				if (!v3)
 					goto nomem;
 				per_thread = v3;
+				double *v4 = realloc(on_cpu, nc * sizeof(*v4));
+
+				if (!v4)
+					goto nomem;
+				on_cpu = v4;
 			}
 			cap = nc;
 		}
@@ -240,6 +276,8 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 		cals[ns] = (double)x.cal / (double)x.calls;
 		for (unsigned i = 0; i < c->nthreads; i++)
 			per_thread[ns * c->nthreads + i] = c->thread_per_call[i];
+		if (c->nthreads)
+			on_cpu[ns] = c->on_cpu;
 		ns++;
 		if (ns >= plan->max_samples)
 			break;
@@ -260,19 +298,51 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 	harness_calibration(res, cals, ns, x.calls, true);
 	res->nsamples = ns;
 	r = thread_figures(c, per_thread, ns, res);
+	if (r == 0 && c->nthreads && ns)
+		check_at_once(c, on_cpu, ns, res);
 out:
 	free(cals);
 	free(per_thread);
+	free(on_cpu);
 	return r;
 nomem:
 	r = -ENOMEM;
 	goto out;
 }
 
-/* Measure one benchmark in child c, which is ready. */
+/*
+ * End the workers of a child that goes on to another benchmark. When they
+ * do not end as asked (a thread that detached itself, a destructor of
+ * thread-local data that hangs or crashes), the benchmark keeps what it
+ * measured, says so, and the child is killed: the next benchmark gets a
+ * fresh one.
+ */
+static void end_threads(struct harness *c, const struct measure_plan *plan,
+			struct bench_result *res)
+{
+	struct trace_failure g;
+	char *why = NULL;
+	int r = harness_threads_stop(c, measure_now_ns() + plan->timeout_ns, &g);
+
+	if (r == 0)
+		return;
+	if (r == -TRACE_E_FAILED)
+		why = harness_failure(&g, plan->timeout_ns);
+	bench_result_diagnose(res,
+			      "its threads did not end when asked after it was measured (%s); "
+			      "the child was killed, the next benchmark has a fresh one",
+			      why			? why
+			      : r == -ECHILD ? "pthread_join failed: did a thread detach itself?"
+					     : trace_strerror(r));
+	free(why);
+	trace_kill(c->p);
+}
+
+/* Measure one benchmark in child c, which is ready; 'keep': c goes on to
+ * the next benchmark (--isolation shared). */
 static int measure_one(struct harness *c, const struct bench_spec *s,
 		       const struct measure_plan *plan, const struct measure_hooks *hooks,
-		       struct bench_result *res, struct trace_failure *f)
+		       bool keep, struct bench_result *res, struct trace_failure *f)
 {
 	uint64_t fn, page;
 	int64_t ignored;
@@ -294,13 +364,17 @@ static int measure_one(struct harness *c, const struct bench_spec *s,
 			return r;
 	}
 	r = sample_bench(c, s, plan, hooks, fn, page + (fn & (PAGE - 1)), res, f);
-	/* A child that runs more benchmarks does not keep the page, nor the
-	 * threads. */
-	if (r == 0)
-		r = harness_threads_stop(c, res->t_start_ns + plan->timeout_ns, f);
-	if (r == 0)
+	if (c->nthreads) {
+		/* Workers of a child that is not used again die with it. */
+		if (r == 0 && keep)
+			end_threads(c, plan, res);
+		else if (r < 0)
+			trace_kill(c->p);
+		c->nthreads = 0;
+	}
+	/* A child that runs more benchmarks does not keep the page. */
+	if (r == 0 && keep && trace_alive(c->p))
 		trace_syscall(c->p, SYS_munmap, (const uint64_t[6]){ page, PAGE }, &ignored);
-	c->nthreads = 0;
 	return r;
 }
 
@@ -348,7 +422,7 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 			bench_result_diagnose(res, "the child has no vDSO: the clock was read with "
 						   "the clock_gettime system call (slower, coarser)");
 
-		r = measure_one(&c, &specs[i], plan, hooks, res, &f);
+		r = measure_one(&c, &specs[i], plan, hooks, iso == MEASURE_ISOLATION_SHARED, res, &f);
 		if (r == 0 && specs[i].threads > 1 && t->cpu >= 0)
 			bench_result_diagnose(res,
 					      "its %u threads were all pinned to CPU %d (--cpu): they "

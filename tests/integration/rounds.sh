@@ -13,6 +13,7 @@
 #   backtrace, the next benchmark measured, exit 1;
 # - a body that deadlocks: failed by the timeout, blamed on the thread
 #   stuck in the body (its backtrace names the body);
+# - more threads than processors: said;
 # - a pool of threads made before main, with --threads 2: no hang;
 # - --isolation shared: one child, each benchmark its own workers;
 # - no process left behind after any of them.
@@ -81,6 +82,13 @@ expect_no_orphans "$R"
 run run "$R" --threads 3 --bench independent --time 0.2 --markers "$TMP/m3.jsonl"
 expect_status 0
 check_rounds "$TMP/m3.jsonl" 3
+expect_no_orphans "$R"
+
+# More threads than processors: said, with the share of each round they ran.
+more=$(($(nproc) + 1))
+run run "$R" --threads "$more" --bench independent --time 0.1
+expect_status 0
+expect_out "independent\[threads=$more\]: $more threads on $(nproc) processors: they took turns, [0-9]+% of each round on a processor"
 expect_no_orphans "$R"
 
 # ---- failures: one thread crashes, the threads deadlock ---------------------------------------

@@ -14,6 +14,7 @@
 #define FUTEX_WAIT_PRIVATE 128
 #define FUTEX_WAKE_PRIVATE 129
 #define CLOCK_MONOTONIC 1
+#define CLOCK_THREAD_CPUTIME_ID 3
 
 typedef void (*body_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
 typedef int (*clock_fn)(int, int64_t *);
@@ -66,6 +67,7 @@ __attribute__((used, noinline)) void *rounds_worker(struct rounds_slot *s)
 {
 	struct rounds_ctl *c = (struct rounds_ctl *)s->ctl;
 	clock_fn clock;
+	int64_t c0[2], c1[2];
 	uint32_t seen = 0, g;
 
 	s->tid = (int32_t)sys3(SYS_gettid, 0, 0, 0);
@@ -91,11 +93,14 @@ __attribute__((used, noinline)) void *rounds_worker(struct rounds_slot *s)
 			if (++spins % 4096 == 0)
 				sys3(SYS_sched_yield, 0, 0, 0);
 		}
+		clock(CLOCK_THREAD_CPUTIME_ID, c0);
 		clock(CLOCK_MONOTONIC, s->t0);
 		do
 			fn(a[0], a[1], a[2], a[3], a[4], a[5]);
 		while (--n);
 		clock(CLOCK_MONOTONIC, s->t1);
+		clock(CLOCK_THREAD_CPUTIME_ID, c1);
+		s->cpu_ns = (uint64_t)((c1[0] - c0[0]) * 1000000000 + (c1[1] - c0[1]));
 		if (__atomic_add_fetch(&c->done, 1, __ATOMIC_ACQ_REL) == c->nthreads)
 			futex_wake(&c->done);
 	}
