@@ -246,13 +246,19 @@ static int named(const struct harness *c, struct trace_failure *f, int r)
 		return r;
 	for (size_t i = 0; i < f->nframes; i++) {
 		struct unwind_frame *u = &f->frames[i];
-		bool round = u->pc >= c->harness + ROUNDS_AT + arch_rounds_worker &&
-			     u->pc < c->harness + ROUNDS_AT + arch_rounds_len;
+		uint64_t at = u->pc - c->harness;
+		const char *what = "[benchtrap harness]";
 
-		if (u->pc < c->harness || u->pc >= c->harness + PAGE || u->func[0])
+		if (u->pc < c->harness || at >= PAGE || u->func[0])
 			continue;
-		snprintf(u->func, sizeof(u->func), "%s",
-			 round ? "[benchtrap --threads worker]" : "[benchtrap harness]");
+		/* The rounds' two functions, in whichever order they were
+		 * laid out: the workers' and the main thread's. */
+		if (at >= ROUNDS_AT && at < ROUNDS_AT + arch_rounds_len)
+			what = (at - ROUNDS_AT >= arch_rounds_run) ==
+					       (arch_rounds_run > arch_rounds_worker)
+				       ? "[benchtrap --threads round, main thread]"
+				       : "[benchtrap --threads worker]";
+		snprintf(u->func, sizeof(u->func), "%s", what);
 		u->offset = 0;
 	}
 	return r;

@@ -116,6 +116,17 @@ static void fail_signal(struct trace_proc *p, struct trace_failure *f, const str
  * 'run' traps at 'trap_at'. Fills ret_regs with run's registers at the
  * trap. On failure the child is killed and *f says why.
  */
+/* How long a process may take to follow one of its threads' exit stops
+ * (exit_group) before the thread is taken to have ended alone. */
+#define WATCH_GRACE_MS 1000
+
+/* Whether exit information f is of a thread that was waiting in the idle
+ * code of o (ended by another's exit, not ending itself). */
+static bool idle_exit(const struct trace_call_opts *o, const struct trace_failure *f)
+{
+	return o && f->nframes && f->frames[0].pc >= o->idle_lo && f->frames[0].pc < o->idle_hi;
+}
+
 /* The thread a timeout is blamed on (trace_call_opts.blame), or 'tid'. */
 static pid_t blamed(struct trace_proc *p, const struct trace_call_opts *o, pid_t tid)
 {
@@ -144,6 +155,10 @@ static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64
 	pid_t tid = run->tid;
 	struct trace_failure exitinfo;
 	bool exiting = false;
+	/* A watched thread (o->blame) at its exit stop: if the process does
+	 * not follow it within WATCH_GRACE_MS, that thread alone ended, and a
+	 * call waiting for it would wait until the deadline. */
+	int64_t grace = -1;
 	int r;
 
 	for (size_t i = 0; i < p->nthreads; i++)
@@ -151,12 +166,24 @@ static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64
 				     p->threads[i]->state == TH_STOPPED;
 	run->deliver = 0;
 	p->report_exit = tid;
+	if (o) {
+		p->watch_exit = o->blame;
+		p->nwatch_exit = o->nblame;
+	}
 	r = trace_resume(p);
 	while (r == 0) {
 		struct trace_event ev;
 		struct trace_thread *t;
 
-		r = trace_wait_until(p, deadline, &ev);
+		r = trace_wait_until(p, grace >= 0 && (deadline < 0 || grace < deadline) ? grace
+											: deadline,
+				     &ev);
+		if (r == -ETIMEDOUT && grace >= 0 && (deadline < 0 || grace < deadline)) {
+			*f = exitinfo;
+			f->kind = TRACE_FAIL_THREAD_EXIT;
+			r = -TRACE_E_FAILED;
+			break;
+		}
 		if (r == -ETIMEDOUT) {
 			if (trace_stop(p) == 0)
 				tid = blamed(p, o, tid);
@@ -195,12 +222,19 @@ static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64
 			goto out;
 		case TRACE_EV_EXITING:
 			/* Where exit was called from: the thread's stack is
-			 * still there at its exit stop. */
-			fail_init(&exitinfo, TRACE_FAIL_EXIT, ev.tid);
-			exitinfo.code = ev.code;
-			exitinfo.sig = ev.sig;
-			trace_fill_backtrace(p, ev.tid, &exitinfo);
-			exiting = true;
+			 * still there at its exit stop. The first watched
+			 * thread to exit is where the process was ended from,
+			 * rather than the calling thread waiting for it. */
+			if (!exiting ||
+			    (ev.tid != tid && (exitinfo.tid == tid || idle_exit(o, &exitinfo)))) {
+				fail_init(&exitinfo, TRACE_FAIL_EXIT, ev.tid);
+				exitinfo.code = ev.code;
+				exitinfo.sig = ev.sig;
+				trace_fill_backtrace(p, ev.tid, &exitinfo);
+				exiting = true;
+			}
+			if (ev.tid != tid && grace < 0)
+				grace = clock_now_ns() + (int64_t)WATCH_GRACE_MS * 1000000;
 			r = trace_resume(p);
 			continue;
 		case TRACE_EV_EXITED:
@@ -227,6 +261,8 @@ static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64
 	}
 out:
 	p->report_exit = 0;
+	p->watch_exit = NULL;
+	p->nwatch_exit = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
 		p->threads[i]->held = false;
 	if (r == -TRACE_E_FAILED)
@@ -620,6 +656,12 @@ char *trace_failure_format(const struct trace_failure *f, char *buf, size_t size
 		break;
 	case TRACE_FAIL_EXEC:
 		len = append(buf, size, len, "executed another program");
+		break;
+	case TRACE_FAIL_THREAD_EXIT:
+		len = append(buf, size, len,
+			     "thread %d ended inside the call (pthread_exit, or cancelled), "
+			     "which then could not return; the process was killed",
+			     (int)f->tid);
 		break;
 	}
 	len = append(buf, size, len, "\n");

@@ -73,6 +73,8 @@ struct trace_proc {
 	bool dead;	      /* every thread reaped */
 	bool stopping;	      /* collecting stops for all-stop */
 	pid_t report_exit;    /* report this thread's exit event (injected calls) */
+	const pid_t *watch_exit; /* and these threads' (trace_call_opts.blame), each */
+	size_t nwatch_exit;	 /* once */
 	bool exit_reported;   /* ... and it came: 'exit_tid' stopped at exit */
 	struct trace_thread **threads; /* each allocated alone: pointers stay valid */
 	size_t nthreads, cap;

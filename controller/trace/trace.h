@@ -259,7 +259,9 @@ struct trace_call_opts {
 	/* On timeout, the failure shows the stack of the first of blame[]
 	 * whose pc is outside [idle_lo, idle_hi) (code where a thread waits
 	 * for work, not stuck), else of the first of them still there, else
-	 * of the calling thread. */
+	 * of the calling thread. When one of them ends the process, the
+	 * failure is its exit, with its stack; when one of them ends alone,
+	 * the call fails (TRACE_FAIL_THREAD_EXIT) rather than wait for it. */
 	const pid_t *blame;
 	size_t nblame;
 	uint64_t idle_lo, idle_hi;
@@ -272,6 +274,8 @@ enum trace_failure_kind {
 	TRACE_FAIL_KILLED,  /* killed by a signal from outside: sig */
 	TRACE_FAIL_TIMEOUT, /* it ran longer than allowed and was killed; frames where */
 	TRACE_FAIL_EXEC,    /* it executed another program */
+	TRACE_FAIL_THREAD_EXIT, /* a thread of trace_call_opts.blame ended alone: tid,
+				   frames where */
 };
 
 struct trace_failure {

@@ -228,6 +228,15 @@ static void wait_initial_stop(pid_t pid, int *ret_status)
 		*ret_status = 0; /* gone and reaped elsewhere: exit 0 */
 }
 
+/* Whether tid is one of the threads whose exit an injected call watches. */
+static bool watched_exit(const struct trace_proc *p, pid_t tid)
+{
+	for (size_t i = 0; i < p->nwatch_exit; i++)
+		if (p->watch_exit[i] == tid)
+			return true;
+	return false;
+}
+
 /* A forked child: take our breakpoints out of its copy of the memory and let
  * it go. A vfork child shares our memory until it execs or exits, so its
  * breakpoints stay (it normally execs at once). */
@@ -327,12 +336,13 @@ void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status)
 		t->state = TH_STOPPED;
 		if (trace_pt_geteventmsg(t->tid, &msg) == 0)
 			t->exit_code = (int)msg;
-		if (p->report_exit == t->tid) {
+		if (p->report_exit == t->tid || watched_exit(p, t->tid)) {
 			struct trace_event ev = { .kind = TRACE_EV_EXITING, .tid = t->tid };
 
 			ev.code = WIFEXITED(t->exit_code) ? WEXITSTATUS(t->exit_code) : 0;
 			ev.sig = WIFSIGNALED(t->exit_code) ? WTERMSIG(t->exit_code) : 0;
-			p->report_exit = 0;
+			if (p->report_exit == t->tid)
+				p->report_exit = 0;
 			set_event(t, &ev);
 			return;
 		}

@@ -11,6 +11,8 @@
 #   thread ids as the markers;
 # - a body that crashes on one thread: failed with SIGSEGV and that thread's
 #   backtrace, the next benchmark measured, exit 1;
+# - a body that ends the process on one thread: that thread's exit and
+#   stack; one that ends one thread (pthread_exit): said at once;
 # - a body that deadlocks: failed by the timeout, blamed on the thread
 #   stuck in the body (its backtrace names the body);
 # - more threads than processors: said;
@@ -97,6 +99,18 @@ expect_status 1
 expect_out 'crash_second\[threads=2\] +.*FAILED'
 expect_out 'crash_second\[threads=2\] failed: SIGSEGV .* at address 0x10'
 expect_out '#0 .* benchtrap_bench_crash_second'
+expect_out 'independent\[threads=2\] +[0-9.]+ [nµm]?s'
+expect_no_orphans "$R"
+
+# A thread that ends the process, one that ends alone: that thread's end,
+# its stack; the latter at once, not by the timeout.
+run run "$R" --threads 2 --bench exit_second --bench leave_second --bench independent \
+	--time 0.2 --timeout 60
+expect_status 1
+expect_out 'exit_second\[threads=2\] failed: exited with status 3'
+expect_out '#[0-9] .* benchtrap_bench_exit_second'
+expect_out 'leave_second\[threads=2\] failed: thread [0-9]+ ended inside the call \(pthread_exit'
+expect_no_out 'timed out'
 expect_out 'independent\[threads=2\] +[0-9.]+ [nµm]?s'
 expect_no_orphans "$R"
 
