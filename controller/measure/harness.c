@@ -379,7 +379,8 @@ int harness_threads_start(struct harness *c, unsigned nthreads, uint64_t deadlin
 	if (!create || !c->join) {
 		res->error = strdup("--threads needs the program's pthread_create and "
 				    "pthread_join, and it has none (a static binary that "
-				    "does not use threads): link it with -pthread");
+				    "never creates a thread): link it dynamically, or keep them "
+				    "with -Wl,-u,pthread_create,-u,pthread_join");
 		return -ENOENT;
 	}
 	c->ctl_size = (sizeof(ctl) + PAGE - 1) & ~(uint64_t)(PAGE - 1);

@@ -38,6 +38,7 @@ struct side {
 	uint64_t last;	   /* the last sample's benchmark passes, ns */
 	double value;	   /* the last recorded sample's per-call time */
 	double *cals;	   /* per-call cost of the empty passes, per sample */
+	double *per_thread; /* --threads: each thread's per-call time, per sample */
 	size_t cap, index; /* capacity of samples and cals; marker index */
 	double floors[MEASURE_FLOOR_MAX];
 	size_t nfloor;
@@ -128,6 +129,15 @@ static bool side_sample(struct side *s, uint64_t n, bool record, const struct me
 			return false;
 		}
 		s->cals = w;
+		if (s->c.nthreads) {
+			double *v3 = realloc(s->per_thread, nc * s->c.nthreads * sizeof(*v3));
+
+			if (!v3) {
+				side_fail(s, -ENOMEM, NULL, 0);
+				return false;
+			}
+			s->per_thread = v3;
+		}
 		s->cap = nc;
 	}
 	r = harness_sample(&s->c, s->fn, s->empty, n, s->deadline, &x, &f);
@@ -142,6 +152,8 @@ static bool side_sample(struct side *s, uint64_t n, bool record, const struct me
 			res->t_first_sample_ns = x.t_end;
 		s->value = harness_per_call(&x);
 		res->samples[res->nsamples] = s->value;
+		for (unsigned i = 0; i < s->c.nthreads; i++)
+			s->per_thread[res->nsamples * s->c.nthreads + i] = s->c.thread_per_call[i];
 		s->cals[res->nsamples++] = (double)x.cal / (double)x.calls;
 	}
 	return true;
@@ -295,12 +307,19 @@ static void side_end(struct side *s, const struct measure_hooks *hooks)
 		 * stretch: no warning that it varied. */
 		harness_calibration(res, s->cals, res->nsamples, res->iterations, false);
 		harness_finish(res);
+		/* Each thread's own figure, as run gives it. */
+		if (s->c.nthreads && res->nsamples &&
+		    (res->threads = calloc(s->c.nthreads, sizeof(*res->threads))) &&
+		    harness_thread_medians(s->per_thread, s->c.nthreads, res->nsamples, s->c.tids,
+					   res->threads) == 0)
+			res->nthreads = s->c.nthreads;
 	} else if (res->status != BENCH_FAILED) {
 		res->status = BENCH_FAILED;
 		if (!res->error)
 			res->error = strdup("not measured");
 	}
 	free(s->cals);
+	free(s->per_thread);
 	harness_free(&s->c);
 	res->t_end_ns = measure_now_ns();
 	harness_emit(hooks, MEASURE_BENCH_END, s->spec->name, res->pid, res->t_end_ns, 0, 0, false);

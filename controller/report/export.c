@@ -84,7 +84,7 @@ static json_t *gbench_entry(const struct results_bench *b, size_t family, double
 		      "family_index", (json_int_t)family, "per_family_instance_index",
 		      (json_int_t)0, "run_name", b->name, "run_type", run_type, "repetitions",
 		      (json_int_t)reps, "repetition_index", (json_int_t)rep, "threads",
-		      (json_int_t)1, "iterations",
+		      (json_int_t)(b->threads ? b->threads : 1), "iterations",
 		      (json_int_t)(b->has_stats ? b->stats.iterations_per_sample : 1), "real_time",
 		      results_json_num(v), "cpu_time", results_json_num(v), "time_unit", "ns");
 	if (!e)

@@ -15,7 +15,8 @@
 #   stack; one that ends one thread (pthread_exit): said at once;
 # - a body that deadlocks: failed by the timeout, blamed on the thread
 #   stuck in the body (its backtrace names the body);
-# - more threads than processors: said;
+# - more threads than processors: said; a static program without
+#   pthread_create: said, with the way out;
 # - a pool of threads made before main, with --threads 2: no hang;
 # - --isolation shared: one child, each benchmark its own workers;
 # - no process left behind after any of them.
@@ -119,6 +120,13 @@ expect_status 1
 expect_out 'deadlock\[threads=2\] failed: timed out after 2000 ms'
 expect_out 'benchtrap_bench_deadlock'
 expect_no_orphans "$R"
+
+# A static program that never creates a thread has no pthread_create: said,
+# with the way out.
+run run "$FIXTURES/rounds/single_static" --threads 2 --time 0.1
+expect_status 1
+expect_out "work\[threads=2\] failed: --threads needs the program's pthread_create .* link it dynamically, or keep them with -Wl,-u,pthread_create,-u,pthread_join"
+expect_no_orphans "$FIXTURES/rounds/single_static"
 
 # ---- a pool made before main; a shared child -------------------------------------------------
 timeout 120 "$BENCHTRAP" run "$R" --threads 2 --bench pool_post --bench independent --time 0.2 \
