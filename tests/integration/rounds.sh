@@ -8,7 +8,7 @@
 #   greatest thread end; samples are ordered and never overlap; iterations
 #   are per thread;
 # - the results file has each thread's own figure (per_thread), by the same
-#   thread ids as the markers;
+#   thread ids as the markers; so has each side of a paired comparison;
 # - a body that crashes on one thread: failed with SIGSEGV and that thread's
 #   backtrace, the next benchmark measured, exit 1;
 # - a body that ends the process on one thread: that thread's exit and
@@ -79,6 +79,18 @@ for b in doc["benchmarks"]:
     its = {e["iterations"] for e in events if e.get("name") == b["name"]
            and e["event"] == "sample_end" and not e["warmup"]}
     assert its == {b["stats"]["iterations_per_sample"]}, (its, b["stats"])
+PY
+expect_no_orphans "$R"
+
+# Two builds paired: each side's threads, each its own figure.
+run compare "$R" "$R" --threads 2 --bench independent --time 0.2 --output "$TMP/pc.json"
+expect_status 0
+checks=$((checks + 1))
+python3 - "$TMP/pc.json" <<'PY' || fail "a paired comparison's per-thread figures"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in (d["benchmarks"][0], d["paired"]["base"]["benchmarks"][0]):
+    assert b["threads"] == 2 and len({t["tid"] for t in b["per_thread"]}) == 2, b
 PY
 expect_no_orphans "$R"
 
