@@ -214,6 +214,7 @@ static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64
 				goto out;
 			}
 			if (!fatal_signal(ev.sig) || handler_installed(ev.tid, ev.sig)) {
+				p->signals++;
 				r = trace_resume(p);
 				continue;
 			}
@@ -389,6 +390,7 @@ int trace_call(struct trace_proc *p, uint64_t fn, const uint64_t *args, unsigned
 	struct arch_regs saved, regs, after;
 	struct trace_fpregs fpsaved;
 	struct trace_failure local;
+	struct trace_call_counts before;
 	struct trace_thread *t;
 	uint64_t push_addr, push_val, trap_at;
 	bool push, at_bp;
@@ -434,10 +436,19 @@ int trace_call(struct trace_proc *p, uint64_t fn, const uint64_t *args, unsigned
 	at_bp = t->at_bp;
 	t->at_bp = false;
 	deadline = o->timeout_ms <= 0 ? -1 : clock_now_ns() + (int64_t)o->timeout_ms * 1000000;
+	before = (struct trace_call_counts){ p->clones, p->forks, p->signals };
+	t->count_syscalls = o->syscalls != NULL;
+	p->syscalls = o->syscalls;
 	r = run_until_trap(p, t, trap_at, o->all_threads, deadline, o->timeout_ms, o, &after,
 			   failure ? failure : &local);
+	t->count_syscalls = false;
+	p->syscalls = NULL;
 	if (r < 0)
 		return r;
+	if (o->counts)
+		*o->counts = (struct trace_call_counts){ p->clones - before.clones,
+							 p->forks - before.forks,
+							 p->signals - before.signals };
 	r = trace_pt_setregs(t->tid, &saved);
 	if (r == 0)
 		r = trace_pt_setfpregs(t->tid, &fpsaved);

@@ -22,6 +22,10 @@
 int trace_pt_seize(pid_t pid, unsigned long options);
 int trace_pt_cont(pid_t tid, int sig);
 int trace_pt_step(pid_t tid, int sig);
+/* PTRACE_SYSCALL: resume to the next syscall-entry or -exit stop. */
+int trace_pt_syscall(pid_t tid, int sig);
+struct __ptrace_syscall_info;
+int trace_pt_syscall_info(pid_t tid, struct __ptrace_syscall_info *ret);
 int trace_pt_interrupt(pid_t tid);
 int trace_pt_detach(pid_t tid, int sig);
 int trace_pt_getregs(pid_t tid, struct arch_regs *ret);
@@ -65,6 +69,9 @@ struct trace_thread {
 	bool interrupted;      /* PTRACE_INTERRUPT sent, its stop not yet seen */
 	int deliver;	       /* signal delivered when resumed */
 	int exit_code;	       /* from its exit event */
+	/* Resumed with PTRACE_SYSCALL, its syscall-entry stops counted in
+	 * the trace_proc's 'syscalls' (trace_call_opts.syscalls). */
+	bool count_syscalls;
 	struct trace_event ev; /* pending event */
 };
 
@@ -88,6 +95,11 @@ struct trace_proc {
 	bool final_reported;
 	bool spawned;	      /* started by us (registered with the launcher), not attached */
 	bool group;	      /* leads its own process group, killed with it */
+	/* Events handled inside trace_wait(), counted for
+	 * trace_call_opts.counts: threads and processes created. */
+	unsigned long clones, forks;
+	unsigned long signals;		       /* delivered to the program during injected calls */
+	struct trace_syscall_counts *syscalls; /* during an injected call that counts them */
 };
 
 struct trace_thread *trace_thread_find(struct trace_proc *p, pid_t tid);

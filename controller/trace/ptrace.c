@@ -27,6 +27,22 @@ int trace_pt_cont(pid_t tid, int sig)
 	return call(PTRACE_CONT, tid, NULL, (void *)(long)sig);
 }
 
+int trace_pt_syscall(pid_t tid, int sig)
+{
+	return call(PTRACE_SYSCALL, tid, NULL, (void *)(long)sig);
+}
+
+int trace_pt_syscall_info(pid_t tid, struct __ptrace_syscall_info *ret)
+{
+	struct __ptrace_syscall_info info;
+
+	errno = 0;
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(info), &info) < 0)
+		return -errno;
+	*ret = info;
+	return 0;
+}
+
 int trace_pt_step(pid_t tid, int sig)
 {
 	return call(PTRACE_SINGLESTEP, tid, NULL, (void *)(long)sig);

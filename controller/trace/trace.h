@@ -253,6 +253,34 @@ int trace_syscall(struct trace_proc *p, long nr, const uint64_t args[6], int64_t
  */
 int trace_map_exec(struct trace_proc *p, size_t size, uint64_t *ret_addr, bool *ret_writable);
 
+/*
+ * What an injected call made the engine handle besides the call itself
+ * (trace_call_opts.counts): each is a ptrace stop, tens of microseconds on
+ * a VM, inside the call.
+ */
+struct trace_call_counts {
+	unsigned long clones;  /* threads created */
+	unsigned long forks;   /* processes created (fork, vfork) */
+	unsigned long signals; /* signals delivered to the program, which handles them */
+};
+
+/*
+ * The system calls a call made (trace_call_opts.syscalls): its calling
+ * thread is resumed with PTRACE_SYSCALL and each syscall-entry stop counted
+ * by number. Costs two ptrace stops per system call: for a pass of its own,
+ * never inside a timed interval.
+ */
+#define TRACE_SYSCALL_NR_MAX 1024
+struct trace_syscall_counts {
+	uint32_t arch;	/* AUDIT_ARCH_* of the last one counted (0: none yet) */
+	uint64_t total; /* entries counted, numbers out of range included */
+	uint64_t count[TRACE_SYSCALL_NR_MAX]; /* by number; added to, never cleared */
+};
+
+/* The name of system call 'nr' on 'arch' (AUDIT_ARCH_*), as libseccomp's
+ * resolver gives it, else "syscall_NR"; into buf, which is returned. */
+const char *trace_syscall_name(uint32_t arch, long nr, char *buf, size_t size);
+
 struct trace_call_opts {
 	int timeout_ms;	  /* 0 or -1: no timeout */
 	bool all_threads; /* let the other threads run during the call */
@@ -265,6 +293,10 @@ struct trace_call_opts {
 	const pid_t *blame;
 	size_t nblame;
 	uint64_t idle_lo, idle_hi;
+	/* When set, filled on success with the events of the call. */
+	struct trace_call_counts *counts;
+	/* When set, the calling thread's system calls are added to it. */
+	struct trace_syscall_counts *syscalls;
 };
 
 /* How a child failed. Filled when a function returns -TRACE_E_FAILED. */

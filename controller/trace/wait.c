@@ -263,6 +263,20 @@ static void on_fork(struct trace_proc *p, struct trace_thread *t, bool vfork)
 
 void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status);
 
+/* A syscall stop of a thread whose system calls are counted: its entries
+ * by number (the exit stops that follow each are not counted). */
+static void count_syscall(struct trace_syscall_counts *c, pid_t tid)
+{
+	struct __ptrace_syscall_info info;
+
+	if (trace_pt_syscall_info(tid, &info) < 0 || info.op != PTRACE_SYSCALL_INFO_ENTRY)
+		return;
+	c->arch = info.arch;
+	c->total++;
+	if (info.entry.nr < TRACE_SYSCALL_NR_MAX)
+		c->count[info.entry.nr]++;
+}
+
 static void on_clone(struct trace_proc *p, struct trace_thread *t)
 {
 	unsigned long msg;
@@ -306,7 +320,10 @@ static void resume_thread(struct trace_thread *t, int sig)
 {
 	/* On -ESRCH the thread is gone and its death status will come:
 	 * running, as far as waiting is concerned. */
-	trace_pt_cont(t->tid, sig);
+	if (t->count_syscalls)
+		trace_pt_syscall(t->tid, sig);
+	else
+		trace_pt_cont(t->tid, sig);
 	t->state = TH_RUNNING;
 }
 
@@ -351,18 +368,24 @@ void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status)
 		return;
 	case TRACE_ST_CLONE:
 		t->state = TH_STOPPED;
+		p->clones++;
 		on_clone(p, t);
 		break;
 	case TRACE_ST_FORK:
 	case TRACE_ST_VFORK:
 		t->state = TH_STOPPED;
+		p->forks++;
 		on_fork(p, t, st.kind == TRACE_ST_VFORK);
+		break;
+	case TRACE_ST_SYSCALL:
+		t->state = TH_STOPPED;
+		if (t->count_syscalls && p->syscalls)
+			count_syscall(p->syscalls, t->tid);
 		break;
 	case TRACE_ST_GROUP_STOP:
 	case TRACE_ST_INTERRUPT:
 	case TRACE_ST_VFORK_DONE:
 	case TRACE_ST_SECCOMP:
-	case TRACE_ST_SYSCALL:
 	case TRACE_ST_UNKNOWN:
 		t->state = TH_STOPPED;
 		break;

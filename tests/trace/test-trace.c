@@ -305,6 +305,49 @@ static void test_call_args_and_restore(void **state)
 	trace_proc_free(p);
 }
 
+/* What a call made the engine handle, and its system calls when asked. */
+static void test_call_counts(void **state)
+{
+	struct trace_proc *p = start(tracee, NULL);
+	struct trace_syscall_counts *sc = calloc(1, sizeof(*sc));
+	struct trace_call_counts n;
+	struct trace_call_opts o = { .timeout_ms = -1, .counts = &n };
+	char name[64];
+
+	(void)state;
+	assert_non_null(sc);
+	assert_int_equal(trace_call(p, sym(p, "make_thread"), NULL, 0, &o, NULL, NULL), 0);
+	assert_int_equal(n.clones, 1);
+	assert_int_equal(n.forks, 0);
+	assert_int_equal(trace_call(p, sym(p, "fork_child"), NULL, 0, &o, NULL, NULL), 0);
+	assert_int_equal(n.clones, 0);
+	assert_int_equal(n.forks, 1);
+	assert_int_equal(trace_call(p, sym(p, "handled_signal"), NULL, 0, &o, NULL, NULL), 0);
+	assert_int_equal(n.signals, 1);
+	assert_int_equal(trace_call(p, sym(p, "empty"), NULL, 0, &o, NULL, NULL), 0);
+	assert_int_equal(n.clones + n.forks + n.signals, 0);
+
+	/* Counted twice over: counts are added to. */
+	o.syscalls = sc;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(trace_call(p, sym(p, "three_syscalls"), NULL, 0, &o, NULL, NULL),
+				 0);
+	assert_int_equal(sc->total, 6);
+	assert_int_equal(sc->count[SYS_getppid], 4);
+	assert_int_equal(sc->count[SYS_getpid], 2);
+	assert_string_equal(trace_syscall_name(sc->arch, SYS_getppid, name, sizeof(name)),
+			    "getppid");
+	assert_string_equal(trace_syscall_name(sc->arch, 100000, name, sizeof(name)),
+			    "syscall_100000");
+	/* Not counted without asking, and the calls still return. */
+	o.syscalls = NULL;
+	assert_int_equal(trace_call(p, sym(p, "three_syscalls"), NULL, 0, &o, NULL, NULL), 0);
+	assert_int_equal(sc->total, 6);
+	expect_exit(p, 41);
+	trace_proc_free(p);
+	free(sc);
+}
+
 static void test_call_with_breakpoint(void **state)
 {
 	struct trace_proc *p = start(tracee, NULL);
@@ -537,6 +580,7 @@ int main(int argc, char **argv)
 		T(test_threads_breakpoint),
 		T(test_fork_with_breakpoints),
 		T(test_call_args_and_restore),
+		T(test_call_counts),
 		T(test_call_with_breakpoint),
 		T(test_call_crash),
 		T(test_call_abort),

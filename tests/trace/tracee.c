@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +33,10 @@ void do_abort(void);
 void do_exit(void);
 void hang(void);
 void empty(void);
+void three_syscalls(void);
+void make_thread(void);
+void fork_child(void);
+void handled_signal(void);
 
 static unsigned long hits;
 
@@ -86,6 +91,51 @@ NOINLINE void hang(void)
 
 NOINLINE void empty(void)
 {
+}
+
+/* getppid twice and getpid once, as system calls (not a cached value). */
+NOINLINE void three_syscalls(void)
+{
+	syscall(SYS_getppid);
+	syscall(SYS_getpid);
+	syscall(SYS_getppid);
+}
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/* One thread created and joined. */
+NOINLINE void make_thread(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, nothing, NULL) == 0)
+		pthread_join(t, NULL);
+}
+
+/* One process forked, which exits at once, and waited for. */
+NOINLINE void fork_child(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* SIGUSR1 raised and handled by the program. */
+NOINLINE void handled_signal(void)
+{
+	signal(SIGUSR1, on_usr1);
+	raise(SIGUSR1);
 }
 
 static long per_thread;
