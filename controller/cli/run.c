@@ -77,6 +77,8 @@ static const char usage_tail[] =
 	"  --alloc-stacks DIR  memory: a call stack for every allocation; the top\n"
 	"                      sites in the results, all in DIR/NNN-<name>.folded\n"
 	"                      (flamegraph.pl, speedscope, inferno)\n"
+	"  --profile DIR       walltime: after each benchmark, a pass that samples its\n"
+	"                      stacks: DIR/NNN-<name>.folded and .svg (a flamegraph)\n"
 	"\n"
 	"output:\n"
 	"  --format FMT        text (default), json (the results document on stdout)\n"
@@ -231,6 +233,7 @@ int cli_run(int argc, char **argv)
 						      .cache_sim = o.cache_sim,
 						      .warmup_calls = o.warmup_calls,
 						      .alloc_stacks = o.alloc_stacks,
+						      .profile = o.profile,
 						      .static_binary = !elf_is_dynamic(ef) },
 			      &hooks, results, &error);
 	if (hs.progress)

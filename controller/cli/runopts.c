@@ -299,6 +299,16 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 		o->alloc_stacks = optarg;
 		return 0;
 	}
+	case CLI_OPT_PROFILE: {
+		struct stat st;
+
+		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode) || access(optarg, W_OK) != 0)
+			return cmd_error(cmd, "--profile wants a writable directory for the "
+					      "flamegraphs, not '%s' (create it first)",
+					 optarg);
+		o->profile = optarg;
+		return 0;
+	}
 	case CLI_OPT_CACHE_SIM:
 		o->cache_sim = true;
 		return 0;
@@ -410,7 +420,8 @@ int cli_run_opts_check(const char *cmd, struct cli_run_opts *o)
 	    !option_applies(cmd, o->instrument, o->warmup_calls_set, MEASURE_OPT_WARMUP_CALLS,
 			    "--warmup-calls") ||
 	    !option_applies(cmd, o->instrument, o->alloc_stacks, MEASURE_OPT_ALLOC_STACKS,
-			    "--alloc-stacks"))
+			    "--alloc-stacks") ||
+	    !option_applies(cmd, o->instrument, o->profile, MEASURE_OPT_PROFILE, "--profile"))
 		return EXIT_USAGE;
 	/* --max-samples 5 alone lowers the default minimum with it. */
 	if (!o->min_samples_set && o->plan.min_samples > o->plan.max_samples)

@@ -39,6 +39,7 @@ enum cli_run_opt {
 	CLI_OPT_CACHE_SIM,
 	CLI_OPT_WARMUP_CALLS,
 	CLI_OPT_ALLOC_STACKS,
+	CLI_OPT_PROFILE,
 	CLI_OPT_THREADS,
 	CLI_OPT_RUN_END, /* a subcommand's own options from here */
 };
@@ -68,6 +69,7 @@ enum cli_run_opt {
 	{ "cache-sim", no_argument, NULL, CLI_OPT_CACHE_SIM },              \
 	{ "warmup-calls", required_argument, NULL, CLI_OPT_WARMUP_CALLS }, \
 	{ "alloc-stacks", required_argument, NULL, CLI_OPT_ALLOC_STACKS }, \
+	{ "profile", required_argument, NULL, CLI_OPT_PROFILE },           \
 	{ "threads", required_argument, NULL, CLI_OPT_THREADS }
 /* clang-format on */
 
@@ -83,6 +85,7 @@ struct cli_run_opts {
 	bool cache_sim;
 	unsigned long warmup_calls; /* --warmup-calls N */
 	const char *alloc_stacks;   /* --alloc-stacks DIR */
+	const char *profile;	    /* --profile DIR */
 	bool warmup_calls_set;
 	int cpu;
 	unsigned shard_k, shard_n;	/* --shard K/N; shard_n 0: all */

@@ -279,20 +279,30 @@ static int call_timeout_ms(uint64_t deadline)
  * One call of the harness: n calls of first, then n of second; ret_t
  * receives the child's three clock readings t0, t1, t2 in ns.
  */
+static void add_events(struct harness *c, const struct trace_call_counts *ev)
+{
+	c->events.clones += ev->clones;
+	c->events.forks += ev->forks;
+	c->events.signals += ev->signals;
+}
+
 static int take_sample(struct harness *c, uint64_t first, uint64_t second, uint64_t n,
 		       uint64_t deadline, uint64_t ret_t[3], struct trace_failure *f)
 {
 	struct trace_call_opts o = { .all_threads = true };
+	struct trace_call_counts ev;
 	int64_t ts[6];
 	int r;
 
 	o.timeout_ms = call_timeout_ms(deadline);
+	o.counts = &ev;
 	r = trace_call(c->p, c->harness,
 		       (const uint64_t[6]){ first, second, n, c->data + DATA_ARGS, c->clock,
 					    c->data + DATA_OUT },
 		       6, &o, NULL, f);
 	if (r < 0)
 		return named(c, f, r);
+	add_events(c, &ev);
 	r = trace_read(c->p, c->data + DATA_OUT, ts, sizeof(ts));
 	if (r < 0)
 		return r;
@@ -490,15 +500,18 @@ static int take_round(struct harness *c, uint64_t fn, uint64_t n, uint64_t deadl
 				     .idle_lo = c->harness,
 				     .idle_hi = c->harness + PAGE };
 	struct rounds_slot slots[ROUNDS_MAX_THREADS];
+	struct trace_call_counts ev = { 0 };
 	uint64_t head[2] = { fn, n };
 	int r;
 
 	o.timeout_ms = call_timeout_ms(deadline);
+	o.counts = &ev;
 	r = trace_write(c->p, c->ctl + offsetof(struct rounds_ctl, fn), head, sizeof(head));
 	if (r == 0)
 		r = named(c, f,
 			  trace_call(c->p, c->harness + ROUNDS_AT + arch_rounds_run,
 				     (const uint64_t[1]){ c->ctl }, 1, &o, NULL, f));
+	add_events(c, &ev);
 	if (r == 0)
 		r = trace_read(c->p, c->ctl + offsetof(struct rounds_ctl, slot), slots,
 			       c->nthreads * sizeof(slots[0]));
@@ -511,6 +524,78 @@ static int take_round(struct harness *c, uint64_t fn, uint64_t n, uint64_t deadl
 		*ret_cpu += slots[i].cpu_ns;
 	}
 	harness_round_span(ret_bounds, c->nthreads, ret_span);
+	return 0;
+}
+
+/* utime and stime (fields 14 and 15) of /proc/PID/task/TID/stat. */
+static int thread_ticks(pid_t pid, pid_t tid, uint64_t *ret_utime, uint64_t *ret_stime)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return len < 0 ? -errno : -EIO;
+	buf[len] = '\0';
+	/* After the command name, which may hold anything but ends at the
+	 * last ')': state (3), then fields 4 to 13, then utime and stime. */
+	p = strrchr(buf, ')');
+	if (!p ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -EIO;
+	*ret_utime = ut;
+	*ret_stime = st;
+	return 0;
+}
+
+int harness_cpu_ticks(const struct harness *c, uint64_t *ret_stime, uint64_t *ret_total)
+{
+	pid_t pid = trace_pid(c->p);
+	uint64_t stime = 0, total = 0;
+
+	for (unsigned i = 0; i < (c->nthreads ? c->nthreads : 1); i++) {
+		uint64_t ut, st;
+		int r = thread_ticks(pid, c->nthreads ? c->tids[i] : trace_current_tid(c->p), &ut,
+				     &st);
+
+		if (r < 0)
+			return r;
+		stime += st;
+		total += ut + st;
+	}
+	*ret_stime = stime;
+	*ret_total = total;
+	return 0;
+}
+
+int harness_count_syscalls(struct harness *c, uint64_t fn, const struct bench_spec *s,
+			   unsigned calls, uint64_t deadline, struct trace_syscall_counts *sc,
+			   unsigned *ret_calls, struct trace_failure *f)
+{
+	struct trace_call_opts o = { .all_threads = true, .syscalls = sc };
+	uint64_t args[6] = { 0 }, until = measure_now_ns() + 100000000;
+	unsigned made = 0;
+	int r = 0;
+
+	for (unsigned i = 0; i < s->nargs && i < 6; i++)
+		args[i] = (uint64_t)s->args[i];
+	while (made < calls && (made == 0 || measure_now_ns() < until)) {
+		if (measure_now_ns() >= deadline)
+			break;
+		o.timeout_ms = call_timeout_ms(deadline);
+		r = named(c, f, trace_call(c->p, fn, args, s->nargs, &o, NULL, f));
+		if (r < 0)
+			return r;
+		made++;
+	}
+	*ret_calls = made;
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "trace/trace.h"
 #include "measure/measure.h"
 
 #define PAGE 4096
@@ -43,6 +44,10 @@ struct harness {
 	/* and the share of it the threads spent on a processor: their CPU
 	 * time over N times its span (1: all N ran throughout) */
 	double on_cpu;
+	/* What the trace engine handled inside every harness call and round
+	 * so far (threads, processes created, signals delivered), added to:
+	 * each a ptrace stop inside a timed interval. */
+	struct trace_call_counts events;
 };
 
 /* Spawn t's binary, run it to main and put the harness in place, by
@@ -74,6 +79,17 @@ int harness_threads_start(struct harness *c, unsigned nthreads, uint64_t deadlin
  * when pthread_join fails (a worker detached itself): the workers may
  * still run, the child must not be used again. */
 int harness_threads_stop(struct harness *c, uint64_t deadline, struct trace_failure *f);
+
+/* The CPU time the threads that call the benchmark (the main thread, or
+ * the workers) have had so far, in clock ticks (sysconf(_SC_CLK_TCK)):
+ * *ret_stime in the kernel, *ret_total in all. From /proc/PID/task/TID/stat. */
+int harness_cpu_ticks(const struct harness *c, uint64_t *ret_stime, uint64_t *ret_total);
+/* The benchmark's own calls, 'calls' of them (fewer when they last past
+ * 100 ms or 'deadline'), outside any sample, with the calling thread's
+ * system calls counted into *sc; *ret_calls: the calls made. */
+int harness_count_syscalls(struct harness *c, uint64_t fn, const struct bench_spec *s,
+			   unsigned calls, uint64_t deadline, struct trace_syscall_counts *sc,
+			   unsigned *ret_calls, struct trace_failure *f);
 
 /* The span of a round: [least start, greatest end] of b[0..n). */
 void harness_round_span(const struct measure_bound *b, size_t n, uint64_t ret_span[2]);

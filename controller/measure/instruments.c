@@ -13,7 +13,7 @@ static const struct measure_instrument instruments[] = {
 		.unit = "ns",
 		.summary = "time per call, in a traced child",
 		.run = measure_walltime,
-		.options = MEASURE_OPT_THREADS,
+		.options = MEASURE_OPT_THREADS | MEASURE_OPT_PROFILE,
 	},
 	{
 		.name = "callgrind",

@@ -187,6 +187,35 @@ double measure_resolution(const double *floor, size_t n);
  * resolution (NAN), when that lower end is at or below zero. */
 bool measure_no_time(double median, double ci_low, double resolution, size_t n);
 
+/*
+ * What a walltime figure hides (hidden.c; docs/run.md says why these
+ * thresholds). The kernel's share of the timed calls comes from the
+ * child's own CPU accounting, in clock ticks (10 ms each): 'stime_ticks'
+ * of the 'cpu_ticks' its thread spent on a processor around the recorded
+ * samples, against the 'timed_ns' of their benchmark passes; NAN below
+ * MEASURE_KERNEL_MIN_TICKS, where a tick either way moves it too much.
+ */
+#define MEASURE_KERNEL_MIN 0.10	 /* share of the time in the kernel */
+#define MEASURE_SYSCALLS_MIN 0.5 /* system calls per call */
+#define MEASURE_KERNEL_MIN_TICKS 20
+double measure_kernel_share(uint64_t stime_ticks, uint64_t cpu_ticks, long ticks_per_s,
+			    double timed_ns);
+/*
+ * "spent 62% of its time in the kernel: 1 system call per call (getppid
+ * ×1)", from the share (NAN: unknown) and the system calls counted over
+ * 'calls' calls in a pass of their own (sc NULL: not counted); NULL when
+ * the share is below MEASURE_KERNEL_MIN and the calls fewer than
+ * MEASURE_SYSCALLS_MIN per call. The caller frees.
+ */
+struct trace_syscall_counts;
+struct trace_call_counts;
+char *measure_kernel_note(double share, const struct trace_syscall_counts *sc, uint64_t calls);
+/* "created 1 thread and received 1 signal per call: each costs a ptrace
+ * stop inside the timed interval ...", from the events the trace engine
+ * handled in the recorded samples, over their 'calls' calls; NULL when
+ * there was none. The caller frees. */
+char *measure_events_note(const struct trace_call_counts *n, uint64_t calls);
+
 /* The way out said after "measured no execution time", by instrument
  * alike: for a registered benchmark, benchtrap_black_box; for a --symbol,
  * whether the function does any work with the arguments it was given. */
@@ -262,6 +291,9 @@ struct bench_result {
 	struct measure_counter counters[MEASURE_MAX_COUNTERS]; /* per call, "Ir" first */
 	size_t ncounters;
 	char profile[MEASURE_PROFILE_PATH]; /* raw profile kept (--keep-profiles), or "" */
+	/* --profile: its folded stacks and flamegraph, or "" (measure/profile.h) */
+	char profile_folded[MEASURE_PROFILE_PATH];
+	char profile_svg[MEASURE_PROFILE_PATH];
 	struct measure_site *sites;	    /* memory --alloc-stacks: the most bytes first */
 	size_t nsites;
 	/* Paired comparison (measure_walltime_paired), head side: the per-call
@@ -343,6 +375,7 @@ struct measure_opts {
 	unsigned long warmup_calls; /* memory: uncounted calls before the counted one */
 	const char *alloc_stacks;   /* memory: record allocation stacks, folded files here */
 	bool static_binary;	   /* no PT_INTERP: nothing can be preloaded */
+	const char *profile;	   /* --profile: stacks and flamegraphs in this directory */
 };
 
 /* --isolation (docs/run.md). */
@@ -383,6 +416,7 @@ enum {
 	MEASURE_OPT_WARMUP_CALLS = 1 << 2,  /* opts->warmup_calls */
 	MEASURE_OPT_ALLOC_STACKS = 1 << 3,  /* opts->alloc_stacks */
 	MEASURE_OPT_THREADS = 1 << 4,	    /* bench_spec.threads above 1 */
+	MEASURE_OPT_PROFILE = 1 << 5,	    /* opts->profile */
 };
 
 struct measure_instrument {

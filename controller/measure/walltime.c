@@ -39,6 +39,7 @@
 #include "util/procmaps.h"
 #include "measure/measure.h"
 #include "measure/harness.h"
+#include "measure/profile.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -148,6 +149,56 @@ static void check_at_once(const struct harness *c, double *on_cpu, size_t ns,
 				      c->nthreads, 100 * median);
 }
 
+/* What the recorded samples hid (hidden.c): the events the trace engine
+ * handled inside them, and the CPU time around them. */
+struct hidden {
+	struct trace_call_counts events;
+	uint64_t calls;	 /* benchmark calls in the recorded samples */
+	double timed_ns; /* their benchmark passes, over every thread */
+	bool ticks_ok;
+	uint64_t stime0, total0, stime1, total1;
+};
+
+/* Calls made in the pass that counts a benchmark's system calls. */
+#define MEASURE_SYSCALL_CALLS 8
+
+/*
+ * The diagnostics of hidden.c. The system calls are counted after the
+ * samples, in a pass of a few calls of the benchmark's own (each system
+ * call costs two ptrace stops there), never inside a timed interval. A
+ * benchmark that fails in that pass keeps its figure: the child is gone,
+ * the next benchmark gets a fresh one.
+ */
+static int say_hidden(struct harness *c, const struct bench_spec *s, uint64_t fn, uint64_t deadline,
+		      const struct hidden *h, struct bench_result *res, struct trace_failure *f)
+{
+	struct trace_syscall_counts *sc = calloc(1, sizeof(*sc));
+	double share = NAN;
+	unsigned calls = 0;
+	char *note;
+
+	if (!sc)
+		return -ENOMEM;
+	if (h->ticks_ok && h->total1 >= h->total0 && h->stime1 >= h->stime0)
+		share = measure_kernel_share(h->stime1 - h->stime0, h->total1 - h->total0,
+					     sysconf(_SC_CLK_TCK), h->timed_ns);
+	if (harness_count_syscalls(c, fn, s, MEASURE_SYSCALL_CALLS, deadline, sc, &calls, f) < 0 ||
+	    calls == 0) {
+		free(sc);
+		sc = NULL;
+	}
+	note = measure_kernel_note(share, sc, calls);
+	if (note)
+		bench_result_diagnose(res, "%s", note);
+	free(note);
+	note = measure_events_note(&h->events, h->calls);
+	if (note)
+		bench_result_diagnose(res, "%s", note);
+	free(note);
+	free(sc);
+	return 0;
+}
+
 /* Measure one benchmark, at fn, against the empty function at 'empty'. */
 static int sample_bench(struct harness *c, const struct bench_spec *s,
 			const struct measure_plan *plan, const struct measure_hooks *hooks,
@@ -211,7 +262,9 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 	}
 
 	uint64_t start = measure_now_ns();
+	struct hidden hid = { 0 };
 
+	hid.ticks_ok = harness_cpu_ticks(c, &hid.stime0, &hid.total0) == 0;
 	res->iterations = c->nthreads ? n : 2 * n;
 	for (;;) {
 		if (ns == cap) {
@@ -263,9 +316,16 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 			nfloor++;
 			continue;
 		}
+		struct trace_call_counts before = c->events;
+
 		r = harness_sample(c, fn, empty, n, deadline, &x, f);
 		if (r < 0)
 			goto out;
+		hid.events.clones += c->events.clones - before.clones;
+		hid.events.forks += c->events.forks - before.forks;
+		hid.events.signals += c->events.signals - before.signals;
+		hid.calls += x.calls * (c->nthreads ? c->nthreads : 1);
+		hid.timed_ns += (double)x.bench * (c->nthreads ? c->nthreads : 1);
 		harness_emit_sample(hooks, c, s->name, &x, index++, false);
 		if (ns == 0)
 			res->t_first_sample_ns = x.t_end;
@@ -285,6 +345,9 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 			break;
 	}
 
+	if (hid.ticks_ok)
+		hid.ticks_ok = harness_cpu_ticks(c, &hid.stime1, &hid.total1) == 0;
+
 	/* At least MEASURE_FLOOR_MIN floor samples, time permitting (a
 	 * floor sample lasts no longer than a benchmark sample). */
 	while (nfloor < MEASURE_FLOOR_MIN && measure_now_ns() + x.bench * 2 <= deadline) {
@@ -300,6 +363,8 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 	r = thread_figures(c, per_thread, ns, res);
 	if (r == 0 && c->nthreads && ns)
 		check_at_once(c, on_cpu, ns, res);
+	if (r == 0 && ns)
+		r = say_hidden(c, s, fn, deadline, &hid, res, f);
 out:
 	free(cals);
 	free(per_thread);
@@ -387,7 +452,6 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 	bool no_vdso = false;
 	int r;
 
-	(void)opts; /* none applies */
 	for (size_t i = 0; i < n; i++) {
 		struct bench_result *res = &results[i];
 		struct trace_failure f;
@@ -443,6 +507,9 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 		res->t_end_ns = measure_now_ns();
 		harness_emit(hooks, MEASURE_BENCH_END, specs[i].name, res->pid, res->t_end_ns, 0, 0,
 			     false);
+		/* --profile: a pass of its own, in a child of its own. */
+		if (r == 0 && opts && opts->profile)
+			measure_profile_walltime(t, &specs[i], plan, opts->profile, i, res);
 
 		/* A fresh child for the next benchmark, or after this one died. */
 		if (iso != MEASURE_ISOLATION_SHARED || r == -TRACE_E_FAILED || !trace_alive(c.p))

@@ -150,6 +150,11 @@ static json_t *bench_json(const struct bench_result *r)
 		json_object_set_new(b, "no_time", json_boolean(r->status == BENCH_OK && r->no_time));
 	if (b && r->profile[0])
 		json_object_set_new(b, "profile", json_string(r->profile));
+	if (b && (r->profile_folded[0] || r->profile_svg[0]))
+		json_object_set_new(b, "flamegraph",
+				    json_pack("{s:s?, s:s?}", "folded",
+					      r->profile_folded[0] ? r->profile_folded : NULL, "svg",
+					      r->profile_svg[0] ? r->profile_svg : NULL));
 	/* memory --alloc-stacks: where the call allocated. */
 	if (b && r->nsites) {
 		json_t *sites = json_array();

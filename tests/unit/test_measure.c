@@ -13,8 +13,99 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "trace/trace.h"
 #include "measure/measure.h"
 #include "report/report.h"
+
+/* The kernel's share: ticks over the timed time, unknown on too few. */
+static void test_kernel_share(void **state)
+{
+	(void)state;
+	/* 30 of 60 ticks (100 a second) in the kernel over 0.6 s timed. */
+	assert_true(fabs(measure_kernel_share(30, 60, 100, 6e8) - 0.5) < 1e-9);
+	/* More kernel time than timed time (the stops' own): all of it. */
+	assert_true(measure_kernel_share(90, 90, 100, 6e8) == 1);
+	/* Fewer ticks than MEASURE_KERNEL_MIN_TICKS: a tick either way is
+	 * more than the threshold. */
+	assert_true(isnan(measure_kernel_share(5, MEASURE_KERNEL_MIN_TICKS - 1, 100, 6e8)));
+	assert_true(isnan(measure_kernel_share(5, 60, 100, 0)));
+}
+
+static void test_kernel_note(void **state)
+{
+	struct trace_syscall_counts *sc = calloc(1, sizeof(*sc));
+	char *s;
+
+	(void)state;
+	assert_non_null(sc);
+	sc->arch = 0xc000003e; /* AUDIT_ARCH_X86_64 */
+	/* Nothing: no note, whatever the share below the threshold. */
+	assert_null(measure_kernel_note(NAN, sc, 8));
+	assert_null(measure_kernel_note(0.05, sc, 8));
+	/* A system call in every other call is under the threshold, one
+	 * in each is not. */
+	sc->count[110] = 3; /* getppid */
+	sc->total = 3;
+	assert_null(measure_kernel_note(0.02, sc, 8));
+	sc->count[110] = sc->total = 8;
+	s = measure_kernel_note(0.594, sc, 8);
+	assert_string_equal(s, "spent 59% of its time in the kernel: 1 system call per call "
+			       "(getppid ×1)");
+	free(s);
+	s = measure_kernel_note(NAN, sc, 8);
+	assert_string_equal(s, "made 1 system call per call (getppid ×1): its time includes "
+			       "the kernel's");
+	free(s);
+	/* The most frequent first, four at most, then an ellipsis. */
+	sc->count[39] = 16; /* getpid */
+	sc->count[0] = 4;   /* read */
+	sc->count[1] = 2;   /* write */
+	sc->count[3] = 1;   /* close */
+	sc->total = 31;
+	s = measure_kernel_note(0.5, sc, 8);
+	assert_string_equal(s, "spent 50% of its time in the kernel: 3.88 system calls per call "
+			       "(getpid ×2, getppid ×1, read ×0.5, write ×0.25, …)");
+	free(s);
+	/* Kernel time without system calls: page faults. */
+	memset(sc, 0, sizeof(*sc));
+	s = measure_kernel_note(0.4, sc, 8);
+	assert_string_equal(s, "spent 40% of its time in the kernel, with no system call: page "
+			       "faults or other traps");
+	free(s);
+	/* Not counted (the pass failed). */
+	s = measure_kernel_note(0.4, NULL, 0);
+	assert_string_equal(s, "spent 40% of its time in the kernel (its system calls were not "
+			       "counted)");
+	free(s);
+	free(sc);
+}
+
+static void test_events_note(void **state)
+{
+	struct trace_call_counts n = { 0 };
+	char *s;
+
+	(void)state;
+	assert_null(measure_events_note(&n, 1000));
+	n.clones = 1000;
+	s = measure_events_note(&n, 1000);
+	assert_string_equal(s, "created 1 thread per call: each costs a ptrace stop inside the "
+			       "timed interval (tens of µs on a VM); the figure is inflated");
+	free(s);
+	n.clones = 0;
+	n.signals = 1000;
+	n.forks = 1000;
+	s = measure_events_note(&n, 1000);
+	assert_non_null(strstr(s, "received 1 signal and forked 1 time per call: "));
+	free(s);
+	n.clones = 2000;
+	n.signals = 1;
+	s = measure_events_note(&n, 1000);
+	assert_non_null(strstr(s, "created 2 threads, received 0.001 signals and forked 1 time "
+				  "per call: "));
+	free(s);
+	assert_null(measure_events_note(&n, 0));
+}
 
 static void test_grow(void **state)
 {
@@ -203,6 +294,9 @@ int main(void)
 		cmocka_unit_test(test_no_time),
 		cmocka_unit_test(test_no_time_advice),
 		cmocka_unit_test(test_machine_noisy),
+		cmocka_unit_test(test_kernel_share),
+		cmocka_unit_test(test_kernel_note),
+		cmocka_unit_test(test_events_note),
 		cmocka_unit_test(test_results_document),
 	};
 
