@@ -140,7 +140,7 @@ static const char *signame(int sig)
 {
 	const char *s = sigabbrev_np(sig);
 
-	return s ? s : "a signal";
+	return s ? s : "?";
 }
 
 /* Sample the running loop until done; *ret_outside counts the stops that
@@ -151,6 +151,7 @@ static int sample_loop(struct harness *c, pid_t tid, uint64_t end, struct folded
 	struct unwind_frame *frames = calloc(PROFILE_MAX_FRAMES, sizeof(*frames));
 	uint64_t stop_at = measure_now_ns() + PROFILE_BUDGET_NS;
 	size_t taken = 0;
+	char where[192] = "";
 	int r;
 
 	if (!frames)
@@ -173,7 +174,13 @@ static int sample_loop(struct harness *c, pid_t tid, uint64_t end, struct folded
 				continue;
 			case TRACE_EV_SIGNAL:
 				/* The program's own (a handler it set, or the
-				 * signal's default action) as in any run. */
+				 * signal's default action) as in any run; where
+				 * it came, should it end the child. */
+				where[0] = '\0';
+				if (unwind_backtrace(trace_pid(c->p), ev.tid, frames, 1, &n) == 0 &&
+				    n == 1 && frames[0].func[0])
+					snprintf(where, sizeof(where), ", in %s+0x%" PRIx64,
+						 frames[0].func, frames[0].offset);
 				r = trace_resume(c->p);
 				continue;
 			case TRACE_EV_EXITED:
@@ -183,8 +190,8 @@ static int sample_loop(struct harness *c, pid_t tid, uint64_t end, struct folded
 				r = 1;
 				break;
 			case TRACE_EV_KILLED:
-				if (asprintf(ret_why, "the child was killed by %s during it",
-					     signame(ev.sig)) < 0)
+				if (asprintf(ret_why, "the child was killed by SIG%s during it%s",
+					     signame(ev.sig), where) < 0)
 					*ret_why = NULL;
 				r = 1;
 				break;
