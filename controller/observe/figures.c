@@ -175,3 +175,8 @@ out:
 	free(st);
 	return r;
 }
+
+bool observe_unresolved(double median, double uncertainty)
+{
+	return uncertainty > 0 && median <= OBSERVE_UNRESOLVED_FACTOR * uncertainty;
+}

@@ -122,6 +122,15 @@ int observe_summarize(double *v, size_t n, struct observe_summary *ret);
 int observe_rounds(struct observe_call *calls, size_t n, double latency, double **ret_durations,
 		   size_t *ret_n, size_t *ret_max_threads);
 
+/*
+ * Whether a function's calls are shorter than observe can resolve: its
+ * median duration within OBSERVE_UNRESOLVED_FACTOR times its ± of zero
+ * (a median that is the calibration's noise, not the function's time).
+ * Never with no ± (uncalibrated).
+ */
+#define OBSERVE_UNRESOLVED_FACTOR 3
+bool observe_unresolved(double median, double uncertainty);
+
 /* Calibration: 'n' corrected-before-latency durations of the empty
  * function with their resume counts. */
 struct observe_calibration {
@@ -183,6 +192,9 @@ struct observe_func_result {
 	struct observe_summary sum;
 	double uncertainty; /* ± ns on each figure: the calibration's spread
 			       times the median number of transitions */
+	/* observe_unresolved(): the median is noise, 'note' says so */
+	bool unresolved;
+	char *note;
 	uint64_t hist[OBSERVE_HIST_BUCKETS];
 	size_t rounds;	  /* parallel rounds */
 	double *round_ns; /* their corrected durations, sorted */

@@ -2,6 +2,7 @@
 /* The figures of an observing session (session.h), and freeing it. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,18 @@
 #include "observe/session.h"
 
 /* ---- results ------------------------------------------------------------------- */
+
+/* A duration for a note: "640 ns", "1.23 µs", "4.5 ms". */
+static const char *ns_text(double ns, char *buf, size_t size)
+{
+	if (ns < 1e3)
+		snprintf(buf, size, "%.3g ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, size, "%.3g µs", ns / 1e3);
+	else
+		snprintf(buf, size, "%.3g ms", ns / 1e6);
+	return buf;
+}
 
 static int func_result(struct session *s, struct func *f, struct observe_func_result *out)
 {
@@ -56,6 +69,21 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 		out->uncertainty = rs.median * half;
 	}
 	free(res);
+	if (s->res->calibrated && observe_unresolved(out->sum.median, out->uncertainty)) {
+		char u[32], m[32];
+
+		out->unresolved = true;
+		if (asprintf(&out->note,
+			     "calls shorter than observe can resolve (±%s): their median, %s, is "
+			     "within %d ± of zero, the stops' noise; `benchtrap run --symbol` "
+			     "times a function without stops inside its calls",
+			     ns_text(out->uncertainty, u, sizeof(u)),
+			     ns_text(out->sum.median, m, sizeof(m)),
+			     OBSERVE_UNRESOLVED_FACTOR) < 0) {
+			out->note = NULL;
+			return -ENOMEM;
+		}
+	}
 	r = observe_rounds(f->calls, f->ncalls, lat, &out->round_ns, &out->rounds,
 			   &out->round_max_threads);
 	if (r < 0)
@@ -103,6 +131,7 @@ void observe_result_clear(struct observe_result *r)
 		free(r->funcs[i].object);
 		free(r->funcs[i].ns);
 		free(r->funcs[i].round_ns);
+		free(r->funcs[i].note);
 	}
 	free(r->funcs);
 	str_free_n(r->diagnostics, r->ndiagnostics);

@@ -72,14 +72,18 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 		json_object_set_new(rounds, "max", results_json_num(f->round_sum.max));
 		json_object_set_new(rounds, "mean", results_json_num(f->round_sum.mean));
 	}
-	return json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:o, s:[], s:I, s:I, "
+	json_t *diags = json_array();
+
+	if (f->note)
+		json_array_append_new(diags, json_string(f->note));
+	return json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:o, s:o, s:I, s:I, "
 			 "s:b, s:o, s:o}",
 			 "name", f->name, "symbol", results_json_str(f->symbol), "object",
 			 f->object, "args", "instrument", "observe", "unit", "ns", "value",
 			 timed ? results_json_num(f->sum.median) : json_null(), "status", "ok",
-			 "error", "stats", stats, "diagnostics", "calls", (json_int_t)f->calls,
-			 "unmatched_returns", (json_int_t)f->unmatched, "skipped", f->skip,
-			 "histogram", hist, "parallel_rounds", rounds);
+			 "error", "stats", stats, "diagnostics", diags, "calls",
+			 (json_int_t)f->calls, "unmatched_returns", (json_int_t)f->unmatched,
+			 "skipped", f->skip, "histogram", hist, "parallel_rounds", rounds);
 }
 
 static json_t *doc_json(const struct report_observe *run)
@@ -198,6 +202,13 @@ void report_observe_table(const struct report_observe *run, FILE *f, enum report
 		snprintf(unm, sizeof(unm), "%" PRIu64, fn->unmatched);
 		if (fn->skip) {
 			snprintf(med, sizeof(med), "skipped");
+		} else if (fn->calls && fn->unresolved) {
+			/* Not a figure: noise within the ± (the note says). */
+			snprintf(med, sizeof(med), "unresolved");
+			dur(fn->sum.mean, mean, sizeof(mean));
+			dur(fn->sum.min, mn, sizeof(mn));
+			dur(fn->sum.max, mx, sizeof(mx));
+			dur(fn->uncertainty, unc, sizeof(unc));
 		} else if (fn->calls) {
 			dur(fn->sum.median, med, sizeof(med));
 			dur(fn->sum.mean, mean, sizeof(mean));
@@ -247,4 +258,8 @@ void report_observe_table(const struct report_observe *run, FILE *f, enum report
 	for (size_t i = 0; i < res->ndiagnostics; i++)
 		fprintf(f, "%s%snote:%s %s\n", md ? "- " : "", color ? "\033[33m" : "",
 			color ? "\033[0m" : "", res->diagnostics[i]);
+	for (size_t i = 0; i < res->nfuncs; i++)
+		if (res->funcs[i].note)
+			fprintf(f, "%s%snote:%s %s: %s\n", md ? "- " : "", color ? "\033[33m" : "",
+				color ? "\033[0m" : "", res->funcs[i].name, res->funcs[i].note);
 }

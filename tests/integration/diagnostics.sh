@@ -11,13 +11,14 @@ EX=$BUILD_ROOT/benches/examples
 HIDDEN=$FIXTURES/run/hidden
 FAST=(--time 0.1 --warmup 0 --sample-time 0.002 --min-samples 5)
 
-# diag NAME: the diagnostics of benchmark NAME, one a line.
+# diag NAME: the diagnostics of benchmark NAME, one a line, from the
+# results on stdout (or in $DIAG_FILE).
 diag() {
 	python3 -c 'import json,sys
 d = json.load(open(sys.argv[1]))
 for b in d["benchmarks"]:
     if b["name"] == sys.argv[2]:
-        print("\n".join(b["diagnostics"]))' "$TMP/out" "$1"
+        print("\n".join(b["diagnostics"]))' "${DIAG_FILE:-$TMP/out}" "$1"
 }
 
 # expect_diag NAME REGEX: one of NAME's diagnostics matches.
@@ -60,6 +61,22 @@ for iso in benchmark shared; do
 	expect_no_diag plain_loop "$HIDES"
 	expect_no_orphans "$HIDDEN"
 done
+
+# observe: calls shorter than it can resolve are said so, with the ±, and
+# the table shows no median for them; longer ones keep theirs.
+SHORT=$FIXTURES/observe/short
+run observe --symbol tiny --symbol long_one --output "$TMP/obs.json" -- "$SHORT"
+expect_status 0
+DIAG_FILE=$TMP/obs.json
+expect_diag tiny '^calls shorter than observe can resolve \(±[0-9.]+ [nµm]?s\): their median'
+expect_no_diag long_one 'resolve'
+unset DIAG_FILE
+run observe --symbol tiny --symbol long_one -- "$SHORT"
+expect_status 0
+checks=$((checks + 2))
+grep -qE '^tiny +50 +unresolved ' <<<"$err" || fail "tiny's median is shown: $err"
+grep -qE '^note: tiny: calls shorter than observe can resolve' <<<"$err" || fail "no note for tiny"
+expect_no_orphans "$SHORT"
 
 # The table's notes say the same, with their figures.
 run run "$HIDDEN" --bench thread_per_call --bench syscalls --bench plain_loop "${FAST[@]}"

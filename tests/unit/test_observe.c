@@ -178,6 +178,19 @@ static void test_rounds(void **state)
 	assert_null(d);
 }
 
+/* A median within OBSERVE_UNRESOLVED_FACTOR ± of zero is noise. */
+static void test_unresolved(void **state)
+{
+	(void)state;
+	assert_true(observe_unresolved(0, 500));
+	assert_true(observe_unresolved(1400, 500));
+	assert_true(observe_unresolved(OBSERVE_UNRESOLVED_FACTOR * 500.0, 500));
+	assert_false(observe_unresolved(1600, 500));
+	assert_false(observe_unresolved(4.5e6, 618));
+	/* No ± (not calibrated): nothing is said. */
+	assert_false(observe_unresolved(0, 0));
+}
+
 static void test_calibrate(void **state)
 {
 	double active[] = { 100, 110, 90, 400, 105 };
@@ -234,11 +247,11 @@ static void test_maps(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_recursion), cmocka_unit_test(test_longjmp),
-		cmocka_unit_test(test_tail_call), cmocka_unit_test(test_corrected),
-		cmocka_unit_test(test_hist),	  cmocka_unit_test(test_summarize),
-		cmocka_unit_test(test_rounds),	  cmocka_unit_test(test_calibrate),
-		cmocka_unit_test(test_maps),
+		cmocka_unit_test(test_recursion),  cmocka_unit_test(test_longjmp),
+		cmocka_unit_test(test_tail_call),  cmocka_unit_test(test_corrected),
+		cmocka_unit_test(test_hist),	   cmocka_unit_test(test_summarize),
+		cmocka_unit_test(test_rounds),	   cmocka_unit_test(test_calibrate),
+		cmocka_unit_test(test_unresolved), cmocka_unit_test(test_maps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
