@@ -273,3 +273,113 @@ bool callgrind_part_name(const char *name, pid_t pid, unsigned *ret_dump, unsign
 	*ret_thread = thread;
 	return true;
 }
+
+/* The folded stack of context 'name' ("f'caller'caller's caller..."), cut
+ * at the outermost 'root', into out with 'cost'; a chain that does not
+ * reach 'root' is not the benchmark's (the driver's own instructions) and
+ * is left out, but for one as long as the chain callgrind keeps, which is
+ * cut. */
+static int add_context(struct folded *out, const char *name, const char *root, size_t max_callers,
+		       uint64_t cost)
+{
+	char *copy = strdup(name), *save = NULL;
+	const char *chain[CALLGRIND_PROFILE_CALLERS + 2];
+	const char *frames[CALLGRIND_PROFILE_CALLERS + 3];
+	size_t n = 0, k = 0, top = SIZE_MAX;
+	int r = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, "'", &save); tok && n < CALLGRIND_PROFILE_CALLERS + 2;
+	     tok = strtok_r(NULL, "'", &save))
+		chain[n++] = tok;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(chain[i], root) == 0)
+			top = i;
+	if (top == SIZE_MAX) {
+		if (n <= max_callers)
+			goto out;
+		frames[k++] = "[deeper stack]";
+		top = n - 1;
+	}
+	for (size_t i = top + 1; i-- > 0;)
+		frames[k++] = chain[i];
+	if (k)
+		r = folded_add(out, frames, k, cost);
+out:
+	free(copy);
+	return r;
+}
+
+int callgrind_folded(FILE *f, const char *root, size_t max_callers, struct folded *out)
+{
+	struct names names = { 0 };
+	struct callgrind_profile p = { 0 };
+	char *line = NULL, *fn = NULL;
+	size_t cap = 0, positions = 1;
+	bool in_call = false;
+	uint64_t self = 0;
+	ssize_t len;
+	int ir = -1, r = 0;
+
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (is_cost_line(line)) {
+			uint64_t cost[CALLGRIND_MAX_EVENTS] = { 0 };
+
+			/* A call's line is its inclusive cost, not fn's own. */
+			if (!in_call && ir >= 0 && fn) {
+				read_costs(line, positions, cost, p.nevents);
+				self += cost[ir];
+			}
+			in_call = false;
+			continue;
+		}
+		if (!strncmp(line, "events:", 7)) {
+			r = read_events(line + 7, &p);
+			if (r < 0)
+				goto out;
+			ir = callgrind_event_index(&p, "Ir");
+		} else if (!strncmp(line, "positions:", 10)) {
+			positions = count_fields(line + 10);
+			if (positions == 0)
+				positions = 1;
+		} else if (!strncmp(line, "fn=", 3)) {
+			const char *name;
+
+			if (fn && self) {
+				r = add_context(out, fn, root, max_callers, self);
+				if (r < 0)
+					goto out;
+			}
+			self = 0;
+			name = resolve(&names, line + 3, &r);
+			if (r < 0)
+				goto out;
+			free(fn);
+			fn = name ? strdup(name) : NULL;
+			if (name && !fn) {
+				r = -ENOMEM;
+				goto out;
+			}
+		} else if (!strncmp(line, "cfn=", 4)) {
+			resolve(&names, line + 4, &r);
+			if (r < 0)
+				goto out;
+		} else if (!strncmp(line, "calls=", 6)) {
+			in_call = true;
+		}
+	}
+	if (fn && self)
+		r = add_context(out, fn, root, max_callers, self);
+	if (r == 0 && ferror(f))
+		r = -EIO;
+	if (r == 0 && ir < 0)
+		r = -EINVAL;
+out:
+	free(line);
+	free(fn);
+	names_free(&names);
+	return r;
+}

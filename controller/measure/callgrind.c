@@ -58,7 +58,7 @@
 #include "util/launch.h"
 #include "util/strutil.h"
 #include "measure/measure.h"
-
+#include "measure/profile.h"
 
 /* ---- finding valgrind and the driver ------------------------------------- */
 
@@ -89,9 +89,10 @@ struct ctx {
 	enum batch_mode mode;
 	const struct bench_spec *specs;
 	struct bench_result *results;
-	size_t first;	      /* the batch's first benchmark */
-	long threads;	      /* threads at main, when more than a fork copies */
-	bool say_threads;     /* say so: the fork server was asked for */
+	size_t first;	  /* the batch's first benchmark */
+	long threads;	  /* threads at main, when more than a fork copies */
+	bool say_threads; /* say so: the fork server was asked for */
+	bool profiling;	  /* --profile's pass: stacks, not counts */
 };
 
 static void emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
@@ -142,8 +143,16 @@ static int run_valgrind(struct ctx *c, enum driven_mode dm, const struct bench_s
 			s = NULL;
 		r |= measure_env_push(&argv, &na, s);
 	}
-	if (c->opts->cache_sim)
+	if (c->opts->cache_sim && !c->profiling)
 		r |= measure_env_push(&argv, &na, strdup("--cache-sim=yes"));
+	/* --profile: each function context named by its callers (recursion
+	 * shows in the chain, not as levels). */
+	if (c->profiling) {
+		if (asprintf(&s, "--separate-callers=%d", CALLGRIND_PROFILE_CALLERS) < 0)
+			s = NULL;
+		r |= measure_env_push(&argv, &na, s);
+		r |= measure_env_push(&argv, &na, strdup("--separate-recs=1"));
+	}
 	/* A round's threads each in a part of their own (driver-protocol.h);
 	 * only when there is one, so that other profiles keep their names. */
 	for (size_t i = 0; i < n; i++) {
@@ -560,6 +569,60 @@ static void fail(struct bench_result *res, char *why)
 	res->error = why ? why : strdup("failed under valgrind");
 }
 
+/* The profiling pass's call is settled: its stacks from its profile into
+ * DIR, or why there are none. */
+static void profile_settled(struct ctx *c, struct bench_result *res, const struct bench_spec *spec,
+			    const struct driven_call *call)
+{
+	struct folded stacks = { 0 };
+	char *why = NULL;
+	DIR *d;
+	struct dirent *e;
+	int r = 0;
+
+	if (!call->returned || call->killed) {
+		why = describe(c, call);
+		bench_result_diagnose(res, "not profiled: %s", why ? why : "failed under valgrind");
+		free(why);
+		return;
+	}
+	d = opendir(c->dir);
+	if (!d) {
+		bench_result_diagnose(res, "not profiled: %s", strerror(errno));
+		return;
+	}
+	while (r == 0 && (e = readdir(d))) {
+		char path[PATH_MAX];
+		unsigned dn, tn;
+		FILE *f;
+
+		if (!callgrind_part_name(e->d_name, call->pid, &dn, &tn) ||
+		    (c->mode != MODE_OWN_RUN && dn != call->dump) ||
+		    (c->mode == MODE_OWN_RUN && dn != 0))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", c->dir, e->d_name);
+		f = fopen(path, "re");
+		if (!f) {
+			r = -errno;
+			break;
+		}
+		r = callgrind_folded(f, spec->symbol, CALLGRIND_PROFILE_CALLERS, &stacks);
+		fclose(f);
+	}
+	closedir(d);
+	if (r < 0)
+		bench_result_diagnose(res, "not profiled: cannot read the callgrind profile: %s",
+				      strerror(-r));
+	else if (stacks.total == 0)
+		bench_result_diagnose(res,
+				      "not profiled: callgrind's profile has no cost under "
+				      "%s",
+				      spec->symbol);
+	else
+		measure_profile_write(&stacks, c->opts->profile, c->first, "instructions", res);
+	folded_free(&stacks);
+}
+
 /* Call j of the batch is settled: its result from its profile, or what
  * happened to it. */
 static void settled(void *ctx, size_t j, const struct driven_call *call)
@@ -568,6 +631,10 @@ static void settled(void *ctx, size_t j, const struct driven_call *call)
 	struct bench_result *res = &c->results[c->first + j];
 	const struct bench_spec *spec = &c->specs[c->first + j];
 
+	if (c->profiling) {
+		profile_settled(c, res, spec, call);
+		return;
+	}
 	res->pid = call->pid;
 	res->t_ready_ns = res->t_start_ns;
 	/* Returned, but killed before its profile was written: timed out. */
@@ -591,6 +658,52 @@ static void settled(void *ctx, size_t j, const struct driven_call *call)
 				      c->threads);
 	res->t_first_sample_ns = res->t_end_ns = call->t_end_ns;
 	emit(c->hooks, MEASURE_BENCH_END, spec->name, call->pid, res->t_end_ns);
+}
+
+/*
+ * --profile: after every benchmark was counted, each one counted ok runs
+ * again in a valgrind process of its own with its function contexts
+ * separated by callers (callgrind_folded), its counts left as they were.
+ */
+static bool is_stub(const struct bench_spec *s);
+
+static void profile_pass(struct ctx *c, const struct bench_spec *specs, size_t n,
+			 struct bench_result *results)
+{
+	const struct measure_hooks *hooks = c->hooks;
+
+	c->profiling = true;
+	c->hooks = NULL; /* no markers: nothing of it is a measurement */
+	for (size_t i = 0; i < n; i++) {
+		const struct bench_spec *batch[1] = { &specs[i] };
+		struct driven_call call = { 0 };
+		struct driven_outcome o;
+		char *why = NULL;
+
+		if (results[i].status != BENCH_OK)
+			continue;
+		if (!specs[i].symbol) {
+			bench_result_diagnose(&results[i], "not profiled: the function has no "
+							   "symbol callgrind could name");
+			continue;
+		}
+		if (specs[i].threads > 1) {
+			bench_result_diagnose(&results[i], "not profiled: --profile samples "
+							   "benchmarks on one thread only");
+			continue;
+		}
+		c->first = i;
+		c->mode = c->opts->static_binary ? (is_stub(&specs[i]) ? MODE_STUB : MODE_OWN_RUN)
+						 : MODE_DRIVER;
+		if (run_valgrind(c, c->opts->static_binary ? DRIVEN_OWN : DRIVEN_SERVE, batch, 1,
+				 &call, &o, &why) < 0 ||
+		    !call.settled)
+			bench_result_diagnose(&results[i], "not profiled: %s",
+					      why ? why : "valgrind's process ended before it ran");
+		free(why);
+	}
+	c->hooks = hooks;
+	c->profiling = false;
 }
 
 /* True when valgrind could not start the program at all (its launcher
@@ -792,6 +905,8 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 		}
 		i += done;
 	}
+	if (opts->profile)
+		profile_pass(&c, specs, n, results);
 out:
 	if (c.dir[0])
 		launch_temp_dir_remove(c.dir);

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "measure/measure.h"
+#include "util/folded.h"
 
 #define CALLGRIND_MAX_EVENTS 16
 
@@ -64,6 +65,19 @@ int callgrind_parse_file(const char *path, const char *caller, const char *calle
  * when the name has none.
  */
 bool callgrind_part_name(const char *name, pid_t pid, unsigned *ret_dump, unsigned *ret_thread);
+/*
+ * --profile: run with --separate-callers=CALLGRIND_PROFILE_CALLERS, each
+ * function context is named by its chain of callers, "f'g'h" (f called by
+ * g called by h), and its self cost (Ir) is the cost of that call path.
+ * Each context whose chain reaches 'root' (the benchmark's function)
+ * becomes a folded stack from root inward with its self cost; a chain of
+ * max_callers callers that does not reach it is kept under "[deeper
+ * stack]"; the others (outside the benchmark) are left out. 0, -EINVAL (no
+ * Ir event), -ENOMEM or -EIO.
+ */
+#define CALLGRIND_PROFILE_CALLERS 40
+int callgrind_folded(FILE *f, const char *root, size_t max_callers, struct folded *out);
+
 
 /* The index of event 'name' in p, or -1. */
 int callgrind_event_index(const struct callgrind_profile *p, const char *name);

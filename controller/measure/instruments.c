@@ -20,7 +20,8 @@ static const struct measure_instrument instruments[] = {
 		.unit = "instructions",
 		.summary = "exact instructions per call, under valgrind",
 		.run = measure_callgrind,
-		.options = MEASURE_OPT_KEEP_PROFILES | MEASURE_OPT_CACHE_SIM | MEASURE_OPT_THREADS,
+		.options = MEASURE_OPT_KEEP_PROFILES | MEASURE_OPT_CACHE_SIM | MEASURE_OPT_THREADS |
+			   MEASURE_OPT_PROFILE,
 	},
 	{
 		.name = "perf",

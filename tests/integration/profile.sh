@@ -80,6 +80,45 @@ expect_json '"flamegraph" not in d["benchmarks"][0]'
 expect_json 'any("not profiled: the child was killed by SIGSEGV during it, in benchtrap_bench_crash_in_profile" in x for x in d["benchmarks"][0]["diagnostics"])'
 [[ ! -e $D/000-crash_in_profile.folded ]] || fail "a profile of a pass that crashed"
 
+# ---- callgrind: exact costs by call path ------------------------------------
+# The folded costs add up to the counted instructions per call, exactly.
+sums_to_value() {
+	checks=$((checks + 1))
+	python3 -c 'import json, sys
+b = json.load(open(sys.argv[1]))["benchmarks"][0]
+tot = sum(int(l.rsplit(" ", 1)[1]) for l in open(b["flamegraph"]["folded"]))
+sys.exit(0 if tot == b["value"] else 1)' "$TMP/out" || fail "the folded costs do not add up to the value"
+}
+if command -v valgrind >/dev/null; then
+	C=$TMP/cg
+	mkdir -p "$C"
+	run run "$EX" --bench 'fib[20]' --instrument callgrind --format json --profile "$C"
+	expect_status 0
+	sums_to_value
+	svg_ok "$C/000-fib_20_.svg" fib
+	s=$(share "$C/000-fib_20_.folded" fib)
+	checks=$((checks + 1))
+	((s >= 95)) || fail "fib has $s% of fib[20]'s instructions under callgrind"
+	run run "$PROF/profile" --bench two_helpers --instrument callgrind --format json \
+		--profile "$C"
+	expect_status 0
+	sums_to_value
+	h=$(share "$C/000-two_helpers.folded" heavy)
+	l=$(share "$C/000-two_helpers.folded" light)
+	checks=$((checks + 1))
+	((h == 75 && l == 25)) || fail "heavy $h%, light $l% of the instructions: not 75/25"
+	# A static binary: the stub's own run.
+	run run "$FIXTURES/elf/stub_static_O2" --bench alpha --instrument callgrind --format json \
+		--profile "$C"
+	expect_status 0
+	sums_to_value
+	checks=$((checks + 1))
+	grep -q '^benchtrap_bench_alpha;fixture_known_function ' "$C/000-alpha.folded" ||
+		fail "no call path to fixture_known_function in $(cat "$C/000-alpha.folded")"
+else
+	echo "valgrind is not installed: callgrind's profiles not checked"
+fi
+
 # ---- bad usage --------------------------------------------------------------
 run run "$EX" --bench 'fib[20]' --profile "$TMP/nonexistent"
 expect_usage_error "--profile wants a writable directory"
