@@ -299,7 +299,7 @@ static int add_context(struct folded *out, const char *name, const char *root, s
 	if (top == SIZE_MAX) {
 		if (n <= max_callers)
 			goto out;
-		frames[k++] = "[deeper stack]";
+		frames[k++] = "[deeper]";
 		top = n - 1;
 	}
 	for (size_t i = top + 1; i-- > 0;)

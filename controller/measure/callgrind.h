@@ -71,8 +71,8 @@ bool callgrind_part_name(const char *name, pid_t pid, unsigned *ret_dump, unsign
  * g called by h), and its self cost (Ir) is the cost of that call path.
  * Each context whose chain reaches 'root' (the benchmark's function)
  * becomes a folded stack from root inward with its self cost; a chain of
- * max_callers callers that does not reach it is kept under "[deeper
- * stack]"; the others (outside the benchmark) are left out. 0, -EINVAL (no
+ * max_callers callers that does not reach it is kept under "[deeper]";
+ * the others (outside the benchmark) are left out. 0, -EINVAL (no
  * Ir event), -ENOMEM or -EIO.
  */
 #define CALLGRIND_PROFILE_CALLERS 40

@@ -85,7 +85,7 @@ static int add_stack(struct folded *f, const struct unwind_frame *frames, size_t
 	int r;
 
 	if (cut)
-		names[k++] = "[deeper stack]";
+		names[k++] = "[deeper]";
 	for (size_t i = n; i-- > 0;) {
 		const struct unwind_frame *fr = &frames[i];
 

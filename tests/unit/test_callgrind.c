@@ -345,9 +345,66 @@ static void test_perf_per_call(void **state)
 	assert_true(perf_per_call(100, 0, 0) == 0.0);
 }
 
+/* --profile: contexts named by their callers become folded stacks from
+ * the benchmark's function inward, with their own costs (a call's line,
+ * its inclusive cost, is not the caller's own). */
+static void test_folded(void **state)
+{
+	static const char text[] = "# callgrind format\n"
+				   "version: 1\n"
+				   "positions: line\n"
+				   "events: Ir Dr\n"
+				   "fn=(1) benchtrap_driver_call'main'__libc_start_main\n"
+				   "10 7 1\n"
+				   "cfn=(2) bench'benchtrap_driver_call'main\n"
+				   "calls=1 20\n"
+				   "10 4003 0\n"
+				   "fn=(2)\n"
+				   "20 3\n"
+				   "cfn=(3) heavy'bench'benchtrap_driver_call\n"
+				   "calls=1 30\n"
+				   "+1 3000\n"
+				   "fn=(3)\n"
+				   "30 2000\n"
+				   "+1 1000 5\n"
+				   "fn=(4) light'bench'benchtrap_driver_call\n"
+				   "40 1000\n"
+				   "fn=(5) a'b'c'd\n"
+				   "1 50\n"
+				   "fn=(6) <std::vector<int>>'x'y'z'w\n"
+				   "1 9\n";
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	struct folded out = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	assert_non_null(f);
+	assert_int_equal(callgrind_folded(f, "bench", 4, &out), 0);
+	fclose(f);
+	m = open_memstream(&buf, &len);
+	assert_int_equal(folded_write(&out, m), 0);
+	fclose(m);
+	/* The driver's own 7 and the short chain a'b'c'd left out; a chain
+	 * as long as callgrind keeps (4 callers) that does not reach bench is
+	 * kept as deeper. */
+	assert_string_equal(buf, "[deeper];w;z;y;x;<std::vector<int>> 9\n"
+				 "bench 3\n"
+				 "bench;heavy 3000\n"
+				 "bench;light 1000\n");
+	free(buf);
+	folded_free(&out);
+
+	f = fmemopen((void *)"events: Dr\nfn=x\n1 2\n", 21, "r");
+	assert_int_equal(callgrind_folded(f, "x", 4, &out), -EINVAL);
+	fclose(f);
+	folded_free(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_parse_caller),  cmocka_unit_test(test_parse_callee),
 		cmocka_unit_test(test_parse_sums),    cmocka_unit_test(test_parse_bad),
 		cmocka_unit_test(test_env_fixed),     cmocka_unit_test(test_driver_specs),
