@@ -228,6 +228,11 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 
 	if (cli_run_opts_check("compare", o) != 0)
 		goto out;
+	if (o->profile) {
+		cli_error("compare: --profile does not apply to two binaries; profile each "
+			  "with run --profile");
+		goto out;
+	}
 	if (o->isolation == MEASURE_ISOLATION_SHARED) {
 		cli_error("compare: --isolation shared does not apply to two binaries: each "
 			  "benchmark runs in a fresh child of each build");

@@ -124,6 +124,8 @@ run run "$EX" --bench 'fib[20]' --profile "$TMP/nonexistent"
 expect_usage_error "--profile wants a writable directory"
 run run "$EX" --bench 'fib[20]' --profile "$D" --instrument memory
 expect_usage_error "--profile"
+run compare "$EX" "$EX" --bench 'fib[20]' --profile "$D"
+expect_usage_error "--profile does not apply to two binaries"
 
 expect_no_orphans "$EX"
 expect_no_orphans "$PROF/profile"
