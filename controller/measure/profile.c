@@ -149,13 +149,17 @@ static int sample_loop(struct harness *c, pid_t tid, uint64_t end, struct folded
 		       size_t *ret_outside, char **ret_why)
 {
 	struct unwind_frame *frames = calloc(PROFILE_MAX_FRAMES, sizeof(*frames));
+	struct unwind_session *us = unwind_session_new(trace_pid(c->p), tid);
 	uint64_t stop_at = measure_now_ns() + PROFILE_BUDGET_NS;
 	size_t taken = 0;
 	char where[192] = "";
 	int r;
 
-	if (!frames)
+	if (!frames || !us) {
+		free(frames);
+		unwind_session_free(us);
 		return -ENOMEM;
+	}
 	r = trace_resume(c->p);
 	while (r == 0 && taken < PROFILE_MAX_SAMPLES && measure_now_ns() < stop_at) {
 		struct trace_event ev;
@@ -209,7 +213,7 @@ static int sample_loop(struct harness *c, pid_t tid, uint64_t end, struct folded
 		if (r < 0)
 			break;
 		taken++;
-		if (unwind_backtrace(trace_pid(c->p), tid, frames, PROFILE_MAX_FRAMES, &n) < 0)
+		if (unwind_session_backtrace(us, frames, PROFILE_MAX_FRAMES, &n) < 0)
 			n = 0;
 		/* The harness's own frame (no module, no symbol) is cut off. */
 		while (n > 0 && !frames[n - 1].func[0] && !frames[n - 1].module[0])
@@ -227,6 +231,7 @@ static int sample_loop(struct harness *c, pid_t tid, uint64_t end, struct folded
 		r = trace_resume(c->p);
 	}
 	free(frames);
+	unwind_session_free(us);
 	return r > 0 ? 0 : r;
 }
 

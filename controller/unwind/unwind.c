@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <elfutils/libdwfl.h>
@@ -109,6 +110,75 @@ int unwind_symbolize_maps(const char *maps, const uint64_t *pcs, size_t n,
 	return 0;
 }
 
+/* Walk the stack under cursor, naming frames with dwfl (may be NULL). */
+static size_t walk(unw_cursor_t *cursor, Dwfl *dwfl, struct unwind_frame *frames, size_t max)
+{
+	size_t n = 0;
+
+	do {
+		unw_word_t ip = 0;
+
+		if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+			break;
+		if (!symbolize(dwfl, ip, n == 0 ? ip : ip - 1, &frames[n]) && n > 0) {
+			/* No module holds it: injected code, end of the walk. */
+			n++;
+			break;
+		}
+		n++;
+	} while (n < max && unw_step(cursor) > 0);
+	return n;
+}
+
+struct unwind_session {
+	pid_t tid;
+	unw_addr_space_t as;
+	void *upt;
+	Dwfl *dwfl;
+};
+
+struct unwind_session *unwind_session_new(pid_t pid, pid_t tid)
+{
+	struct unwind_session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->tid = tid;
+	s->as = unw_create_addr_space(&_UPT_accessors, 0);
+	s->upt = _UPT_create(tid);
+	if (!s->as || !s->upt) {
+		unwind_session_free(s);
+		return NULL;
+	}
+	unw_set_caching_policy(s->as, UNW_CACHE_GLOBAL);
+	s->dwfl = dwfl_for(pid);
+	return s;
+}
+
+int unwind_session_backtrace(struct unwind_session *s, struct unwind_frame *frames, size_t max,
+			     size_t *ret_n)
+{
+	unw_cursor_t cursor;
+
+	if (unw_init_remote(&cursor, s->as, s->upt) < 0)
+		return kill(s->tid, 0) < 0 && errno == ESRCH ? -ESRCH : -EIO;
+	*ret_n = walk(&cursor, s->dwfl, frames, max);
+	return 0;
+}
+
+void unwind_session_free(struct unwind_session *s)
+{
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	if (s->upt)
+		_UPT_destroy(s->upt);
+	if (s->as)
+		unw_destroy_addr_space(s->as);
+	free(s);
+}
+
 int unwind_backtrace(pid_t pid, pid_t tid, struct unwind_frame *frames, size_t max,
 		     size_t *ret_n)
 {
@@ -133,18 +203,7 @@ int unwind_backtrace(pid_t pid, pid_t tid, struct unwind_frame *frames, size_t m
 	}
 	/* Symbols are optional: a backtrace of bare addresses still helps. */
 	dwfl = dwfl_for(pid);
-	do {
-		unw_word_t ip = 0;
-
-		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
-		if (!symbolize(dwfl, ip, n == 0 ? ip : ip - 1, &frames[n]) && n > 0) {
-			/* No module holds it: injected code, end of the walk. */
-			n++;
-			break;
-		}
-		n++;
-	} while (n < max && unw_step(&cursor) > 0);
+	n = walk(&cursor, dwfl, frames, max);
 	if (dwfl)
 		dwfl_end(dwfl);
 	*ret_n = n;

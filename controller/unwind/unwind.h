@@ -33,6 +33,21 @@ struct unwind_frame {
 int unwind_backtrace(pid_t pid, pid_t tid, struct unwind_frame *frames, size_t max,
 		     size_t *ret_n);
 
+/*
+ * Many backtraces of one thread (stack sampling): the unwinder's address
+ * space (with its cache of unwind tables) and the symbol tables are kept
+ * from one backtrace to the next instead of read again each time, which
+ * for frames in a large library costs tens of milliseconds. Valid while
+ * the process's mappings do not change in ways that matter (code loaded
+ * later is not named). unwind_session_new() returns NULL when out of
+ * memory; a session's backtrace is unwind_backtrace()'s.
+ */
+struct unwind_session;
+struct unwind_session *unwind_session_new(pid_t pid, pid_t tid);
+int unwind_session_backtrace(struct unwind_session *s, struct unwind_frame *frames, size_t max,
+			     size_t *ret_n);
+void unwind_session_free(struct unwind_session *s);
+
 /* Symbolize one address of process 'pid' (no unwinding). */
 int unwind_symbolize(pid_t pid, uint64_t pc, struct unwind_frame *ret);
 /* Symbolize n return addresses (each named by the call before it, at
