@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "observe/observe.h"
@@ -46,6 +47,9 @@ static const char usage[] =
 	"                      on to its end unobserved)\n"
 	"  --calibration N     calls of the injected empty function that measure the\n"
 	"                      cost of a stop (200)\n"
+	"  --profile DIR       also sample the stacks of every observed function's\n"
+	"                      calls (every millisecond) into DIR/NNN-<name>.folded\n"
+	"                      and .svg (a flamegraph)\n"
 	"\n"
 	"output (the table goes to stderr when a command runs, so that the program's\n"
 	"stdout stays its own; to stdout with --pid):\n"
@@ -74,6 +78,7 @@ enum {
 	OPT_CALIBRATION,
 	OPT_FORMAT,
 	OPT_OUTPUT,
+	OPT_PROFILE,
 };
 
 
@@ -85,6 +90,7 @@ struct observe_cli {
 	long calib;
 	enum report_format format;
 	const char *output;
+	const char *profile;
 	char **command;
 };
 
@@ -155,6 +161,7 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 		{ "calibration", required_argument, NULL, OPT_CALIBRATION },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -206,6 +213,18 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 		case OPT_OUTPUT:
 			o->output = optarg;
 			break;
+		case OPT_PROFILE: {
+			struct stat st;
+
+			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode) ||
+			    access(optarg, W_OK) != 0)
+				return cli_error(
+					"observe: --profile wants a writable directory for "
+					"the flamegraphs, not '%s' (create it first)",
+					optarg);
+			o->profile = optarg;
+			break;
+		}
 		default:
 			return cli_help_or_bad_option("observe", usage, c, -1, argc, argv);
 		}
@@ -378,6 +397,7 @@ int cli_observe(int argc, char **argv)
 	oo.duration_ns = (int64_t)(o.duration_s * 1e9);
 	oo.calib_calls = (unsigned)o.calib;
 	oo.tick = tick;
+	oo.profile_dir = o.profile;
 	attached_mode = o.pid != 0;
 	install_signal_handlers();
 

@@ -145,6 +145,17 @@ struct observe_calibration {
 int observe_calibrate(const double *active_ns, const uint64_t *resumes, size_t n,
 		      const double *stopped_ns, struct observe_calibration *ret);
 
+/* ---- profiles -------------------------------------------------------------------- */
+
+struct unwind_frame;
+/*
+ * A stack sampled inside a call of the function at 'addr': frames[0..n),
+ * innermost first. Returns how many frames, from the innermost, are that
+ * function's outermost frame and what it called (its callers cut off), or
+ * 0 when no frame is in the function (the walk was cut short).
+ */
+size_t observe_profile_cut(const struct unwind_frame *frames, size_t n, uint64_t addr);
+
 /* ---- /proc/PID/maps ---------------------------------------------------------------- */
 
 /* One file mapped into the process: where its offset 0 lies, and the range
@@ -175,6 +186,9 @@ struct observe_opts {
 	 * program once observing stopped). May forward signals. */
 	bool (*tick)(void *userdata, pid_t pid, bool observing);
 	void *userdata;
+	/* --profile: write each function's stacks (folded and SVG) in this
+	 * directory, sampled while its calls run; NULL: no profiling. */
+	const char *profile_dir;
 };
 
 #define OBSERVE_CALIB_CALLS_DEFAULT 200
@@ -200,6 +214,9 @@ struct observe_func_result {
 	double *round_ns; /* their corrected durations, sorted */
 	struct observe_summary round_sum;
 	size_t round_max_threads;
+	/* --profile: the files written ("" none), or why none was */
+	char *profile_folded, *profile_svg;
+	char *profile_note;
 };
 
 enum observe_end {

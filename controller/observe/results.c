@@ -102,7 +102,11 @@ int observe_build_results(struct session *s, const char *const *pats, size_t npa
 	for (size_t i = 0; i < s->nfuncs && r == 0; i++) {
 		if (s->funcs[i].calib)
 			continue;
-		r = func_result(s, &s->funcs[i], &res->funcs[res->nfuncs++]);
+		r = func_result(s, &s->funcs[i], &res->funcs[res->nfuncs]);
+		if (r == 0 && s->o->profile_dir)
+			r = observe_profile_write(s, &s->funcs[i], res->nfuncs,
+						  &res->funcs[res->nfuncs]);
+		res->nfuncs++;
 	}
 	for (size_t i = 0; i < npats; i++)
 		if (!s->pattern_hit[i])
@@ -132,6 +136,9 @@ void observe_result_clear(struct observe_result *r)
 		free(r->funcs[i].ns);
 		free(r->funcs[i].round_ns);
 		free(r->funcs[i].note);
+		free(r->funcs[i].profile_folded);
+		free(r->funcs[i].profile_svg);
+		free(r->funcs[i].profile_note);
 	}
 	free(r->funcs);
 	str_free_n(r->diagnostics, r->ndiagnostics);
@@ -147,6 +154,7 @@ void observe_session_free(struct session *s)
 		free(s->funcs[i].object);
 		free(s->funcs[i].calls);
 	}
+	observe_profile_free(s);
 	free(s->funcs);
 	free(s->entries);
 	for (size_t i = 0; i < s->nobjs; i++) {

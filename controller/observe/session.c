@@ -199,6 +199,7 @@ static int on_breakpoint(struct session *s, const struct trace_event *ev, int64_
 		return 0;
 	}
 	if (ev->addr == s->dl_notify && s->dl_notify) {
+		observe_profile_forget(s);
 		r = observe_scan_maps(s);
 		if (r < 0)
 			observe_diagnose(s, "cannot read the process's memory map: %s",
@@ -371,7 +372,7 @@ static int run_loop(struct session *s)
 	while (r == 0) {
 		struct trace_event ev;
 		int64_t now, wait_ms = TICK_MS;
-		bool pending;
+		bool pending = false;
 
 		if (deadline >= 0 && s->observing) {
 			int64_t left = (deadline - clock_now_ns()) / 1000000;
@@ -384,6 +385,22 @@ static int run_loop(struct session *s)
 			}
 			if (left >= 0 && left < wait_ms)
 				wait_ms = left > 0 ? left : 1;
+		}
+		now = clock_now_ns();
+		if (observe_profile_due(s, now, &wait_ms)) {
+			/* A sample: a stop of its own, accounted as any stop. */
+			r = trace_stop(s->p);
+			if (r < 0)
+				break;
+			if (!trace_has_pending(s->p))
+				observe_profile_sample(s);
+			observe_profile_next(s);
+			pending = trace_has_pending(s->p);
+			r = trace_resume(s->p);
+			s->stopped += clock_now_ns() - now;
+			if (!pending)
+				s->resumes++;
+			continue;
 		}
 		r = trace_wait(s->p, (int)wait_ms, &ev);
 		now = clock_now_ns();

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "elf/elf.h"
+#include "util/folded.h"
 #include "observe/observe.h"
 
 /* How often the tick callback runs when nothing happens, and at least. */
@@ -31,6 +32,7 @@ struct func {
 	struct observe_call *calls;
 	size_t ncalls, cap;
 	uint64_t skipped, unmatched;
+	struct folded prof; /* --profile: stacks sampled inside its calls */
 };
 
 struct entry {
@@ -78,6 +80,15 @@ struct session {
 	bool calibrating;
 	uint64_t open_at_end;
 	int64_t t_stopped_observing; /* when remove_all() ran, or 0 */
+	/* --profile (profile.c): one unwinder per thread sampled */
+	struct prof_thread {
+		pid_t tid;
+		struct unwind_session *us;
+	} * prof;
+	size_t nprof;
+	struct unwind_frame *prof_frames;
+	int64_t prof_next; /* when the next sample is due */
+	uint64_t prof_stops;
 	struct observe_result *res;
 };
 
@@ -104,6 +115,22 @@ int observe_calib_start(struct session *s);
 void observe_calib_end(struct session *s, pid_t tid);
 /* The calibration figures from the empty function's calls. */
 void observe_calib_finish(struct session *s);
+
+/* ---- profile.c ---- */
+/* Between PROFILE periods: 0, or the ms until the next sample is due (the
+ * process runs, some observed call is open). */
+int observe_profile_due(struct session *s, int64_t now, int64_t *ret_wait_ms);
+/* A sample was taken (or tried): the next is due a period from now. */
+void observe_profile_next(struct session *s);
+/* The process is stopped: unwind every thread inside an observed call and
+ * add the stack to each function it is inside. */
+void observe_profile_sample(struct session *s);
+/* The code changed (a library mapped or unmapped): unwinders start again. */
+void observe_profile_forget(struct session *s);
+/* Write function f's stacks as DIR/NNN-<name>.folded and .svg, or say why not. */
+int observe_profile_write(struct session *s, struct func *f, size_t index,
+			  struct observe_func_result *out);
+void observe_profile_free(struct session *s);
 
 /* ---- results.c ---- */
 int observe_build_results(struct session *s, const char *const *pats, size_t npats);

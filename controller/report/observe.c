@@ -72,18 +72,25 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 		json_object_set_new(rounds, "max", results_json_num(f->round_sum.max));
 		json_object_set_new(rounds, "mean", results_json_num(f->round_sum.mean));
 	}
-	json_t *diags = json_array();
+	json_t *diags = json_array(), *b;
 
 	if (f->note)
 		json_array_append_new(diags, json_string(f->note));
-	return json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:o, s:o, s:I, s:I, "
-			 "s:b, s:o, s:o}",
-			 "name", f->name, "symbol", results_json_str(f->symbol), "object",
-			 f->object, "args", "instrument", "observe", "unit", "ns", "value",
-			 timed ? results_json_num(f->sum.median) : json_null(), "status", "ok",
-			 "error", "stats", stats, "diagnostics", diags, "calls",
-			 (json_int_t)f->calls, "unmatched_returns", (json_int_t)f->unmatched,
-			 "skipped", f->skip, "histogram", hist, "parallel_rounds", rounds);
+	if (f->profile_note)
+		json_array_append_new(diags, json_string(f->profile_note));
+	b = json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:o, s:o, s:I, s:I, "
+		      "s:b, s:o, s:o}",
+		      "name", f->name, "symbol", results_json_str(f->symbol), "object", f->object,
+		      "args", "instrument", "observe", "unit", "ns", "value",
+		      timed ? results_json_num(f->sum.median) : json_null(), "status", "ok",
+		      "error", "stats", stats, "diagnostics", diags, "calls", (json_int_t)f->calls,
+		      "unmatched_returns", (json_int_t)f->unmatched, "skipped", f->skip,
+		      "histogram", hist, "parallel_rounds", rounds);
+	if (b && (f->profile_folded || f->profile_svg))
+		json_object_set_new(b, "flamegraph",
+				    json_pack("{s:s?, s:s?}", "folded", f->profile_folded, "svg",
+					      f->profile_svg));
+	return b;
 }
 
 static json_t *doc_json(const struct report_observe *run)
@@ -262,4 +269,9 @@ void report_observe_table(const struct report_observe *run, FILE *f, enum report
 		if (res->funcs[i].note)
 			fprintf(f, "%s%snote:%s %s: %s\n", md ? "- " : "", color ? "\033[33m" : "",
 				color ? "\033[0m" : "", res->funcs[i].name, res->funcs[i].note);
+	for (size_t i = 0; i < res->nfuncs; i++)
+		if (res->funcs[i].profile_note)
+			fprintf(f, "%s%snote:%s %s: %s\n", md ? "- " : "", color ? "\033[33m" : "",
+				color ? "\033[0m" : "", res->funcs[i].name,
+				res->funcs[i].profile_note);
 }

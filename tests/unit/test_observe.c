@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "unwind/unwind.h"
 #include "observe/observe.h"
 
 static void push(struct observe_stack *s, uint32_t func, uint64_t ret, uint64_t sp_after)
@@ -244,14 +245,39 @@ static void test_maps(void **state)
 	observe_objects_free(v, n);
 }
 
+/* A profile's stack is cut at the observed function's outermost frame
+ * (recursion kept), whatever called it; no frame of it: nothing. */
+static void test_profile_cut(void **state)
+{
+	/* innermost first: spin, fib, fib, work, main; fib at 0x1000 */
+	struct unwind_frame fr[5] = {
+		{ .pc = 0x3010, .offset = 0x10, .func = "spin" },
+		{ .pc = 0x1020, .offset = 0x20, .func = "fib" },
+		{ .pc = 0x1030, .offset = 0x30, .func = "fib" },
+		{ .pc = 0x2040, .offset = 0x40, .func = "work" },
+		{ .pc = 0x5008, .offset = 0x8, .func = "main" },
+	};
+
+	(void)state;
+	assert_int_equal(observe_profile_cut(fr, 5, 0x1000), 3);
+	assert_int_equal(observe_profile_cut(fr, 5, 0x2000), 4);
+	assert_int_equal(observe_profile_cut(fr, 5, 0x3000), 1);
+	/* cut short above the function, or a frame without a symbol */
+	assert_int_equal(observe_profile_cut(fr, 3, 0x2000), 0);
+	fr[3].func[0] = '\0';
+	assert_int_equal(observe_profile_cut(fr, 5, 0x2000), 0);
+	assert_int_equal(observe_profile_cut(fr, 0, 0x1000), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_recursion),  cmocka_unit_test(test_longjmp),
-		cmocka_unit_test(test_tail_call),  cmocka_unit_test(test_corrected),
-		cmocka_unit_test(test_hist),	   cmocka_unit_test(test_summarize),
-		cmocka_unit_test(test_rounds),	   cmocka_unit_test(test_calibrate),
-		cmocka_unit_test(test_unresolved), cmocka_unit_test(test_maps),
+		cmocka_unit_test(test_recursion),   cmocka_unit_test(test_longjmp),
+		cmocka_unit_test(test_tail_call),   cmocka_unit_test(test_corrected),
+		cmocka_unit_test(test_hist),	    cmocka_unit_test(test_summarize),
+		cmocka_unit_test(test_rounds),	    cmocka_unit_test(test_calibrate),
+		cmocka_unit_test(test_unresolved),  cmocka_unit_test(test_maps),
+		cmocka_unit_test(test_profile_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

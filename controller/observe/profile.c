@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+/*
+ * observe --profile (session.h): where the calls of each observed function
+ * spend their time, by call stack, sampled while the program runs.
+ *
+ * Every OBSERVE_PROFILE_PERIOD_MS, when some thread is inside an observed
+ * call, the loop stops the process (trace_stop), and for each such thread
+ * unwinds its stack once and adds it, cut at the function's outermost
+ * frame, to every observed function the thread is inside (a call of 'a'
+ * inside a call of 'b' counts for both: b's flamegraph holds a's). The
+ * time stopped is added to the session's stopped time and the resume to its
+ * resumes, so that it is removed from the calls it falls in, like any stop.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf.h"
+#include "report/flamegraph.h"
+#include "unwind/unwind.h"
+#include "util/clock.h"
+#include "util/strutil.h"
+#include "observe/session.h"
+
+#define OBSERVE_PROFILE_PERIOD_MS 1 /* between two samples */
+#define OBSERVE_PROFILE_FRAMES 128  /* frames of one stack at most */
+
+size_t observe_profile_cut(const struct unwind_frame *frames, size_t n, uint64_t addr)
+{
+	for (size_t i = n; i-- > 0;)
+		if (frames[i].func[0] && frames[i].pc - frames[i].offset == addr)
+			return i + 1;
+	return 0;
+}
+
+/* Whether some thread is inside an observed call. */
+static bool inside_some_call(const struct session *s)
+{
+	for (size_t i = 0; i < s->nstacks; i++)
+		for (size_t k = 0; k < s->stacks[i].n; k++)
+			if (!s->funcs[s->stacks[i].v[k].func].calib)
+				return true;
+	return false;
+}
+
+void observe_profile_next(struct session *s)
+{
+	s->prof_next = clock_now_ns() + OBSERVE_PROFILE_PERIOD_MS * 1000000LL;
+}
+
+int observe_profile_due(struct session *s, int64_t now, int64_t *ret_wait_ms)
+{
+	int64_t period = OBSERVE_PROFILE_PERIOD_MS * 1000000LL;
+
+	if (!s->o->profile_dir || !s->observing || s->calibrating || !inside_some_call(s)) {
+		s->prof_next = now + period;
+		return 0;
+	}
+	if (now >= s->prof_next)
+		return 1;
+	if (*ret_wait_ms > (s->prof_next - now + 999999) / 1000000)
+		*ret_wait_ms = (s->prof_next - now + 999999) / 1000000;
+	return 0;
+}
+
+static struct unwind_session *unwinder(struct session *s, pid_t tid)
+{
+	struct prof_thread *v;
+
+	for (size_t i = 0; i < s->nprof; i++)
+		if (s->prof[i].tid == tid)
+			return s->prof[i].us;
+	v = realloc(s->prof, (s->nprof + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	s->prof = v;
+	v[s->nprof].tid = tid;
+	v[s->nprof].us = unwind_session_new(s->pid, tid);
+	if (!v[s->nprof].us)
+		return NULL;
+	return v[s->nprof++].us;
+}
+
+/* frames[0..n), innermost first, as one path of f's stacks. */
+static int add_path(struct folded *f, const struct unwind_frame *frames, size_t n)
+{
+	const char *names[OBSERVE_PROFILE_FRAMES] = { 0 };
+	char *owned[OBSERVE_PROFILE_FRAMES] = { 0 };
+	char unknown[OBSERVE_PROFILE_FRAMES][48];
+	size_t k = 0;
+	int r;
+
+	for (size_t i = n; i-- > 0;) {
+		if (frames[i].func[0]) {
+			owned[i] = elf_demangle(frames[i].func);
+			names[k++] = owned[i] ? owned[i] : frames[i].func;
+		} else {
+			snprintf(unknown[i], sizeof(unknown[i]), "[%s]",
+				 frames[i].module[0] ? str_basename(frames[i].module) : "unknown");
+			names[k++] = unknown[i];
+		}
+	}
+	r = folded_add(f, names, k, 1);
+	for (size_t i = 0; i < n; i++)
+		free(owned[i]);
+	return r;
+}
+
+void observe_profile_sample(struct session *s)
+{
+	if (!s->prof_frames) {
+		s->prof_frames = calloc(OBSERVE_PROFILE_FRAMES, sizeof(*s->prof_frames));
+		if (!s->prof_frames)
+			return;
+	}
+	s->prof_stops++;
+	for (size_t i = 0; i < s->nstacks; i++) {
+		const struct observe_stack *st = &s->stacks[i];
+		struct unwind_session *us;
+		size_t n = 0;
+
+		if (!st->n)
+			continue;
+		us = unwinder(s, st->tid);
+		if (!us ||
+		    unwind_session_backtrace(us, s->prof_frames, OBSERVE_PROFILE_FRAMES, &n) < 0)
+			continue;
+		for (size_t k = 0; k < st->n; k++) {
+			struct func *f = &s->funcs[st->v[k].func];
+			bool seen = false;
+			size_t cut;
+
+			/* Once per function, however often it is open. */
+			for (size_t j = 0; j < k && !seen; j++)
+				seen = st->v[j].func == st->v[k].func;
+			if (seen || f->calib || f->skip)
+				continue;
+			cut = observe_profile_cut(s->prof_frames, n, f->addr);
+			if (cut && add_path(&f->prof, s->prof_frames, cut) < 0)
+				observe_diagnose(s, "out of memory: stacks of %s were lost",
+						 f->name);
+		}
+	}
+}
+
+void observe_profile_forget(struct session *s)
+{
+	for (size_t i = 0; i < s->nprof; i++)
+		unwind_session_free(s->prof[i].us);
+	s->nprof = 0;
+}
+
+int observe_profile_write(struct session *s, struct func *f, size_t index,
+			  struct observe_func_result *out)
+{
+	char base[96], title[256], *paths[2] = { 0 };
+	int r = 0;
+
+	if (f->skip)
+		return 0;
+	if (!f->prof.total) {
+		if (asprintf(&out->profile_note,
+			     "not profiled: no stack was recorded inside its calls (%s)",
+			     f->ncalls ? "each was shorter than the sampling period, or none "
+					 "could be unwound"
+				       : "it was never called") < 0) {
+			out->profile_note = NULL;
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	report_profile_basename(out->name, base, sizeof(base));
+	snprintf(title, sizeof(title), "%s (observe)", out->name);
+	for (size_t i = 0; i < 2; i++) {
+		FILE *fp;
+
+		if (asprintf(&paths[i], "%s/%03zu-%s.%s", s->o->profile_dir, index, base,
+			     i ? "svg" : "folded") < 0) {
+			paths[i] = NULL;
+			r = -ENOMEM;
+			break;
+		}
+		fp = fopen(paths[i], "we");
+		if (!fp) {
+			r = -errno;
+			break;
+		}
+		r = i ? report_flamegraph_svg(&f->prof, title, "samples", fp)
+		      : folded_write(&f->prof, fp);
+		if (fclose(fp) != 0 && r == 0)
+			r = -EIO;
+		if (r < 0)
+			break;
+	}
+	if (r < 0) {
+		if (asprintf(&out->profile_note, "not profiled: cannot write %s: %s",
+			     paths[0] && !paths[1] ? paths[0]
+			     : paths[1]		   ? paths[1]
+						   : "the profile",
+			     strerror(-r)) < 0)
+			out->profile_note = NULL;
+		free(paths[0]);
+		free(paths[1]);
+		return r == -ENOMEM ? r : 0;
+	}
+	out->profile_folded = paths[0];
+	out->profile_svg = paths[1];
+	return 0;
+}
+
+void observe_profile_free(struct session *s)
+{
+	observe_profile_forget(s);
+	free(s->prof);
+	free(s->prof_frames);
+	for (size_t i = 0; i < s->nfuncs; i++)
+		folded_free(&s->funcs[i].prof);
+}

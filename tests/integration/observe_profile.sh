@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# benchtrap observe --profile: per observed function, a folded file and an
+# SVG flamegraph of its calls' stacks, named in the results; a function
+# never called gets a diagnostic; with a command and with --pid (the
+# process runs on after benchtrap detached). Durations and sample counts
+# are never asserted, only which callees appear.
+. "$(dirname "$0")/lib.sh"
+HELPERS=$FIXTURES/observe/helpers
+
+# The results file $1 and its profiles: the checks on stdin, one Python
+# expression a line over 'd' (the results) and 'fg(name)' (the folded
+# lines of function 'name' as {path: count}).
+expect_profiles() {
+	checks=$((checks + $(grep -c . <<<"$2")))
+	python3 - "$1" "$2" <<'PY' || fail "profile check failed (above)"
+import json, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[1]))
+b = {x["name"]: x for x in d["benchmarks"]}
+def fg(name):
+    out = {}
+    for line in open(b[name]["flamegraph"]["folded"]):
+        path, n = line.rsplit(" ", 1)
+        out[path] = int(n)
+    return out
+def svg_ok(name):
+    root = ET.parse(b[name]["flamegraph"]["svg"]).getroot()
+    return root.tag.endswith("svg") and name in ET.tostring(root, encoding="unicode")
+for line in sys.argv[2].splitlines():
+    if line.strip() and not eval(line):
+        sys.exit("false: " + line)
+PY
+}
+
+CHECKS='set(b) == {"work", "heavy", "never_called"}
+b["work"]["flamegraph"]["folded"] == DIR + "/" + "%03d-work.folded" % list(b).index("work")
+b["work"]["flamegraph"]["svg"] == DIR + "/" + "%03d-work.svg" % list(b).index("work")
+svg_ok("work") and svg_ok("heavy")
+all(p.split(";")[0] == "work" for p in fg("work"))
+any(p.startswith("work;heavy") for p in fg("work")) and any(p.startswith("work;light") for p in fg("work"))
+all(p.split(";")[0] == "heavy" for p in fg("heavy")) and not any("light" in p for p in fg("heavy"))
+"flamegraph" not in b["never_called"]
+any("not profiled" in m and "never called" in m for m in b["never_called"]["diagnostics"])
+not any("not profiled" in m for m in b["work"]["diagnostics"] + b["heavy"]["diagnostics"])'
+
+# ---- a command --------------------------------------------------------------------
+mkdir "$TMP/prof"
+run observe --symbol work --symbol heavy --symbol never_called --profile "$TMP/prof" \
+	--output "$TMP/obs.json" -- "$HELPERS"
+expect_status 0
+expect_out '^calls 40$'
+expect_err '^work +40 '
+expect_err 'never_called: not profiled: no stack was recorded inside its calls \(it was never called\)'
+expect_profiles "$TMP/obs.json" "${CHECKS//DIR/\"$TMP/prof\"}"
+expect_no_orphans "$HELPERS"
+
+# ---- a process attached to, which runs on ------------------------------------------
+mkdir "$TMP/prof2"
+"$HELPERS" forever "$TMP/progress" &
+target=$!
+for _ in $(seq 100); do
+	[[ -s $TMP/progress ]] && break
+	sleep 0.05
+done
+run observe --symbol work --symbol heavy --symbol never_called --profile "$TMP/prof2" \
+	--duration 1 --output "$TMP/obs2.json" --pid "$target"
+expect_status 0
+expect_out 'detached from'
+expect_profiles "$TMP/obs2.json" "${CHECKS//DIR/\"$TMP/prof2\"}"
+checks=$((checks + 1))
+before=$(cat "$TMP/progress")
+for _ in $(seq 200); do
+	[[ $(cat "$TMP/progress") != "$before" ]] && break
+	sleep 0.05
+done
+[[ $(cat "$TMP/progress") != "$before" ]] && kill -0 "$target" ||
+	fail "the attached process does not run on after benchtrap detached"
+kill "$target"
+wait "$target" 2>/dev/null
+
+# ---- bad input -------------------------------------------------------------------------
+run observe --symbol work --profile "$TMP/none" -- "$HELPERS"
+expect_usage_error "--profile wants a writable directory for the flamegraphs, not '$TMP/none'"
+
+done_ok
