@@ -387,8 +387,10 @@ static int run_loop(struct session *s)
 				wait_ms = left > 0 ? left : 1;
 		}
 		now = clock_now_ns();
-		if (observe_profile_due(s, now, &wait_ms)) {
-			/* A sample: a stop of its own, accounted as any stop. */
+		if (!trace_has_pending(s->p) && observe_profile_due(s, now, &wait_ms)) {
+			/* A sample: a stop of its own, accounted as any stop.
+			 * An event held (the process ended meanwhile, say)
+			 * goes first. */
 			r = trace_stop(s->p);
 			if (r < 0)
 				break;
