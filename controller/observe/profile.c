@@ -162,9 +162,10 @@ int observe_profile_write(struct session *s, struct func *f, size_t index,
 	if (!f->prof.total) {
 		if (asprintf(&out->profile_note,
 			     "not profiled: no stack was recorded inside its calls (%s)",
-			     f->ncalls ? "each was shorter than the sampling period, or none "
-					 "could be unwound"
-				       : "it was never called") < 0) {
+			     f->ncalls || f->unmatched
+				     ? "each was shorter than the sampling period, or none "
+				       "could be unwound"
+				     : "it was never called") < 0) {
 			out->profile_note = NULL;
 			return -ENOMEM;
 		}

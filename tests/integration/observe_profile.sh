@@ -77,6 +77,16 @@ done
 kill "$target"
 wait "$target" 2>/dev/null
 
+# ---- a program that crashes inside an observed call ------------------------------------
+# crash_now was called (its call never returned) but holds no stack: the
+# diagnostic says so rather than "never called"; the crash is passed on.
+mkdir "$TMP/prof3"
+run observe --symbol crash_now --profile "$TMP/prof3" -- "$FIXTURES/observe/recurse" 3 0 crash
+expect_status 139
+expect_err 'killed by SIGSEGV'
+expect_err 'crash_now: not profiled: no stack was recorded inside its calls \(each was shorter'
+expect_no_orphans "$FIXTURES/observe/recurse"
+
 # ---- bad input -------------------------------------------------------------------------
 run observe --symbol work --profile "$TMP/none" -- "$HELPERS"
 expect_usage_error "--profile wants a writable directory for the flamegraphs, not '$TMP/none'"
