@@ -34,11 +34,23 @@
  * a weak main() that runs every benchmark once when the program is started
  * on its own; see benchtrap_main() below and docs/stub.md.
  *
- * The header is C (GNU C11 or later, gcc or clang): it relies on statement
- * expressions, __auto_type and section attributes.
+ * The header is GNU C11 or later, or C++11 or later, for gcc or clang (g++,
+ * clang++): it relies on section attributes, and in C on statement
+ * expressions and __auto_type. In C++ register benchmarks at namespace
+ * scope, each name once in the program (docs/stub.md, "From C++").
  */
 
 #include <stdint.h>
+
+#ifdef __cplusplus
+#include <cstddef>
+#include <type_traits>
+#define BENCHTRAP__STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#define BENCHTRAP__EXTERN_C extern "C"
+#else
+#define BENCHTRAP__STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#define BENCHTRAP__EXTERN_C
+#endif
 
 /* "BTR1" read as a little-endian 32-bit integer: BENCHTRAP(),
  * BENCHTRAP_ARGS(). */
@@ -76,8 +88,35 @@ struct benchtrap_entry {
 	const int64_t *args; /* the arguments or thread counts, NULL when nargs == 0 */
 };
 
-_Static_assert(sizeof(struct benchtrap_entry) == 32,
-	       "benchtrap_entry must be 32 bytes: benchtrap supports LP64 targets only");
+BENCHTRAP__STATIC_ASSERT(sizeof(struct benchtrap_entry) == 32,
+			 "benchtrap_entry must be 32 bytes: benchtrap supports LP64 targets only");
+
+/*
+ * In C++ a cast between function pointer types is not a constant
+ * expression, so a BENCHTRAP_ARGS record initialized with one would be
+ * filled in when the program starts, not in the file the controller reads.
+ * Its records are of this type instead, the same layout with fn typed as
+ * what it is.
+ */
+#ifdef __cplusplus
+struct benchtrap__entry_args {
+	uint32_t magic;
+	uint32_t nargs;
+	const char *name;
+	void (*fn)(int64_t);
+	const int64_t *args;
+};
+static_assert(sizeof(benchtrap__entry_args) == sizeof(benchtrap_entry) &&
+		      alignof(benchtrap__entry_args) == alignof(benchtrap_entry) &&
+		      offsetof(benchtrap__entry_args, fn) == offsetof(benchtrap_entry, fn) &&
+		      offsetof(benchtrap__entry_args, args) == offsetof(benchtrap_entry, args),
+	      "benchtrap__entry_args must have benchtrap_entry's layout");
+#define BENCHTRAP__ENTRY_ARGS benchtrap__entry_args
+#define BENCHTRAP__FN_ARGS(fn) fn
+#else
+#define BENCHTRAP__ENTRY_ARGS benchtrap_entry
+#define BENCHTRAP__FN_ARGS(fn) (void (*)(void)) fn
+#endif
 
 /*
  * Records are kept by the compiler ("used") and, where the compiler knows
@@ -108,8 +147,19 @@ _Static_assert(sizeof(struct benchtrap_entry) == 32,
 	BENCHTRAP__RETAIN BENCHTRAP__NO_REORDER
 
 /* noinline and used: the function keeps its own symbol
- * (benchtrap_bench_<name>) and a real call, which the controller makes. */
+ * (benchtrap_bench_<name>) and a real call, which the controller makes.
+ * BENCHTRAP__DECLARE gives it C linkage in C++ (still static), so that g++
+ * does not mangle the symbol (clang++ does all the same: _ZL...); the
+ * definition that follows inherits it. */
 #define BENCHTRAP__FUNCTION static __attribute__((noinline, used))
+#ifdef __cplusplus
+#define BENCHTRAP__DECLARE(decl) \
+	extern "C" {             \
+	decl;                    \
+	}
+#else
+#define BENCHTRAP__DECLARE(decl) decl;
+#endif
 
 /*
  * BENCHTRAP(name) { body }
@@ -119,7 +169,7 @@ _Static_assert(sizeof(struct benchtrap_entry) == 32,
  * the symbol `benchtrap list --symbols` shows.
  */
 #define BENCHTRAP(name)                                                                  \
-	BENCHTRAP__FUNCTION void benchtrap_bench_##name(void);                           \
+	BENCHTRAP__DECLARE(BENCHTRAP__FUNCTION void benchtrap_bench_##name(void))        \
 	static const struct benchtrap_entry benchtrap_entry_##name BENCHTRAP__RECORD = { \
 		BENCHTRAP_MAGIC, 0, #name, benchtrap_bench_##name, 0                     \
 	};                                                                               \
@@ -132,18 +182,18 @@ _Static_assert(sizeof(struct benchtrap_entry) == 32,
  * 'int64_t arg' and the benchmarks are listed as name[a], name[b], ...
  * The arguments must be integer constant expressions.
  */
-#define BENCHTRAP_ARGS(name, ...)                                                             \
-	BENCHTRAP__FUNCTION void benchtrap_bench_##name(int64_t arg);                         \
-	static const int64_t benchtrap_args_##name[] = { __VA_ARGS__ };                       \
-	_Static_assert(sizeof(benchtrap_args_##name) > 0,                                     \
-		       "BENCHTRAP_ARGS(" #name ", ...) needs at least one argument");         \
-	static const struct benchtrap_entry benchtrap_entry_##name BENCHTRAP__RECORD = {      \
-		BENCHTRAP_MAGIC,                                                              \
-		(uint32_t)(sizeof(benchtrap_args_##name) / sizeof(benchtrap_args_##name[0])), \
-		#name,                                                                        \
-		(void (*)(void))benchtrap_bench_##name,                                       \
-		benchtrap_args_##name,                                                        \
-	};                                                                                    \
+#define BENCHTRAP_ARGS(name, ...)                                                               \
+	BENCHTRAP__DECLARE(BENCHTRAP__FUNCTION void benchtrap_bench_##name(int64_t arg))        \
+	static const int64_t benchtrap_args_##name[] = { __VA_ARGS__ };                         \
+	BENCHTRAP__STATIC_ASSERT(sizeof(benchtrap_args_##name) > 0,                             \
+				 "BENCHTRAP_ARGS(" #name ", ...) needs at least one argument"); \
+	static const struct BENCHTRAP__ENTRY_ARGS benchtrap_entry_##name BENCHTRAP__RECORD = {  \
+		BENCHTRAP_MAGIC,                                                                \
+		(uint32_t)(sizeof(benchtrap_args_##name) / sizeof(benchtrap_args_##name[0])),   \
+		#name,                                                                          \
+		BENCHTRAP__FN_ARGS(benchtrap_bench_##name),                                     \
+		benchtrap_args_##name,                                                          \
+	};                                                                                      \
 	BENCHTRAP__FUNCTION void benchtrap_bench_##name(int64_t arg)
 
 /*
@@ -164,19 +214,20 @@ _Static_assert(sizeof(struct benchtrap_entry) == 32,
  * runner below creates no threads: it runs the body once per count on the
  * calling thread.
  */
-#define BENCHTRAP_THREADS(name, ...)                                                         \
-	BENCHTRAP__FUNCTION void benchtrap_bench_##name(void);                               \
-	static const int64_t benchtrap_threads_##name[] = { __VA_ARGS__ };                   \
-	_Static_assert(sizeof(benchtrap_threads_##name) > 0,                                 \
-		       "BENCHTRAP_THREADS(" #name ", ...) needs at least one thread count"); \
-	static const struct benchtrap_entry benchtrap_entry_##name BENCHTRAP__RECORD = {     \
-		BENCHTRAP_MAGIC_THREADS,                                                     \
-		(uint32_t)(sizeof(benchtrap_threads_##name) /                                \
-			   sizeof(benchtrap_threads_##name[0])),                             \
-		#name,                                                                       \
-		benchtrap_bench_##name,                                                      \
-		benchtrap_threads_##name,                                                    \
-	};                                                                                   \
+#define BENCHTRAP_THREADS(name, ...)                                                     \
+	BENCHTRAP__DECLARE(BENCHTRAP__FUNCTION void benchtrap_bench_##name(void))        \
+	static const int64_t benchtrap_threads_##name[] = { __VA_ARGS__ };               \
+	BENCHTRAP__STATIC_ASSERT(sizeof(benchtrap_threads_##name) > 0,                   \
+				 "BENCHTRAP_THREADS(" #name                              \
+				 ", ...) needs at least one thread count");              \
+	static const struct benchtrap_entry benchtrap_entry_##name BENCHTRAP__RECORD = { \
+		BENCHTRAP_MAGIC_THREADS,                                                 \
+		(uint32_t)(sizeof(benchtrap_threads_##name) /                            \
+			   sizeof(benchtrap_threads_##name[0])),                         \
+		#name,                                                                   \
+		benchtrap_bench_##name,                                                  \
+		benchtrap_threads_##name,                                                \
+	};                                                                               \
 	BENCHTRAP__FUNCTION void benchtrap_bench_##name(void)
 
 /*
@@ -189,9 +240,40 @@ _Static_assert(sizeof(struct benchtrap_entry) == 32,
  * Works for any type: integers, pointers and floating point values that fit
  * in a general register pass through one (no memory access at all); wider
  * values (long double, structs) pass through a stack slot. Arrays decay to
- * pointers, qualifiers are dropped.
+ * pointers, qualifiers are dropped. In C++ the value is a copy (or a move
+ * from an rvalue) of x, made by a function template.
  */
+#ifdef __cplusplus
+template <bool in_reg> struct benchtrap__bb;
+template <> struct benchtrap__bb<true> {
+	template <typename T> static inline T pass(T v)
+	{
+		__asm__ __volatile__("" : "+r"(v) : : "memory");
+		return v;
+	}
+};
+template <> struct benchtrap__bb<false> {
+	template <typename T> static inline T pass(T v)
+	{
+		__asm__ __volatile__("" : "+m"(v) : : "memory");
+		return v;
+	}
+};
+/* What C decides with __builtin_classify_type: through a register or not. */
+template <typename T> struct benchtrap__in_reg {
+	static const bool value = sizeof(T) <= sizeof(void *) &&
+				  (std::is_integral<T>::value || std::is_enum<T>::value ||
+				   std::is_pointer<T>::value || std::is_floating_point<T>::value);
+};
+template <typename T> static inline T benchtrap__black_box(T v)
+{
+	return benchtrap__bb<benchtrap__in_reg<T>::value>::pass(static_cast<T &&>(v));
+}
+/* Variadic, so that a braced initializer's commas pass: point{1, 2}. */
+#define benchtrap_black_box(...) benchtrap__black_box(__VA_ARGS__)
+#else
 #define benchtrap_black_box(x) BENCHTRAP__BLACK_BOX(x, BENCHTRAP__CAT(benchtrap__bb, __COUNTER__))
+#endif
 
 #define BENCHTRAP__CAT2(a, b) a##b
 #define BENCHTRAP__CAT(a, b) BENCHTRAP__CAT2(a, b)
@@ -221,6 +303,6 @@ _Static_assert(sizeof(struct benchtrap_entry) == 32,
  * The library's main() is weak and only calls this, so a program with its
  * own main() keeps it and may call benchtrap_main() when it likes.
  */
-int benchtrap_main(int argc, char **argv);
+BENCHTRAP__EXTERN_C int benchtrap_main(int argc, char **argv);
 
 #endif
