@@ -43,4 +43,34 @@ for v in pie_O0 nopie_O2 lto_O3 static_O2 staticpie_O2; do
 		fail "stub_$v standalone"
 done
 
+# benchtrap.h from C++ (tests/fixtures/elf/cxx_stub.cc): standalone, listed
+# from the file in source order, and measured.
+cxx_expected="cxx_kinds cxx_fib[5] cxx_fib[10] cxx_atomic[threads=1] cxx_atomic[threads=2] "
+cxx_found=0
+for v in cxx11 cxx17 clang; do
+	x=$FIXTURES/elf/cxx_stub_$v
+	[[ -x $x ]] || continue
+	cxx_found=$((cxx_found + 1))
+	run_target "$x"
+	expect_status 0
+	[[ $(tr '\n' ' ' <<<"$out") == "$cxx_expected" ]] || fail "cxx_stub_$v standalone"
+	run list "$x"
+	expect_status 0
+	[[ $(awk 'NR>1{printf "%s ", $1}' <<<"$out") == "$cxx_expected" ]] ||
+		fail "list must show cxx_stub_$v's benchmarks in source order"
+	# g++ keeps the C names of the static extern "C" functions; clang++
+	# mangles them (_ZL25benchtrap_bench_cxx_kindsv).
+	run list "$x" --json
+	expect_json 'all("benchtrap_bench_" + b["name"].split("[")[0] in b["symbol"] for b in d["benchmarks"])'
+	run run "$x" --time 0.05 --warmup 0 --max-samples 3 --format json
+	expect_status 0
+	expect_json '[b["name"] for b in d["benchmarks"]] == "'"$cxx_expected"'".split()'
+	expect_json 'all(b["status"] == "ok" and b["error"] is None for b in d["benchmarks"])'
+done
+if [[ $cxx_found -eq 0 ]]; then
+	echo "no C++ compiler found at configure time: benchtrap.h's C++ checks skipped"
+elif [[ ! -x $FIXTURES/elf/cxx_stub_clang ]]; then
+	echo "clang++ not found at configure time: benchtrap.h checked with the C++ compiler only"
+fi
+
 done_ok
