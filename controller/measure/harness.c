@@ -132,6 +132,22 @@ void harness_free(struct harness *c)
 	c->p = NULL;
 }
 
+/* Map 'size' bytes of anonymous read-write memory in the child. */
+static int map_data(struct trace_proc *p, uint64_t size, uint64_t *ret_addr)
+{
+	int64_t m;
+	int r = trace_syscall(p, SYS_mmap,
+			      (const uint64_t[6]){ 0, size, PROT_READ | PROT_WRITE,
+						   MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 },
+			      &m);
+
+	if (r == 0 && m < 0 && m > -4096)
+		r = (int)m;
+	if (r == 0)
+		*ret_addr = (uint64_t)m;
+	return r;
+}
+
 /* Spawn, run to main, and put the harness in place. */
 int harness_start(const struct measure_target *t, uint64_t deadline, uint64_t timeout_ns,
 		  struct harness *c, bool *ret_no_vdso, char **ret_error)
@@ -139,7 +155,6 @@ int harness_start(const struct measure_target *t, uint64_t deadline, uint64_t ti
 	struct trace_spawn_opts so;
 	struct trace_failure f;
 	uint64_t main_addr, at_entry, data_args[6] = { 0 };
-	int64_t mmap_ret;
 	bool writable;
 	int exec_errno = 0, devnull = -1, input, r;
 
@@ -206,17 +221,11 @@ int harness_start(const struct measure_target *t, uint64_t deadline, uint64_t ti
 		fail_with(ret_error, "cannot map the harness in the child: %s", trace_strerror(r));
 		goto fail;
 	}
-	r = trace_syscall(c->p, SYS_mmap,
-			  (const uint64_t[6]){ 0, PAGE, PROT_READ | PROT_WRITE,
-					       MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 },
-			  &mmap_ret);
-	if (r == 0 && mmap_ret < 0 && mmap_ret > -4096)
-		r = (int)mmap_ret;
+	r = map_data(c->p, PAGE, &c->data);
 	if (r < 0) {
 		fail_with(ret_error, "cannot map a data page in the child: %s", trace_strerror(r));
 		goto fail;
 	}
-	c->data = (uint64_t)mmap_ret;
 	r = trace_write(c->p, c->data + DATA_ARGS, data_args, sizeof(data_args));
 	if (r < 0) {
 		fail_with(ret_error, "cannot write the data page: %s", trace_strerror(r));
@@ -381,7 +390,6 @@ int harness_threads_start(struct harness *c, unsigned nthreads, uint64_t deadlin
 	struct trace_call_opts o = { .all_threads = true };
 	struct rounds_ctl ctl = { 0 };
 	uint64_t create, value;
-	int64_t m;
 	int r;
 
 	create = child_symbol(c, "pthread_create");
@@ -394,15 +402,9 @@ int harness_threads_start(struct harness *c, unsigned nthreads, uint64_t deadlin
 		return -ENOENT;
 	}
 	c->ctl_size = (sizeof(ctl) + PAGE - 1) & ~(uint64_t)(PAGE - 1);
-	r = trace_syscall(c->p, SYS_mmap,
-			  (const uint64_t[6]){ 0, c->ctl_size, PROT_READ | PROT_WRITE,
-					       MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 },
-			  &m);
-	if (r == 0 && m < 0 && m > -4096)
-		r = (int)m;
+	r = map_data(c->p, c->ctl_size, &c->ctl);
 	if (r < 0)
 		return r;
-	c->ctl = (uint64_t)m;
 	ctl.n = 1;
 	ctl.args = c->data + DATA_ARGS;
 	ctl.clock = c->clock;
@@ -621,14 +623,27 @@ int harness_thread_medians(const double *per_thread, size_t nthreads, size_t ns,
 	for (size_t i = 0; i < nthreads; i++) {
 		for (size_t k = 0; k < ns; k++)
 			v[k] = per_thread[k * nthreads + i];
-		qsort(v, ns, sizeof(*v), cmp_double);
 		out[i].tid = tids[i];
-		out[i].value = ns == 0	   ? NAN
-			       : ns % 2 ? v[ns / 2]
-					: (v[ns / 2 - 1] + v[ns / 2]) / 2;
+		out[i].value = stats_median(v, ns);
 	}
 	free(v);
 	return 0;
+}
+
+int harness_thread_figures(const struct harness *c, const double *per_thread, size_t ns,
+			   struct bench_result *res)
+{
+	int r;
+
+	if (!c->nthreads || ns == 0)
+		return 0;
+	res->threads = calloc(c->nthreads, sizeof(*res->threads));
+	if (!res->threads)
+		return -ENOMEM;
+	r = harness_thread_medians(per_thread, c->nthreads, ns, c->tids, res->threads);
+	if (r == 0)
+		res->nthreads = c->nthreads;
+	return r;
 }
 
 /* A sample on c's workers: the benchmark's round and the empty function's,

@@ -97,6 +97,11 @@ void harness_round_span(const struct measure_bound *b, size_t n, uint64_t ret_sp
  * per_thread[k * nthreads + i]} (NAN without samples). -ENOMEM or 0. */
 int harness_thread_medians(const double *per_thread, size_t nthreads, size_t ns,
 			   const pid_t *tids, struct measure_thread *out);
+/* res->threads from c's workers: harness_thread_medians of the recorded
+ * samples' per_thread[k * c->nthreads + i]; nothing without workers or
+ * samples. -ENOMEM or 0. */
+int harness_thread_figures(const struct harness *c, const double *per_thread, size_t ns,
+			   struct bench_result *res);
 
 /*
  * What one sample measured. A sample is two calls of the harness with the

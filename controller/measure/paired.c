@@ -308,11 +308,7 @@ static void side_end(struct side *s, const struct measure_hooks *hooks)
 		harness_calibration(res, s->cals, res->nsamples, res->iterations, false);
 		harness_finish(res);
 		/* Each thread's own figure, as run gives it. */
-		if (s->c.nthreads && res->nsamples &&
-		    (res->threads = calloc(s->c.nthreads, sizeof(*res->threads))) &&
-		    harness_thread_medians(s->per_thread, s->c.nthreads, res->nsamples, s->c.tids,
-					   res->threads) == 0)
-			res->nthreads = s->c.nthreads;
+		harness_thread_figures(&s->c, s->per_thread, res->nsamples, res);
 	} else if (res->status != BENCH_FAILED) {
 		res->status = BENCH_FAILED;
 		if (!res->error)

@@ -101,26 +101,8 @@ static int unrecorded_sample(struct harness *c, const struct bench_spec *s, uint
 }
 
 /*
- * Each thread's own figure: the median over the recorded samples of its
- * interval less its empty round's, per call (per_thread[k * nthreads + i]
- * for thread i, sample k). The per-call time of the benchmark is the
- * round's; these say how evenly the threads shared it.
- */
-static int thread_figures(const struct harness *c, const double *per_thread, size_t ns,
-			  struct bench_result *res)
-{
-	if (!c->nthreads || ns == 0)
-		return 0;
-	res->threads = calloc(c->nthreads, sizeof(*res->threads));
-	if (!res->threads)
-		return -ENOMEM;
-	res->nthreads = c->nthreads;
-	return harness_thread_medians(per_thread, c->nthreads, ns, c->tids, res->threads);
-}
-
-/*
  * Whether the threads ran at once: in each recorded round, their CPU time
- * over N times the round's span (on_cpu[0..ns), sorted here). Two threads
+ * over N times the round's span (on_cpu[0..ns), reordered here). Two threads
  * on one free processor (another program has the other) each run about
  * half of the round, and the figure is that of threads taking turns; so is
  * a body that sleeps (a lock held by another thread). Said when the median
@@ -133,8 +115,7 @@ static void check_at_once(const struct harness *c, double *on_cpu, size_t ns,
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	double median;
 
-	qsort(on_cpu, ns, sizeof(*on_cpu), cmp_double);
-	median = ns % 2 ? on_cpu[ns / 2] : (on_cpu[ns / 2 - 1] + on_cpu[ns / 2]) / 2;
+	median = stats_median(on_cpu, ns);
 	if (cpus > 0 && c->nthreads > (unsigned long)cpus)
 		bench_result_diagnose(res,
 				      "%u threads on %ld processors: they took turns, %.0f%% of "
@@ -360,7 +341,11 @@ static int sample_bench(struct harness *c, const struct bench_spec *s,
 
 	harness_calibration(res, cals, ns, x.calls, true);
 	res->nsamples = ns;
-	r = thread_figures(c, per_thread, ns, res);
+	/* Each thread's own figure: the median over the recorded samples
+	 * of its interval less its empty round's, per call. The per-call
+	 * time of the benchmark is the round's; these say how evenly the
+	 * threads shared it. */
+	r = harness_thread_figures(c, per_thread, ns, res);
 	if (r == 0 && c->nthreads && ns)
 		check_at_once(c, on_cpu, ns, res);
 	if (r == 0 && ns)
