@@ -60,6 +60,20 @@ static const char *resolve(struct names *t, char *value, int *ret_err)
 	return t->v[id];
 }
 
+/* *slot = a copy of the name in 'value' (resolve), the old one freed;
+ * NULL for no name. 0 or -ENOMEM. */
+static int resolve_into(struct names *t, char *value, char **slot)
+{
+	int r = 0;
+	const char *name = resolve(t, value, &r);
+
+	if (r < 0)
+		return r;
+	free(*slot);
+	*slot = name ? strdup(name) : NULL;
+	return name && !*slot ? -ENOMEM : 0;
+}
+
 static bool is_cost_line(const char *s)
 {
 	return isdigit((unsigned char)s[0]) || s[0] == '+' || s[0] == '-' || s[0] == '*';
@@ -171,29 +185,15 @@ int callgrind_parse(FILE *f, const char *caller, const char *callee,
 				read_costs(strchr(line, ':') + 1, 0, p.totals, p.nevents);
 			have_totals |= line[0] == 't';
 		} else if (!strncmp(line, "fn=", 3)) {
-			const char *name = resolve(&names, line + 3, &r);
-
-			if (r < 0)
-				goto out;
-			free(fn);
 			free(cfn);
 			cfn = NULL;
-			fn = name ? strdup(name) : NULL;
-			if (name && !fn) {
-				r = -ENOMEM;
-				goto out;
-			}
-		} else if (!strncmp(line, "cfn=", 4)) {
-			const char *name = resolve(&names, line + 4, &r);
-
+			r = resolve_into(&names, line + 3, &fn);
 			if (r < 0)
 				goto out;
-			free(cfn);
-			cfn = name ? strdup(name) : NULL;
-			if (name && !cfn) {
-				r = -ENOMEM;
+		} else if (!strncmp(line, "cfn=", 4)) {
+			r = resolve_into(&names, line + 4, &cfn);
+			if (r < 0)
 				goto out;
-			}
 		} else if (!strncmp(line, "calls=", 6)) {
 			calls = strtoull(line + 6, NULL, 10);
 			in_call = true;
@@ -346,23 +346,15 @@ int callgrind_folded(FILE *f, const char *root, size_t max_callers, struct folde
 			if (positions == 0)
 				positions = 1;
 		} else if (!strncmp(line, "fn=", 3)) {
-			const char *name;
-
 			if (fn && self) {
 				r = add_context(out, fn, root, max_callers, self);
 				if (r < 0)
 					goto out;
 			}
 			self = 0;
-			name = resolve(&names, line + 3, &r);
+			r = resolve_into(&names, line + 3, &fn);
 			if (r < 0)
 				goto out;
-			free(fn);
-			fn = name ? strdup(name) : NULL;
-			if (name && !fn) {
-				r = -ENOMEM;
-				goto out;
-			}
 		} else if (!strncmp(line, "cfn=", 4)) {
 			resolve(&names, line + 4, &r);
 			if (r < 0)
