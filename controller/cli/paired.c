@@ -17,6 +17,7 @@
 #include "results/results.h"
 #include "util/atomic.h"
 #include "cli/cli.h"
+#include "cli/gbench.h"
 #include "cli/runopts.h"
 
 /* One build: its binary, what was selected in it, and what came out. */
@@ -226,7 +227,7 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 	size_t ncommon = 0;
 	int r, code = EXIT_USAGE;
 
-	if (cli_run_opts_check("compare", o) != 0)
+	if (cli_run_opts_check("compare", o) != 0 || cli_gbench_refuse_paired(base_path, head_path))
 		goto out;
 	if (o->profile) {
 		cli_error("compare: --profile does not apply to two binaries; profile each "

@@ -13,7 +13,9 @@
 #include "measure/measure.h"
 #include "report/report.h"
 #include "util/atomic.h"
+#include "gbench/gbench.h"
 #include "cli/cli.h"
+#include "cli/gbench.h"
 #include "cli/runopts.h"
 
 static const char usage[] =
@@ -185,6 +187,12 @@ int cli_run(int argc, char **argv)
 		goto out;
 	if (cli_open_binary(o.binary, &ef) != 0)
 		goto out;
+	/* A Google Benchmark binary is run by the names it gives its
+	 * benchmarks, unless functions are asked for by --symbol. */
+	if (!o.nsymbols && gbench_detect(ef)) {
+		exit_code = cli_gbench_run(&o, ef, &hs, argc, command);
+		goto out;
+	}
 
 	r = measure_select(ef, (const char *const *)o.benches, o.nbenches,
 			   (const char *const *)o.symbols, o.nsymbols, NULL, &specs, &miss);

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command line for Google Benchmark binaries (docs/gbench.md): list,
+ * run and compare take one as it is, by the names it gives its benchmarks.
+ * list.c, run.c and paired.c hand over to these when gbench_detect() says
+ * the binary is one.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "gbench/gbench.h"
+#include "measure/measure.h"
+#include "report/report.h"
+#include "util/atomic.h"
+#include "util/match.h"
+#include "util/strutil.h"
+#include "cli/cli.h"
+#include "cli/gbench.h"
+#include "cli/runopts.h"
+
+/* How long the binary may take to list its benchmarks. */
+#define LIST_TIMEOUT_NS 60000000000ull
+
+/* Flags after '--' that would change what benchtrap selects or reads. */
+static const char *const reserved[] = {
+	"--benchmark_filter",	   "--benchmark_out",	      "--benchmark_out_format",
+	"--benchmark_list_tests", "--benchmark_format",	      "--v",
+	NULL,
+};
+
+static const char *reserved_arg(char *const *args, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; reserved[k]; k++) {
+			size_t l = strlen(reserved[k]);
+
+			if (!strncmp(args[i], reserved[k], l) &&
+			    (args[i][l] == '=' || args[i][l] == '\0'))
+				return args[i];
+		}
+	return NULL;
+}
+
+/* The instances, asked of the binary; EXIT_USAGE having said why not. */
+static int ask_list(const char *binary, const struct measure_target *t, char ***names,
+		    size_t *n)
+{
+	char *error = NULL;
+	int r = gbench_list(t, LIST_TIMEOUT_NS, names, n, &error);
+
+	if (r == -ENOMEM && !error)
+		return cli_error("out of memory");
+	if (r < 0) {
+		cli_error("%s: cannot list its Google Benchmark benchmarks: %s", binary,
+			  error ? error : strerror(-r));
+		free(error);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cli_gbench_list(const char *binary, char **filters, size_t nfilters, bool json)
+{
+	char *argv[] = { (char *)binary, NULL };
+	struct measure_target t = { .binary = binary, .argv = argv, .cpu = -1 };
+	char **names = NULL;
+	size_t n = 0;
+	bool *keep = NULL;
+	int r;
+
+	r = ask_list(binary, &t, &names, &n);
+	if (r)
+		return r;
+	keep = calloc(n + 1, sizeof(*keep));
+	if (!keep) {
+		r = cli_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		keep[i] = !nfilters;
+	for (size_t f = 0; f < nfilters; f++) {
+		bool hit = false;
+
+		for (size_t i = 0; i < n; i++)
+			if (match_glob(filters[f], names[i]) || !strcmp(filters[f], names[i]))
+				keep[i] = hit = true;
+		if (!hit) {
+			char buf[512];
+
+			if (match_suggest(filters[f], (const char *const *)names, n, 3, buf,
+					  sizeof(buf)))
+				r = cli_error("%s: no benchmark matches '%s' (did you mean %s?)",
+					      binary, filters[f], buf);
+			else
+				r = cli_error("%s: no benchmark matches '%s' (it lists %zu; run "
+					      "without --filter to see them)",
+					      binary, filters[f], n);
+			goto out;
+		}
+	}
+	if (json) {
+		json_t *doc = json_object(), *arr = json_array();
+
+		if (!doc || !arr) {
+			json_decref(doc);
+			json_decref(arr);
+			r = cli_error("out of memory");
+			goto out;
+		}
+		json_object_set_new(doc, "binary", json_string(binary));
+		json_object_set_new(doc, "framework", json_string("gbench"));
+		for (size_t i = 0; i < n; i++)
+			if (keep[i])
+				json_array_append_new(arr,
+						      json_pack("{s:s}", "name", names[i]));
+		json_object_set_new(doc, "benchmarks", arr);
+		json_dumpf(doc, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(doc);
+	} else {
+		puts("BENCHMARK (Google Benchmark)");
+		for (size_t i = 0; i < n; i++)
+			if (keep[i])
+				puts(names[i]);
+	}
+	r = EXIT_OK;
+out:
+	free(keep);
+	str_free_n(names, n);
+	return r;
+}
+
+/* The selection: each instance the binary lists that a --bench glob
+ * matches (each once, in the binary's order), with its function for
+ * callgrind. */
+static int select_instances(const char *binary, struct elf_file *ef, struct cli_run_opts *o,
+			    char **names, size_t n, struct measure_selection *sel)
+{
+	bool *take = calloc(n + 1, sizeof(*take));
+	int r = 0;
+
+	if (!take)
+		return cli_error("out of memory");
+	for (size_t i = 0; i < n; i++)
+		take[i] = !o->nbenches;
+	for (size_t b = 0; b < o->nbenches; b++) {
+		bool hit = false;
+
+		for (size_t i = 0; i < n; i++)
+			if (match_glob(o->benches[b], names[i]) || !strcmp(o->benches[b], names[i]))
+				take[i] = hit = true;
+		if (!hit) {
+			char buf[512];
+
+			if (match_suggest(o->benches[b], (const char *const *)names, n, 3, buf,
+					  sizeof(buf)))
+				r = cli_error("run: %s: no benchmark matches '%s' (did you mean %s?)",
+					      binary, o->benches[b], buf);
+			else
+				r = cli_error("run: %s: no benchmark matches '%s' (`benchtrap list "
+					      "%s` shows the %zu it has)",
+					      binary, o->benches[b], binary, n);
+			goto out;
+		}
+	}
+	sel->v = calloc(n + 1, sizeof(*sel->v));
+	if (!sel->v) {
+		r = cli_error("out of memory");
+		goto out;
+	}
+	sel->cap = n + 1;
+	for (size_t i = 0; i < n; i++) {
+		struct bench_spec *s;
+
+		if (!take[i])
+			continue;
+		s = &sel->v[sel->n++];
+		s->name = strdup(names[i]);
+		s->object = strdup(elf_path(ef));
+		s->symbol = gbench_function(ef, names[i]);
+		s->in_main = true;
+		s->registered = true;
+		if (!s->name || !s->object) {
+			r = cli_error("out of memory");
+			goto out;
+		}
+	}
+out:
+	free(take);
+	return r;
+}
+
+int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progress *hs,
+		   int argc, char **command)
+{
+	struct measure_selection sel = { 0 };
+	struct measure_target t = { 0 };
+	struct report_run rep = { 0 };
+	struct bench_result *results = NULL;
+	struct measure_hooks hooks = { cli_progress_event, hs };
+	char **target_argv = NULL, *exec_path = NULL, *error = NULL, **names = NULL;
+	const char *bad;
+	size_t nnames = 0;
+	int r, exit_code = EXIT_USAGE;
+
+	if (strcmp(o->instrument->name, "walltime") && strcmp(o->instrument->name, "callgrind")) {
+		cli_error("run: %s is a Google Benchmark binary: --instrument %s does not measure "
+			  "one yet (walltime and callgrind do; docs/gbench.md)",
+			  o->binary, o->instrument->name);
+		goto out;
+	}
+	if (o->isolation == MEASURE_ISOLATION_SHARED || o->threads.n || o->profile ||
+	    o->keep_profiles || o->cache_sim) {
+		cli_error("run: %s is a Google Benchmark binary: --isolation shared, --threads, "
+			  "--profile, --keep-profiles and --cache-sim do not apply to it (its own "
+			  "->Threads() are benchmarks of their own; docs/gbench.md)",
+			  o->binary);
+		goto out;
+	}
+	bad = reserved_arg(o->target_args, o->ntarget_args);
+	if (bad) {
+		cli_error("run: '%s' after '--' would change what benchtrap selects or reads from "
+			  "%s: select with --bench GLOB (docs/gbench.md)",
+			  bad, o->binary);
+		goto out;
+	}
+	if (cli_measure_target(o->binary, ef, o, &t, &target_argv, &exec_path) < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	cli_fatal_signals();
+	if (ask_list(o->binary, &t, &names, &nnames))
+		goto out;
+	if (select_instances(o->binary, ef, o, names, nnames, &sel))
+		goto out;
+	if (o->shard_n) {
+		size_t selected = sel.n;
+
+		measure_select_shard(&sel, o->shard_k, o->shard_n);
+		if (!sel.n)
+			cli_note("shard %u/%u holds none of the %zu selected benchmarks", o->shard_k,
+				 o->shard_n, selected);
+	}
+	hs->progress = isatty(STDERR_FILENO) && o->format == REPORT_TEXT;
+	hs->total = sel.n;
+	results = calloc(sel.n + 1, sizeof(*results));
+	if (!results) {
+		cli_error("out of memory");
+		goto out;
+	}
+	r = gbench_measure(&t, o->instrument->name, sel.v, sel.n, &o->plan, &hooks, results,
+			   &error);
+	if (hs->progress)
+		fputs("\r\033[K", stderr);
+	if (r < 0) {
+		cli_error("%s", error ? error : "cannot run the binary");
+		goto out;
+	}
+	if (report_env_collect(ef, o->aslr, BENCHTRAP_VERSION, &rep.env) < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	rep.instrument = o->instrument->name;
+	rep.isolation = measure_isolation_name(MEASURE_ISOLATION_PROCESS);
+	rep.plan = &o->plan;
+	rep.argv = command;
+	rep.argc = argc;
+	rep.results = results;
+	rep.n = sel.n;
+	exit_code = EXIT_OK;
+	for (size_t i = 0; i < sel.n; i++)
+		if (results[i].status != BENCH_OK)
+			exit_code = EXIT_FAILED;
+	if (o->format == REPORT_JSON) {
+		if (report_write_json(&rep, stdout) < 0) {
+			exit_code = cli_error("cannot write the results document: %s",
+					      strerror(errno ? errno : EIO));
+			goto out;
+		}
+	} else {
+		report_print_table(&rep, stdout, o->format,
+				   o->format == REPORT_TEXT && cli_color(stdout));
+	}
+	fflush(stdout);
+	if (o->output) {
+		r = report_write_json_file(&rep, o->output);
+		if (r < 0)
+			exit_code = cli_results_unwritable(o->output, r);
+	}
+out:
+	results_env_clear(&rep.env);
+	for (size_t i = 0; results && i < sel.n; i++)
+		bench_result_clear(&results[i]);
+	free(results);
+	gbench_strings_clear();
+	measure_selection_clear(&sel);
+	str_free_n(names, nnames);
+	free(error);
+	free(target_argv);
+	free(exec_path);
+	return exit_code;
+}
+
+int cli_gbench_refuse_paired(const char *base, const char *head)
+{
+	const char *paths[] = { base, head };
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *what = NULL;
+		struct elf_file *ef = NULL;
+		bool is;
+
+		if (elf_open(paths[i], &ef, &what) < 0)
+			continue; /* said by the paired comparison itself */
+		is = gbench_detect(ef);
+		elf_close(ef);
+		if (is)
+			return cli_error("compare: %s is a Google Benchmark binary: the paired "
+					 "comparison of two such builds is not supported; run each "
+					 "with `benchtrap run BINARY --output FILE` and compare the "
+					 "two files (docs/gbench.md)",
+					 paths[i]);
+	}
+	return 0;
+}
