@@ -488,7 +488,7 @@ static char *valgrind_account(const char *dir)
 			msg = "";
 		if (strstr(msg, "Process terminating"))
 			in = true;
-		else if (in && !*msg)
+		else if (in && (!*msg || strstr(msg, "If you believe")))
 			break;
 		if (in) {
 			char *n = fmt("%s\n  %s", out ? out : "", msg);
