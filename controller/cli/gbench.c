@@ -183,6 +183,7 @@ static int select_instances(const char *binary, struct elf_file *ef, struct cli_
 		s->name = strdup(names[i]);
 		s->object = strdup(elf_path(ef));
 		s->symbol = gbench_function(ef, names[i]);
+		s->build_id = elf_build_id(ef) ? strdup(elf_build_id(ef)) : NULL;
 		s->in_main = true;
 		s->registered = true;
 		if (!s->name || !s->object) {
