@@ -681,9 +681,10 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 	res->ncounters = 1;
 	if (with_setup)
 		bench_result_diagnose(res,
-				      "ran in one batch of %" PRIu64 " iterations: its count "
-				      "includes what the function does once, before its loop "
-				      "(pass --benchmark_min_time=SEC after '--' for more batches)",
+				      "ran in one batch of %" PRIu64 " iterations (its "
+				      "->Iterations(), or a first batch that lasted "
+				      "--benchmark_min_time): the count includes what the "
+				      "function does once, around its loop",
 				      iters[0]);
 	else if (res->status == BENCH_OK && per < MEASURE_MIN_INSTRUCTIONS)
 		res->no_time = true;
