@@ -16,7 +16,9 @@
 # - compare of two results files by those names; compare of two binaries
 #   refused with the way out; flags that would change the selection
 #   refused;
-# - no process of the suite left behind after any of them.
+# - no process of the suite, and no temporary directory, left behind after
+#   any of them, nor after benchtrap is killed (SIGINT, SIGTERM, SIGKILL)
+#   while an instance runs, under each instrument.
 # No duration is asserted.
 . "$(dirname "$0")/lib.sh"
 S=$FIXTURES/gbench/gbench_suite
@@ -24,6 +26,21 @@ if [[ ! -x $S ]]; then
 	echo "skipped: the Google Benchmark fixture was not built (libbenchmark-dev is not installed)"
 	exit 77
 fi
+# Temporary directories go to $TMPDIR: this test's own, so that another
+# test's cannot be taken for one left behind.
+export TMPDIR=$TMP/tmp
+mkdir -p "$TMPDIR"
+temp_dirs() {
+	ls -d "$TMPDIR"/benchtrap-* 2>/dev/null | sort
+}
+expect_no_temp_dirs() {
+	checks=$((checks + 1))
+	for _ in $(seq 100); do
+		[[ -z $(temp_dirs) ]] && return
+		sleep 0.05
+	done
+	fail "temporary directories left: $(temp_dirs)"
+}
 NAMES="BM_counted BM_memcpy/8 BM_memcpy/64 BM_memcpy/512 BM_named/n:8 BM_sum<int>
 BM_threads/threads:2 BM_real/real_time Queue/Drain/16 BM_crash"
 
@@ -89,6 +106,28 @@ run run "$S" --bench BM_counted --format json -- --benchmark_repetitions=4 --ben
 expect_status 0
 expect_json 'd["benchmarks"][0]["stats"]["samples"] == 4'
 
+expect_no_temp_dirs
+
+# benchtrap killed while an instance runs: nothing of the suite survives.
+instruments=(walltime)
+command -v valgrind >/dev/null && instruments+=(callgrind)
+for instrument in "${instruments[@]}"; do
+	for sig in INT TERM KILL; do
+		"$BENCHTRAP" run "$S" --bench BM_counted --instrument "$instrument" --timeout 120 \
+			-- --benchmark_min_time=30 >/dev/null 2>&1 &
+		bt=$!
+		for _ in $(seq 200); do
+			[[ -n $(fixture_procs "$S") ]] && break
+			sleep 0.05
+		done
+		sleep 0.5
+		kill -s "$sig" "$bt"
+		wait "$bt" 2>/dev/null
+		expect_no_orphans "$S"
+		expect_no_temp_dirs
+	done
+done
+
 # callgrind: exact, per iteration, the same every run.
 if ! command -v valgrind >/dev/null; then
 	echo "callgrind part skipped: valgrind is not installed"
@@ -121,4 +160,5 @@ expect_out 'BM_threads/threads:2'
 run compare "$S" "$S"
 expect_usage_error "Google Benchmark binary: the paired comparison .* not supported"
 expect_no_orphans "$S"
+expect_no_temp_dirs
 done_ok
