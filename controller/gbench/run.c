@@ -111,6 +111,42 @@ static char *read_file(const char *path, size_t *ret_len)
 	return buf;
 }
 
+/* The last 'max' non-empty lines of file 'path', each on a line of its own
+ * after "\n  " (malloc'ed), or NULL when there are none. */
+static char *tail_lines(const char *path, size_t max)
+{
+	char *text = read_file(path, NULL), *out = NULL;
+	const char *starts[16];
+	size_t n = 0;
+
+	if (!text)
+		return NULL;
+	if (max > 16)
+		max = 16;
+	for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (!*line || str_has_control(line))
+			continue;
+		if (n == max) {
+			memmove(starts, starts + 1, (max - 1) * sizeof(*starts));
+			n--;
+		}
+		starts[n++] = line;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *next = fmt("%s\n  %s", out ? out : "", starts[i]);
+
+		free(out);
+		out = next;
+		if (!out)
+			break;
+	}
+	free(text);
+	return out;
+}
+
 static int make_dir(char *dir, size_t size, const char *what)
 {
 	const char *tmpdir = getenv("TMPDIR");
@@ -158,9 +194,10 @@ static int wait_plain(pid_t pid, uint64_t deadline, int *ret_status, bool *ret_k
 int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret_names,
 		size_t *ret_n, char **ret_error)
 {
-	char dir[PATH_MAX], out[PATH_MAX + 16], **argv = NULL, *text = NULL;
+	char dir[PATH_MAX], out[PATH_MAX + 16], errpath[PATH_MAX + 16], **argv = NULL, *text = NULL;
+	char *said = NULL;
 	size_t na = 0, len = 0;
-	int fd = -1, devnull = -1, st = 0, exec_errno = 0, r;
+	int fd = -1, devnull = -1, errfd = -1, st = 0, exec_errno = 0, r;
 	bool killed = false;
 	struct launch l;
 	struct launch_opts lo;
@@ -173,8 +210,10 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	}
 	snprintf(out, sizeof(out), "%s/list", dir);
 	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	r = fd < 0 || devnull < 0 ? -errno : 0;
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	r = fd < 0 || devnull < 0 || errfd < 0 ? -errno : 0;
 	for (size_t i = 0; r == 0 && t->argv[i]; i++)
 		r = push(&argv, &na, strdup(t->argv[i]));
 	if (r == 0)
@@ -186,7 +225,7 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	launch_opts_init(&lo, t->argv[0], argv);
 	lo.stdio[0] = devnull;
 	lo.stdio[1] = fd;
-	lo.stdio[2] = devnull;
+	lo.stdio[2] = errfd;
 	lo.process_group = true;
 	lo.aslr = t->aslr;
 	r = launch_start(&lo, &l, &exec_errno);
@@ -201,12 +240,15 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 				 t->binary, timeout_ns / 1000000000);
 		r = -ETIMEDOUT;
 	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		/* What it said, on the same line: the caller prints one. */
+		said = tail_lines(errpath, 1);
 		*ret_error = WIFSIGNALED(st) ?
 				     fmt("%s --benchmark_list_tests=true died of SIG%s",
 					 t->binary, sig_name(WTERMSIG(st))) :
-				     fmt("%s --benchmark_list_tests=true exited with status %d "
-					 "(are the arguments after '--' ones it takes?)",
-					 t->binary, WEXITSTATUS(st));
+				     fmt("%s --benchmark_list_tests=true exited with status %d%s%s",
+					 t->binary, WEXITSTATUS(st), said ? ":" : "",
+					 said ? said + 2 : " (are the arguments after '--' ones "
+							   "it takes?)");
 		r = -EINVAL;
 	}
 	if (r < 0)
@@ -223,8 +265,11 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 out:
 	if (fd >= 0)
 		close(fd);
+	if (errfd >= 0)
+		close(errfd);
 	if (devnull >= 0)
 		close(devnull);
+	free(said);
 	free(text);
 	measure_env_free(argv);
 	launch_temp_dir_remove(dir);
@@ -246,7 +291,6 @@ static void failure_text(struct bench_result *res, const struct trace_failure *f
 	if (!buf)
 		return;
 	trace_failure_format(f, buf, 8192);
-	buf[strcspn(buf, "")] = '\0';
 	/* The format ends in a newline after the last frame. */
 	size_t l = strlen(buf);
 
@@ -326,8 +370,11 @@ static int read_results(const char *dir, const struct bench_spec *s, struct gben
 		return r;
 	}
 	if (r == 0 && *nruns == 0) {
+		char *re = gbench_filter_regex(s->name);
+
 		fail(res, fmt("the binary ran no benchmark named '%s' (--benchmark_filter=%s)",
-			      s->name, "an anchored, escaped name"));
+			      s->name, re ? re : "?"));
+		free(re);
 		gbench_runs_free(*runs, 0);
 		*runs = NULL;
 		return -ENOENT;
@@ -339,8 +386,9 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 			const struct measure_plan *plan, const char *dir, int input,
 			int devnull, struct bench_result *res)
 {
-	char **argv = NULL, path[PATH_MAX + 16];
+	char **argv = NULL, path[PATH_MAX + 16], errpath[PATH_MAX + 16];
 	size_t na = 0, nruns = 0;
+	int errfd = -1;
 	struct trace_spawn_opts so;
 	struct trace_proc *p = NULL;
 	struct trace_failure *pending = NULL;
@@ -357,9 +405,12 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 	so.clean_env = t->clean_env;
 	so.aslr = t->aslr;
 	so.cpu = t->cpu;
+	/* Its stderr is kept, to say what it said when it fails. */
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	errfd = t->quiet_stdio ? open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
 	so.stdio[0] = input;
 	so.stdio[1] = t->quiet_stdio ? devnull : -1;
-	so.stdio[2] = t->quiet_stdio ? devnull : -1;
+	so.stdio[2] = t->quiet_stdio ? (errfd >= 0 ? errfd : devnull) : -1;
 	so.process_group = true;
 	r = trace_spawn(&so, &p, &exec_errno);
 	if (r < 0) {
@@ -441,7 +492,11 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 			goto out;
 		case TRACE_EV_EXITED:
 			if (ev.code != 0) {
-				fail(res, fmt("exited with status %d", ev.code));
+				char *said = errfd >= 0 ? tail_lines(errpath, 3) : NULL;
+
+				fail(res, fmt("exited with status %d%s%s", ev.code,
+					      said ? "; its last words:" : "", said ? said : ""));
+				free(said);
 				r = 0;
 				goto out;
 			}
@@ -456,6 +511,8 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 		}
 	}
 out:
+	if (errfd >= 0)
+		close(errfd);
 	trace_proc_free(p);
 	launch_sweep();
 	free(pending);
@@ -639,9 +696,14 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 		if (WIFSIGNALED(st))
 			fail(res, fmt("SIG%s (%s) under valgrind%s", sig_name(WTERMSIG(st)),
 				      strsignal(WTERMSIG(st)), acc ? acc : ""));
-		else
-			fail(res, fmt("exited with status %d under valgrind%s", WEXITSTATUS(st),
-				      acc ? acc : ""));
+		else {
+			char *said = tail_lines(path, 3);
+
+			fail(res, fmt("exited with status %d under valgrind%s%s%s", WEXITSTATUS(st),
+				      acc ? acc : "", said ? "; its last words:" : "",
+				      said ? said : ""));
+			free(said);
+		}
 		free(acc);
 		goto out;
 	}

@@ -101,6 +101,9 @@ run run "$S" -- --benchmark_filter=BM_sum
 expect_usage_error "'--benchmark_filter=BM_sum' after '--'"
 run run "$S" --instrument memory
 expect_usage_error "Google Benchmark binary: --instrument memory"
+# A flag the binary does not take: its own words, on benchtrap's one line.
+run run "$S" --bench BM_counted -- --benchmark_no_such_flag=1
+expect_usage_error "exited with status 1: .*unrecognized command-line flag: --benchmark_no_such_flag=1"
 # Arguments passed through: a repetition count of the user's.
 run run "$S" --bench BM_counted --format json -- --benchmark_repetitions=4 --benchmark_min_time=0.01
 expect_status 0
