@@ -28,8 +28,12 @@
 
 /* Flags after '--' that would change what benchtrap selects or reads. */
 static const char *const reserved[] = {
-	"--benchmark_filter",	   "--benchmark_out",	      "--benchmark_out_format",
-	"--benchmark_list_tests", "--benchmark_format",	      "--v",
+	"--benchmark_filter",
+	"--benchmark_out",
+	"--benchmark_out_format",
+	"--benchmark_list_tests",
+	"--benchmark_format",
+	"--v",
 	NULL,
 };
 
@@ -47,8 +51,7 @@ static const char *reserved_arg(char *const *args, int n)
 }
 
 /* The instances, asked of the binary; EXIT_USAGE having said why not. */
-static int ask_list(const char *binary, const struct measure_target *t, char ***names,
-		    size_t *n)
+static int ask_list(const char *binary, const struct measure_target *t, char ***names, size_t *n)
 {
 	char *error = NULL;
 	int r = gbench_list(t, LIST_TIMEOUT_NS, names, n, &error);
@@ -116,8 +119,7 @@ int cli_gbench_list(const char *binary, char **filters, size_t nfilters, bool js
 		json_object_set_new(doc, "framework", json_string("gbench"));
 		for (size_t i = 0; i < n; i++)
 			if (keep[i])
-				json_array_append_new(arr,
-						      json_pack("{s:s}", "name", names[i]));
+				json_array_append_new(arr, json_pack("{s:s}", "name", names[i]));
 		json_object_set_new(doc, "benchmarks", arr);
 		json_dumpf(doc, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
@@ -159,8 +161,9 @@ static int select_instances(const char *binary, struct elf_file *ef, struct cli_
 
 			if (match_suggest(o->benches[b], (const char *const *)names, n, 3, buf,
 					  sizeof(buf)))
-				r = cli_error("run: %s: no benchmark matches '%s' (did you mean %s?)",
-					      binary, o->benches[b], buf);
+				r = cli_error(
+					"run: %s: no benchmark matches '%s' (did you mean %s?)",
+					binary, o->benches[b], buf);
 			else
 				r = cli_error("run: %s: no benchmark matches '%s' (`benchtrap list "
 					      "%s` shows the %zu it has)",
@@ -196,8 +199,8 @@ out:
 	return r;
 }
 
-int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progress *hs,
-		   int argc, char **command)
+int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progress *hs, int argc,
+		   char **command)
 {
 	struct measure_selection sel = { 0 };
 	struct measure_target t = { 0 };
@@ -244,8 +247,8 @@ int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progr
 
 		measure_select_shard(&sel, o->shard_k, o->shard_n);
 		if (!sel.n)
-			cli_note("shard %u/%u holds none of the %zu selected benchmarks", o->shard_k,
-				 o->shard_n, selected);
+			cli_note("shard %u/%u holds none of the %zu selected benchmarks",
+				 o->shard_k, o->shard_n, selected);
 	}
 	hs->progress = isatty(STDERR_FILENO) && o->format == REPORT_TEXT;
 	hs->total = sel.n;
@@ -321,11 +324,12 @@ int cli_gbench_refuse_paired(const char *base, const char *head)
 		is = gbench_detect(ef);
 		elf_close(ef);
 		if (is)
-			return cli_error("compare: %s is a Google Benchmark binary: the paired "
-					 "comparison of two such builds is not supported; run each "
-					 "with `benchtrap run BINARY --output FILE` and compare the "
-					 "two files (docs/gbench.md)",
-					 paths[i]);
+			return cli_error(
+				"compare: %s is a Google Benchmark binary: the paired "
+				"comparison of two such builds is not supported; run each "
+				"with `benchtrap run BINARY --output FILE` and compare the "
+				"two files (docs/gbench.md)",
+				paths[i]);
 	}
 	return 0;
 }

@@ -18,8 +18,8 @@ int cli_gbench_list(const char *binary, char **filters, size_t nfilters, bool js
 
 /* run BINARY with o's options: each selected instance in a fresh process;
  * command[0..argc) is the command line for the results document. */
-int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progress *hs,
-		   int argc, char **command);
+int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progress *hs, int argc,
+		   char **command);
 
 /* compare BASE HEAD: EXIT_USAGE having said why, when either is a Google
  * Benchmark binary; else 0. */

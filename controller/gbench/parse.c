@@ -105,7 +105,8 @@ void gbench_parse_batches(const char *log, const char *name, uint64_t *ret, size
 			    !strncmp(at + sizeof(tag) - 1, name, nl) &&
 			    !strncmp(at + sizeof(tag) - 1 + nl, " for ", 5)) {
 				char *e;
-				unsigned long long v = strtoull(at + sizeof(tag) - 1 + nl + 5, &e, 10);
+				unsigned long long v =
+					strtoull(at + sizeof(tag) - 1 + nl + 5, &e, 10);
 
 				if (e != at + sizeof(tag) - 1 + nl + 5 && (*e == '\n' || !*e)) {
 					if (n < max)
@@ -138,13 +139,27 @@ static double unit_ns(const char *unit)
 static bool known_field(const char *k)
 {
 	static const char *const known[] = {
-		"name",		 "family_index", "per_family_instance_index",
-		"run_name",	 "run_type",	 "repetitions",
-		"repetition_index", "threads",	 "iterations",
-		"real_time",	 "cpu_time",	 "time_unit",
-		"aggregate_name", "aggregate_unit", "error_occurred",
-		"error_message", "label",	 "big_o",
-		"rms",		 "complexity",	 NULL,
+		"name",
+		"family_index",
+		"per_family_instance_index",
+		"run_name",
+		"run_type",
+		"repetitions",
+		"repetition_index",
+		"threads",
+		"iterations",
+		"real_time",
+		"cpu_time",
+		"time_unit",
+		"aggregate_name",
+		"aggregate_unit",
+		"error_occurred",
+		"error_message",
+		"label",
+		"big_o",
+		"rms",
+		"complexity",
+		NULL,
 	};
 
 	for (size_t i = 0; known[i]; i++)
@@ -192,13 +207,13 @@ static int read_run(json_t *b, struct gbench_run *r)
 	    !json_is_number(json_object_get(b, "real_time")) || isnan(unit))
 		return -EINVAL;
 	r->iterations = (uint64_t)json_integer_value(it);
-	r->threads = json_is_integer(th) && json_integer_value(th) > 0 ?
-			     (unsigned)json_integer_value(th) :
-			     1;
+	r->threads = json_is_integer(th) && json_integer_value(th) > 0
+			     ? (unsigned)json_integer_value(th)
+			     : 1;
 	r->real_ns = json_number_value(json_object_get(b, "real_time")) * unit;
-	r->cpu_ns = json_is_number(json_object_get(b, "cpu_time")) ?
-			    json_number_value(json_object_get(b, "cpu_time")) * unit :
-			    NAN;
+	r->cpu_ns = json_is_number(json_object_get(b, "cpu_time"))
+			    ? json_number_value(json_object_get(b, "cpu_time")) * unit
+			    : NAN;
 	json_object_foreach(b, k, v)
 	{
 		if (known_field(k) || !json_is_number(v) || r->ncounters == GBENCH_MAX_COUNTERS)
@@ -313,8 +328,8 @@ int gbench_result_from_runs(const struct gbench_run *runs, size_t n, struct benc
 		if (runs[i].error) {
 			res->status = BENCH_FAILED;
 			if (asprintf(&res->error, "the benchmark reported an error: %s",
-				     runs[i].error_message ? runs[i].error_message : "(no message)") <
-			    0)
+				     runs[i].error_message ? runs[i].error_message
+							   : "(no message)") < 0)
 				res->error = NULL;
 			return res->error ? 0 : -ENOMEM;
 		}

@@ -242,13 +242,15 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		/* What it said, on the same line: the caller prints one. */
 		said = tail_lines(errpath, 1);
-		*ret_error = WIFSIGNALED(st) ?
-				     fmt("%s --benchmark_list_tests=true died of SIG%s",
-					 t->binary, sig_name(WTERMSIG(st))) :
-				     fmt("%s --benchmark_list_tests=true exited with status %d%s%s",
-					 t->binary, WEXITSTATUS(st), said ? ":" : "",
-					 said ? said + 2 : " (are the arguments after '--' ones "
-							   "it takes?)");
+		*ret_error =
+			WIFSIGNALED(st)
+				? fmt("%s --benchmark_list_tests=true died of SIG%s", t->binary,
+				      sig_name(WTERMSIG(st)))
+				: fmt("%s --benchmark_list_tests=true exited with status %d%s%s",
+				      t->binary, WEXITSTATUS(st), said ? ":" : "",
+				      said ? said + 2
+					   : " (are the arguments after '--' ones "
+					     "it takes?)");
 		r = -EINVAL;
 	}
 	if (r < 0)
@@ -323,7 +325,8 @@ static int instance_argv(const struct measure_target *t, const struct bench_spec
 	r |= push(argv, na, strdup(t->argv[0]));
 	if (callgrind) {
 		if (!has_arg(t->argv, "--benchmark_min_time"))
-			r |= push(argv, na, strdup("--benchmark_min_time=" GBENCH_CALLGRIND_MIN_TIME));
+			r |= push(argv, na,
+				  strdup("--benchmark_min_time=" GBENCH_CALLGRIND_MIN_TIME));
 	} else {
 		size_t reps = plan->min_samples ? plan->min_samples : 1;
 
@@ -331,8 +334,8 @@ static int instance_argv(const struct measure_target *t, const struct bench_spec
 			r |= push(argv, na, fmt("--benchmark_repetitions=%zu", reps));
 		if (!has_arg(t->argv, "--benchmark_min_time"))
 			r |= push(argv, na,
-				  fmt("--benchmark_min_time=%g", (double)plan->time_ns / 1e9 /
-									(double)reps));
+				  fmt("--benchmark_min_time=%g",
+				      (double)plan->time_ns / 1e9 / (double)reps));
 	}
 	for (size_t i = 1; t->argv[i]; i++)
 		r |= push(argv, na, strdup(t->argv[i]));
@@ -383,8 +386,8 @@ static int read_results(const char *dir, const struct bench_spec *s, struct gben
 }
 
 static int walltime_one(const struct measure_target *t, const struct bench_spec *s,
-			const struct measure_plan *plan, const char *dir, int input,
-			int devnull, struct bench_result *res)
+			const struct measure_plan *plan, const char *dir, int input, int devnull,
+			struct bench_result *res)
 {
 	char **argv = NULL, path[PATH_MAX + 16], errpath[PATH_MAX + 16];
 	size_t na = 0, nruns = 0;
@@ -781,8 +784,9 @@ int gbench_measure(const struct measure_target *t, const char *instrument,
 	if (callgrind) {
 		valgrind = callgrind_find_program("valgrind");
 		if (!valgrind) {
-			*ret_error = strdup("valgrind is not installed (the callgrind instrument runs "
-					    "the binary under it: apt install valgrind)");
+			*ret_error =
+				strdup("valgrind is not installed (the callgrind instrument runs "
+				       "the binary under it: apt install valgrind)");
 			return -ENOENT;
 		}
 	}
@@ -807,9 +811,9 @@ int gbench_measure(const struct measure_target *t, const char *instrument,
 		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
 							     .name = specs[i].name,
 							     .t_ns = res->t_start_ns });
-		r = callgrind ? callgrind_one(t, valgrind, &specs[i], plan, dir, input, devnull,
-					      res) :
-				walltime_one(t, &specs[i], plan, dir, input, devnull, res);
+		r = callgrind
+			    ? callgrind_one(t, valgrind, &specs[i], plan, dir, input, devnull, res)
+			    : walltime_one(t, &specs[i], plan, dir, input, devnull, res);
 		if (r < 0) {
 			*ret_error = fmt("cannot run %s: %s", specs[i].name, strerror(-r));
 			goto out;

@@ -256,9 +256,9 @@ static void test_per_iteration(void **state)
 	assert_int_equal(gbench_per_iteration(dumps, 4, iters, 5, 1, &v, &setup), -EINVAL);
 	assert_int_equal(gbench_per_iteration(dumps, 5, iters, 5, 2, &v, &setup), -EINVAL);
 	/* The last two batches of one count: no slope. */
-	assert_int_equal(gbench_per_iteration(dumps, 2, (const uint64_t[]){ 5, 5 }, 2, 1, &v,
-					      &setup),
-			 -EINVAL);
+	assert_int_equal(
+		gbench_per_iteration(dumps, 2, (const uint64_t[]){ 5, 5 }, 2, 1, &v, &setup),
+		-EINVAL);
 }
 
 static void test_candidates(void **state)
@@ -285,8 +285,8 @@ static void test_candidates(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_list),	     cmocka_unit_test(test_filter),
-		cmocka_unit_test(test_json),	     cmocka_unit_test(test_batches),
+		cmocka_unit_test(test_list),	      cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_json),	      cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_per_iteration), cmocka_unit_test(test_candidates),
 	};
 
