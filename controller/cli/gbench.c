@@ -185,7 +185,7 @@ static int select_instances(const char *binary, struct elf_file *ef, struct cli_
 		s = &sel->v[sel->n++];
 		s->name = strdup(names[i]);
 		s->object = strdup(elf_path(ef));
-		s->symbol = gbench_function(ef, names[i]);
+		s->symbol = gbench_function(ef, names[i], &s->link_addr);
 		s->build_id = elf_build_id(ef) ? strdup(elf_build_id(ef)) : NULL;
 		s->in_main = true;
 		s->registered = true;
@@ -212,17 +212,19 @@ int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progr
 	size_t nnames = 0;
 	int r, exit_code = EXIT_USAGE;
 
-	if (strcmp(o->instrument->name, "walltime") && strcmp(o->instrument->name, "callgrind")) {
+	if (strcmp(o->instrument->name, "walltime") && strcmp(o->instrument->name, "callgrind") &&
+	    strcmp(o->instrument->name, "memory")) {
 		cli_error("run: %s is a Google Benchmark binary: --instrument %s does not measure "
-			  "one yet (walltime and callgrind do; docs/gbench.md)",
+			  "one yet (walltime, callgrind and memory do; docs/gbench.md)",
 			  o->binary, o->instrument->name);
 		goto out;
 	}
 	if (o->isolation == MEASURE_ISOLATION_SHARED || o->threads.n || o->profile ||
-	    o->keep_profiles || o->cache_sim) {
+	    o->keep_profiles || o->cache_sim || o->alloc_stacks || o->warmup_calls_set) {
 		cli_error("run: %s is a Google Benchmark binary: --isolation shared, --threads, "
-			  "--profile, --keep-profiles and --cache-sim do not apply to it (its own "
-			  "->Threads() are benchmarks of their own; docs/gbench.md)",
+			  "--profile, --keep-profiles, --cache-sim, --alloc-stacks and "
+			  "--warmup-calls do not apply to it (its own ->Threads() are benchmarks "
+			  "of their own; docs/gbench.md)",
 			  o->binary);
 		goto out;
 	}

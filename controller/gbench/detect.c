@@ -83,7 +83,7 @@ nomem:
 	return -ENOMEM;
 }
 
-char *gbench_function(const struct elf_file *ef, const char *name)
+char *gbench_function(const struct elf_file *ef, const char *name, uint64_t *ret_addr)
 {
 	char *cand[GBENCH_MAX_CANDIDATES];
 	char *found = NULL;
@@ -91,8 +91,14 @@ char *gbench_function(const struct elf_file *ef, const char *name)
 
 	for (int k = 0; k < n && !found; k++)
 		for (size_t i = 0; i < elf_symbol_count(ef) && !found; i++)
-			if (!strcmp(elf_symbol(ef, i)->demangled, cand[k]))
+			/* Not a part the compiler split off ("f.cold", "f.part.0"),
+			 * which demangles alike: the function is where it starts. */
+			if (!strchr(elf_symbol(ef, i)->name, '.') &&
+			    !strcmp(elf_symbol(ef, i)->demangled, cand[k])) {
 				found = strdup(cand[k]);
+				if (found && ret_addr)
+					*ret_addr = elf_symbol(ef, i)->addr;
+			}
 	for (int k = 0; k < n; k++)
 		free(cand[k]);
 	return found;

@@ -13,6 +13,9 @@
 # - callgrind: instructions per iteration of the known-work benchmark
 #   within 1% of its hand derivation, identical in two runs; the crash
 #   reported from valgrind's account;
+# - memory: bytes, allocations and frees per iteration of the benchmark
+#   with known allocations, exact and the same in two runs, on one thread
+#   and on two;
 # - compare of two results files by those names; compare of two binaries
 #   refused with the way out; flags that would change the selection
 #   refused;
@@ -42,7 +45,7 @@ expect_no_temp_dirs() {
 	fail "temporary directories left: $(temp_dirs)"
 }
 NAMES="BM_counted BM_memcpy/8 BM_memcpy/64 BM_memcpy/512 BM_named/n:8 BM_sum<int>
-BM_threads/threads:2 BM_real/real_time Queue/Drain/16 BM_crash"
+BM_threads/threads:2 BM_real/real_time Queue/Drain/16 BM_alloc BM_alloc/threads:2 BM_crash"
 
 # list: the binary's own names, in its order.
 run list "$S"
@@ -60,10 +63,10 @@ expect_no_orphans "$S"
 # run, walltime: each in a fresh process, the crash failed, the rest measured.
 run run "$S" --time 0.05 --min-samples 3 --format json
 expect_status 1
-expect_json 'len(d["benchmarks"]) == 10'
+expect_json 'len(d["benchmarks"]) == 12'
 expect_json '[b["name"] for b in d["benchmarks"]] == '"$(python3 -c 'import sys; print(sys.argv[1].split())' "$NAMES")"
 expect_json 'all(b["status"] == "ok" for b in d["benchmarks"] if b["name"] != "BM_crash")'
-expect_json 'len({b["pid"] for b in d["benchmarks"]}) == 10 and all(b["pid"] > 0 for b in d["benchmarks"])'
+expect_json 'len({b["pid"] for b in d["benchmarks"]}) == 12 and all(b["pid"] > 0 for b in d["benchmarks"])'
 expect_json '[b for b in d["benchmarks"] if b["name"] == "BM_crash"][0]["error"].startswith("SIGSEGV")'
 expect_json '"BM_crash" in [b for b in d["benchmarks"] if b["name"] == "BM_crash"][0]["error"]'
 # One sample per repetition, the library's counters and the user's kept.
@@ -90,7 +93,7 @@ python3 -c 'import json,sys; print("\n".join(b["name"] for b in json.load(open(s
 run run "$S" --shard 2/2 --time 0.02 --min-samples 2 --format json
 python3 -c 'import json,sys; print("\n".join(b["name"] for b in json.load(open(sys.argv[1]))["benchmarks"]))' "$TMP/out" >"$TMP/s2"
 checks=$((checks + 1))
-[[ -s $TMP/s1 && -s $TMP/s2 ]] || fail "a shard of 10 benchmarks is empty"
+[[ -s $TMP/s1 && -s $TMP/s2 ]] || fail "a shard of 12 benchmarks is empty"
 [[ -z $(comm -12 <(sort "$TMP/s1") <(sort "$TMP/s2")) ]] || fail "the shards overlap"
 [[ $(sort "$TMP/s1" "$TMP/s2" | tr '\n' ' ') == "$(sort <<<"$(tr ' ' '\n' <<<"$NAMES")" | tr '\n' ' ')" ]] ||
 	fail "the shards do not make the whole"
@@ -99,8 +102,25 @@ expect_no_orphans "$S"
 # Flags that would change what benchtrap selects or reads.
 run run "$S" -- --benchmark_filter=BM_sum
 expect_usage_error "'--benchmark_filter=BM_sum' after '--'"
-run run "$S" --instrument memory
-expect_usage_error "Google Benchmark binary: --instrument memory"
+run run "$S" --instrument perf
+expect_usage_error "Google Benchmark binary: --instrument perf"
+
+# memory: allocations per iteration inside the function, exact, the same
+# every run, on one thread and on two; the crash with its backtrace.
+run run "$S" --instrument memory --bench 'BM_alloc*' --bench BM_sum* --bench BM_crash \
+	--output "$TMP/mem1.json"
+expect_status 1
+expect_out "BM_crash failed: SIGSEGV"
+run run "$S" --instrument memory --bench 'BM_alloc*' --bench BM_sum* --format json
+expect_status 0
+cp "$TMP/out" "$TMP/mem2.json"
+# malloc(100) and a vector of 10 ints: 140 bytes, 2 allocations, 2 frees.
+expect_json 'all(b["counters"] == {"bytes": 140, "allocations": 2, "frees": 2} for b in d["benchmarks"] if b["name"].startswith("BM_alloc"))'
+expect_json '[b["name"] for b in d["benchmarks"]] == ["BM_sum<int>", "BM_alloc", "BM_alloc/threads:2"]'
+# BM_sum allocates its vector once, before its loop: none per iteration.
+expect_json 'd["benchmarks"][0]["value"] == 0 and d["benchmarks"][0]["unit"] == "bytes"'
+same_counts "$TMP/mem1.json" "$TMP/mem2.json"
+expect_no_orphans "$S"
 # A flag the binary does not take: its own words, on benchtrap's one line.
 run run "$S" --bench BM_counted -- --benchmark_no_such_flag=1
 expect_usage_error "exited with status 1: .*unrecognized command-line flag: --benchmark_no_such_flag=1"
@@ -112,7 +132,7 @@ expect_json 'd["benchmarks"][0]["stats"]["samples"] == 4'
 expect_no_temp_dirs
 
 # benchtrap killed while an instance runs: nothing of the suite survives.
-instruments=(walltime)
+instruments=(walltime memory)
 command -v valgrind >/dev/null && instruments+=(callgrind)
 for instrument in "${instruments[@]}"; do
 	for sig in INT TERM KILL; do
