@@ -314,6 +314,24 @@ static void fail(struct bench_result *res, char *msg)
 	res->error = msg ? msg : strdup("failed");
 }
 
+/* A child still running at its deadline: res failed, with where the
+ * thread the engine stops at was (the child is killed by its owner). */
+static void timed_out(struct trace_proc *p, uint64_t timeout_ns, struct trace_failure *f,
+		      struct bench_result *res)
+{
+	memset(f, 0, sizeof(*f));
+	f->kind = TRACE_FAIL_TIMEOUT;
+	f->timeout_ms = (int)(timeout_ns / 1000000);
+	if (trace_stop(p) == 0) {
+		size_t nf = 0;
+
+		f->tid = trace_current_tid(p);
+		if (unwind_backtrace(trace_pid(p), f->tid, f->frames, UNWIND_MAX_FRAMES, &nf) == 0)
+			f->nframes = nf;
+	}
+	failure_text(res, f);
+}
+
 /* The arguments every instance is run with: the binary, benchtrap's
  * defaults the user did not give, the user's, then the selection and the
  * output (last, so that nothing overrides them). */
@@ -443,20 +461,7 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 		if (r == 0)
 			r = ms > 0 ? trace_wait(p, ms, &ev) : -ETIMEDOUT;
 		if (r == -ETIMEDOUT) {
-			struct trace_failure *f = pending;
-
-			memset(f, 0, sizeof(*f));
-			f->kind = TRACE_FAIL_TIMEOUT;
-			f->timeout_ms = (int)(plan->timeout_ns / 1000000);
-			if (trace_stop(p) == 0) {
-				size_t nf = 0;
-
-				f->tid = trace_current_tid(p);
-				if (unwind_backtrace(trace_pid(p), f->tid, f->frames,
-						     UNWIND_MAX_FRAMES, &nf) == 0)
-					f->nframes = nf;
-			}
-			failure_text(res, f);
+			timed_out(p, plan->timeout_ns, pending, res);
 			r = 0;
 			goto out;
 		}
@@ -1041,10 +1046,7 @@ static int memory_one(const struct measure_target *t, const struct bench_spec *s
 		if (r == 0)
 			r = ms > 0 ? trace_wait(m->p, ms, &ev) : -ETIMEDOUT;
 		if (r == -ETIMEDOUT) {
-			memset(f, 0, sizeof(*f));
-			f->kind = TRACE_FAIL_TIMEOUT;
-			f->timeout_ms = (int)(plan->timeout_ns / 1000000);
-			failure_text(res, f);
+			timed_out(m->p, plan->timeout_ns, f, res);
 			r = 0;
 			goto out;
 		}

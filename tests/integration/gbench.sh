@@ -19,6 +19,8 @@
 # - compare of two results files by those names; compare of two binaries
 #   refused with the way out; flags that would change the selection
 #   refused;
+# - --timeout: the instance that runs past it failed, under each
+#   instrument;
 # - no process of the suite, and no temporary directory, left behind after
 #   any of them, nor after benchtrap is killed (SIGINT, SIGTERM, SIGKILL)
 #   while an instance runs, under each instrument.
@@ -129,6 +131,19 @@ run run "$S" --bench BM_counted --format json -- --benchmark_repetitions=4 --ben
 expect_status 0
 expect_json 'd["benchmarks"][0]["stats"]["samples"] == 4'
 
+expect_no_temp_dirs
+
+# --timeout bounds an instance's whole process, under each instrument: the
+# one that runs past it failed, its process gone.
+instruments=(walltime memory)
+command -v valgrind >/dev/null && instruments+=(callgrind)
+for instrument in "${instruments[@]}"; do
+	run run "$S" --bench BM_counted --instrument "$instrument" --timeout 2 \
+		--format json -- --benchmark_min_time=30
+	expect_status 1
+	expect_json 'd["benchmarks"][0]["status"] == "failed" and "timed out after 2000 ms" in d["benchmarks"][0]["error"]'
+	expect_no_orphans "$S"
+done
 expect_no_temp_dirs
 
 # benchtrap killed while an instance runs: nothing of the suite survives.
