@@ -16,6 +16,7 @@
 #include "gbench/gbench.h"
 #include "measure/measure.h"
 #include "report/report.h"
+#include "results/results.h"
 #include "util/atomic.h"
 #include "util/match.h"
 #include "util/strutil.h"
@@ -312,26 +313,256 @@ out:
 	return exit_code;
 }
 
-int cli_gbench_refuse_paired(const char *base, const char *head)
+/* One build of a comparison. */
+struct side {
+	const char *path;
+	struct elf_file *ef;
+	struct measure_target t;
+	char **targv, *exec_path, **names;
+	size_t nnames;
+	struct measure_selection sel; /* the common first, in head's order, then its own */
+	struct bench_result *results;
+	struct report_run rep;
+};
+
+static void side_clear(struct side *b)
 {
-	const char *paths[] = { base, head };
+	for (size_t i = 0; b->results && i < b->sel.n; i++)
+		bench_result_clear(&b->results[i]);
+	free(b->results);
+	results_env_clear(&b->rep.env);
+	measure_selection_clear(&b->sel);
+	str_free_n(b->names, b->nnames);
+	free(b->targv);
+	free(b->exec_path);
+	elf_close(b->ef);
+}
 
-	for (size_t i = 0; i < 2; i++) {
+static bool selected(const struct cli_run_opts *o, const char *name, bool *hits)
+{
+	bool take = !o->nbenches;
+
+	for (size_t b = 0; b < o->nbenches; b++)
+		if (match_glob(o->benches[b], name) || !strcmp(o->benches[b], name))
+			take = hits[b] = true;
+	return take;
+}
+
+static bool listed(const struct side *b, const char *name)
+{
+	for (size_t i = 0; i < b->nnames; i++)
+		if (!strcmp(b->names[i], name))
+			return true;
+	return false;
+}
+
+/* Add instance 'name' of b to its selection. */
+static int add_spec(struct side *b, const char *name)
+{
+	struct bench_spec *s = &b->sel.v[b->sel.n++];
+
+	s->name = strdup(name);
+	s->object = strdup(elf_path(b->ef));
+	s->symbol = gbench_function(b->ef, name, &s->link_addr);
+	s->build_id = elf_build_id(b->ef) ? strdup(elf_build_id(b->ef)) : NULL;
+	s->in_main = s->registered = true;
+	return s->name && s->object ? 0 : -ENOMEM;
+}
+
+int cli_gbench_compare(const char *base_path, const char *head_path, struct cli_run_opts *o,
+		       const struct results_compare_opts *copts, int argc, char **argv,
+		       bool *ret_handled)
+{
+	struct side base = { .path = base_path }, head = { .path = head_path };
+	struct side *sides[2] = { &base, &head };
+	struct cli_progress hs = { 0 };
+	struct measure_hooks hooks = { cli_progress_event, &hs };
+	struct results_file *doc = NULL;
+	struct results_comparison cmp = { 0 };
+	bool *hits = NULL, walltime = !strcmp(o->instrument->name, "walltime");
+	size_t ncommon = 0;
+	char *error = NULL;
+	const char *bad;
+	int r, code = EXIT_USAGE;
+
+	*ret_handled = false;
+	for (int k = 0; k < 2; k++) {
 		const char *what = NULL;
-		struct elf_file *ef = NULL;
-		bool is;
 
-		if (elf_open(paths[i], &ef, &what) < 0)
-			continue; /* said by the paired comparison itself */
-		is = gbench_detect(ef);
-		elf_close(ef);
-		if (is)
-			return cli_error(
-				"compare: %s is a Google Benchmark binary: the paired "
-				"comparison of two such builds is not supported; run each "
-				"with `benchtrap run BINARY --output FILE` and compare the "
-				"two files (docs/gbench.md)",
-				paths[i]);
+		if (elf_open(sides[k]->path, &sides[k]->ef, &what) < 0)
+			goto out; /* said by the comparison of other binaries */
+		if (gbench_detect(sides[k]->ef))
+			*ret_handled = true;
 	}
-	return 0;
+	if (!*ret_handled)
+		goto out;
+	if (o->nsymbols) {
+		cli_error("compare: %s is a Google Benchmark binary: select its benchmarks with "
+			  "--bench, not --symbol (docs/gbench.md)",
+			  gbench_detect(base.ef) ? base_path : head_path);
+		goto out;
+	}
+	for (int k = 0; k < 2; k++)
+		if (!gbench_detect(sides[k]->ef)) {
+			cli_error("compare: %s is a Google Benchmark binary and %s is not: compare "
+				  "two builds of one suite",
+				  sides[1 - k]->path, sides[k]->path);
+			goto out;
+		}
+	if (strcmp(o->instrument->name, "walltime") && strcmp(o->instrument->name, "callgrind") &&
+	    strcmp(o->instrument->name, "memory")) {
+		cli_error("compare: Google Benchmark binaries: --instrument %s does not measure "
+			  "them yet (walltime, callgrind and memory do; docs/gbench.md)",
+			  o->instrument->name);
+		goto out;
+	}
+	if (o->isolation == MEASURE_ISOLATION_SHARED || o->threads.n || o->profile ||
+	    o->keep_profiles || o->cache_sim || o->alloc_stacks || o->warmup_calls_set) {
+		cli_error("compare: Google Benchmark binaries: --isolation shared, --threads, "
+			  "--profile, --keep-profiles, --cache-sim, --alloc-stacks and "
+			  "--warmup-calls do not apply to them (docs/gbench.md)");
+		goto out;
+	}
+	bad = reserved_arg(o->target_args, o->ntarget_args);
+	if (bad) {
+		cli_error("compare: '%s' after '--' would change what benchtrap selects or reads: "
+			  "select with --bench GLOB (docs/gbench.md)",
+			  bad);
+		goto out;
+	}
+	if (cli_check_output(o->output) || cli_open_markers(o->markers, &hs.markers))
+		goto out;
+	cli_fatal_signals();
+	for (int k = 0; k < 2; k++) {
+		struct side *b = sides[k];
+
+		if (cli_measure_target(b->path, b->ef, o, &b->t, &b->targv, &b->exec_path) < 0) {
+			cli_error("out of memory");
+			goto out;
+		}
+		if (ask_list(b->path, &b->t, &b->names, &b->nnames))
+			goto out;
+		b->sel.v = calloc(b->nnames + 1, sizeof(*b->sel.v));
+		if (!b->sel.v) {
+			cli_error("out of memory");
+			goto out;
+		}
+		b->sel.cap = b->nnames + 1;
+	}
+	hits = calloc(o->nbenches + 1, sizeof(*hits));
+	if (!hits) {
+		cli_error("out of memory");
+		goto out;
+	}
+	/* The common instances in head's order, then each build's own. */
+	r = 0;
+	for (size_t i = 0; r == 0 && i < head.nnames; i++)
+		if (selected(o, head.names[i], hits) && listed(&base, head.names[i])) {
+			r = add_spec(&base, head.names[i]);
+			if (r == 0)
+				r = add_spec(&head, head.names[i]);
+			ncommon++;
+		}
+	for (int k = 0; r == 0 && k < 2; k++) {
+		struct side *b = sides[k], *other = sides[1 - k];
+
+		for (size_t i = 0; r == 0 && i < b->nnames; i++)
+			if (selected(o, b->names[i], hits) && !listed(other, b->names[i]))
+				r = add_spec(b, b->names[i]);
+	}
+	if (r < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < o->nbenches; i++)
+		if (!hits[i]) {
+			cli_error("compare: no benchmark of %s or %s matches '%s' (`benchtrap list "
+				  "%s` shows them)",
+				  base_path, head_path, o->benches[i], head_path);
+			goto out;
+		}
+	if (o->shard_n) {
+		measure_select_shard(&base.sel, o->shard_k, o->shard_n);
+		measure_select_shard(&head.sel, o->shard_k, o->shard_n);
+		ncommon = 0;
+		while (ncommon < base.sel.n && ncommon < head.sel.n &&
+		       !strcmp(base.sel.v[ncommon].name, head.sel.v[ncommon].name))
+			ncommon++;
+	} else if (!ncommon) {
+		cli_error("compare: %s and %s have no benchmark in common: nothing to compare",
+			  base_path, head_path);
+		goto out;
+	}
+	for (int k = 0; k < 2; k++) {
+		sides[k]->results = calloc(sides[k]->sel.n + 1, sizeof(*sides[k]->results));
+		if (!sides[k]->results) {
+			cli_error("out of memory");
+			goto out;
+		}
+	}
+	hs.progress = isatty(STDERR_FILENO) && o->format == REPORT_TEXT;
+	hs.total = base.sel.n + head.sel.n;
+	/* walltime: the common instances paired, round by round; the counting
+	 * instruments are exact, each build measured in turn. */
+	if (walltime) {
+		r = gbench_measure_paired(&base.t, &head.t, base.sel.v, head.sel.v, ncommon,
+					  &o->plan, &hooks, base.results, head.results, &error);
+		for (int k = 0; r == 0 && k < 2; k++)
+			r = gbench_measure(&sides[k]->t, "walltime", sides[k]->sel.v + ncommon,
+					   sides[k]->sel.n - ncommon, &o->plan, &hooks,
+					   sides[k]->results + ncommon, &error);
+	} else {
+		r = 0;
+		for (int k = 0; r == 0 && k < 2; k++)
+			r = gbench_measure(&sides[k]->t, o->instrument->name, sides[k]->sel.v,
+					   sides[k]->sel.n, &o->plan, &hooks, sides[k]->results,
+					   &error);
+	}
+	if (hs.progress)
+		fputs("\r\033[K", stderr);
+	if (r < 0) {
+		cli_error("%s", error ? error : "cannot run the binaries");
+		goto out;
+	}
+	for (int k = 0; k < 2; k++) {
+		struct side *b = sides[k];
+
+		if (report_env_collect(b->ef, o->aslr, BENCHTRAP_VERSION, &b->rep.env) < 0) {
+			cli_error("out of memory");
+			goto out;
+		}
+		b->rep.instrument = o->instrument->name;
+		b->rep.isolation = measure_isolation_name(MEASURE_ISOLATION_PROCESS);
+		b->rep.plan = &o->plan;
+		b->rep.argv = argv;
+		b->rep.argc = argc;
+		b->rep.results = b->results;
+		b->rep.n = b->sel.n;
+	}
+	head.rep.paired_base = &base.rep;
+	r = cli_compare_judge(&head.rep, copts, &doc, &cmp);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			cli_error("out of memory");
+		goto out;
+	}
+	code = cli_compare_report(&cmp, o->format, base_path, head_path);
+	fflush(stdout);
+	if (o->output) {
+		r = report_write_json_file(&head.rep, o->output);
+		if (r < 0)
+			code = cli_results_unwritable(o->output, r);
+	}
+out:
+	if (hs.markers && fclose(hs.markers) != 0 && code != EXIT_USAGE)
+		code = cli_error("%s: cannot write markers: %s", o->markers,
+				 atomic_strerror(errno));
+	results_comparison_clear(&cmp);
+	results_free(doc);
+	gbench_strings_clear();
+	free(error);
+	free(hits);
+	side_clear(&base);
+	side_clear(&head);
+	return code;
 }

@@ -21,8 +21,13 @@ int cli_gbench_list(const char *binary, char **filters, size_t nfilters, bool js
 int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progress *hs, int argc,
 		   char **command);
 
-/* compare BASE HEAD: EXIT_USAGE having said why, when either is a Google
- * Benchmark binary; else 0. */
-int cli_gbench_refuse_paired(const char *base, const char *head);
+/* compare BASE HEAD: when either is a Google Benchmark binary
+ * (*ret_handled set), the comparison of their instances (walltime: paired,
+ * round by round) and its exit code; else *ret_handled is false and the
+ * caller compares them as other binaries. */
+struct results_compare_opts;
+int cli_gbench_compare(const char *base, const char *head, struct cli_run_opts *o,
+		       const struct results_compare_opts *copts, int argc, char **argv,
+		       bool *ret_handled);
 
 #endif

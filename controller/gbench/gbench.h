@@ -185,4 +185,21 @@ int gbench_measure(const struct measure_target *t, const char *instrument,
 		   const struct measure_hooks *hooks, struct bench_result *results,
 		   char **ret_error);
 
+/*
+ * compare BASE HEAD under walltime (docs/gbench.md): for each i, instance
+ * bspecs[i] of 'base' and hspecs[i] of 'head' (the same name), in rounds
+ * of one repetition of each build, each in a fresh process, the order
+ * alternating from round to round (base, head; head, base; ...):
+ * plan->min_samples rounds of plan->time_ns over them each. bres[i] and
+ * hres[i] are filled as gbench_measure fills them, one sample per round,
+ * and hres[i].pair_ratios with head over base of each round. A build that
+ * fails an instance is failed there; the other goes on alone. Returns 0,
+ * or a negative errno with *ret_error.
+ */
+int gbench_measure_paired(const struct measure_target *base, const struct measure_target *head,
+			  const struct bench_spec *bspecs, const struct bench_spec *hspecs,
+			  size_t n, const struct measure_plan *plan,
+			  const struct measure_hooks *hooks, struct bench_result *bres,
+			  struct bench_result *hres, char **ret_error);
+
 #endif

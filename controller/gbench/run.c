@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -407,9 +408,12 @@ static int read_results(const char *dir, const struct bench_spec *s, struct gben
 	return r;
 }
 
+/* One instance in a fresh traced child: res filled (failed, or from its
+ * runs); with ret_runs, an instance that ran leaves res as it was and hands
+ * its runs over instead (*ret_runs, *ret_nruns: gbench_runs_free). */
 static int walltime_one(const struct measure_target *t, const struct bench_spec *s,
 			const struct measure_plan *plan, const char *dir, int input, int devnull,
-			struct bench_result *res)
+			struct bench_result *res, struct gbench_run **ret_runs, size_t *ret_nruns)
 {
 	char **argv = NULL, path[PATH_MAX + 16], errpath[PATH_MAX + 16];
 	size_t na = 0, nruns = 0;
@@ -513,10 +517,16 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 				goto out;
 			}
 			r = read_results(dir, s, &runs, &nruns, res);
-			if (r == 0)
+			if (r == 0 && ret_runs) {
+				*ret_runs = runs;
+				*ret_nruns = nruns;
+				runs = NULL;
+				nruns = 0;
+			} else if (r == 0) {
 				r = gbench_result_from_runs(runs, nruns, res);
-			else
+			} else {
 				r = r == -ENOMEM ? r : 0;
+			}
 			goto out;
 		default:
 			continue;
@@ -1207,7 +1217,7 @@ int gbench_measure(const struct measure_target *t, const char *instrument,
 		else if (memory)
 			r = memory_one(t, &specs[i], plan, dir, input, devnull, res);
 		else
-			r = walltime_one(t, &specs[i], plan, dir, input, devnull, res);
+			r = walltime_one(t, &specs[i], plan, dir, input, devnull, res, NULL, NULL);
 		if (r < 0) {
 			*ret_error = fmt("cannot run %s: %s", specs[i].name, strerror(-r));
 			goto out;
@@ -1228,6 +1238,134 @@ out:
 	if (devnull >= 0)
 		close(devnull);
 	free(valgrind);
+	launch_temp_dir_remove(dir);
+	return r;
+}
+
+/* ---- two builds, walltime, paired ------------------------------------------ */
+
+/* Append runs[0..n) (moved) to *all. */
+static int take_runs(struct gbench_run **all, size_t *nall, struct gbench_run *runs, size_t n)
+{
+	struct gbench_run *v = realloc(*all, (*nall + n + 1) * sizeof(*v));
+
+	if (!v) {
+		gbench_runs_free(runs, n);
+		return -ENOMEM;
+	}
+	memcpy(v + *nall, runs, n * sizeof(*v));
+	*all = v;
+	*nall += n;
+	free(runs);
+	return 0;
+}
+
+int gbench_measure_paired(const struct measure_target *base, const struct measure_target *head,
+			  const struct bench_spec *bspecs, const struct bench_spec *hspecs,
+			  size_t n, const struct measure_plan *plan,
+			  const struct measure_hooks *hooks, struct bench_result *bres,
+			  struct bench_result *hres, char **ret_error)
+{
+	const struct measure_target *t[2] = { base, head };
+	size_t rounds = plan->min_samples ? plan->min_samples : 1;
+	/* Each round: one repetition of each build, of --time over the rounds. */
+	struct measure_plan one = *plan;
+	char dir[PATH_MAX];
+	int input = -1, devnull = -1, r;
+
+	*ret_error = NULL;
+	one.min_samples = 1;
+	one.time_ns = plan->time_ns / rounds;
+	r = make_dir(dir, sizeof(dir), "gbench");
+	if (r < 0) {
+		*ret_error = fmt("cannot create a temporary directory: %s", strerror(-r));
+		return r;
+	}
+	input = measure_open_input(head);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (input < 0 || devnull < 0) {
+		r = input < 0 ? input : -errno;
+		*ret_error = fmt("cannot open the child's input: %s", strerror(-r));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct bench_result *res[2] = { &bres[i], &hres[i] };
+		const struct bench_spec *spec[2] = { &bspecs[i], &hspecs[i] };
+		struct gbench_run *all[2] = { NULL, NULL };
+		size_t nall[2] = { 0, 0 };
+		double *ratios = calloc(rounds + 1, sizeof(*ratios));
+		size_t npairs = 0;
+
+		if (!ratios) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (int k = 0; k < 2; k++) {
+			measure_result_begin(res[k], spec[k], "walltime", "ns");
+			measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
+								     .name = spec[k]->name,
+								     .t_ns = res[k]->t_start_ns });
+		}
+		/* base, head; head, base; ...: whatever favours a position
+		 * favours each build alike. */
+		for (size_t round = 0; round < rounds; round++) {
+			double v[2] = { NAN, NAN };
+
+			for (int j = 0; j < 2; j++) {
+				int k = (round % 2) ? 1 - j : j;
+				struct gbench_run *runs = NULL;
+				size_t nruns = 0;
+
+				if (res[k]->status == BENCH_FAILED)
+					continue;
+				/* The timeout bounds each process. */
+				res[k]->t_start_ns = measure_now_ns();
+				r = walltime_one(t[k], spec[k], &one, dir, input, devnull, res[k],
+						 &runs, &nruns);
+				launch_temp_dir_empty(dir);
+				if (r < 0)
+					break;
+				if (!runs)
+					continue;
+				if (nruns && !runs[0].error)
+					v[k] = runs[0].real_ns;
+				r = take_runs(&all[k], &nall[k], runs, nruns);
+				if (r < 0)
+					break;
+			}
+			if (r < 0)
+				break;
+			if (v[0] > 0 && v[1] > 0)
+				ratios[npairs++] = v[1] / v[0];
+		}
+		for (int k = 0; r == 0 && k < 2; k++) {
+			if (res[k]->status != BENCH_FAILED)
+				r = gbench_result_from_runs(all[k], nall[k], res[k]);
+			res[k]->t_end_ns = measure_now_ns();
+			measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_END,
+								     .name = spec[k]->name,
+								     .pid = res[k]->pid,
+								     .t_ns = res[k]->t_end_ns });
+		}
+		gbench_runs_free(all[0], nall[0]);
+		gbench_runs_free(all[1], nall[1]);
+		if (r == 0 && hres[i].status == BENCH_OK && bres[i].status == BENCH_OK && npairs) {
+			hres[i].pair_ratios = ratios;
+			hres[i].npairs = npairs;
+			ratios = NULL;
+		}
+		free(ratios);
+		if (r < 0) {
+			*ret_error = fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	if (input >= 0)
+		close(input);
+	if (devnull >= 0)
+		close(devnull);
 	launch_temp_dir_remove(dir);
 	return r;
 }

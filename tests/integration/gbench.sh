@@ -16,9 +16,8 @@
 # - memory: bytes, allocations and frees per iteration of the benchmark
 #   with known allocations, exact and the same in two runs, on one thread
 #   and on two;
-# - compare of two results files by those names; compare of two binaries
-#   refused with the way out; flags that would change the selection
-#   refused;
+# - compare of two results files by those names, and of two builds (paired
+#   under walltime); flags that would change the selection refused;
 # - --timeout: the instance that runs past it failed, under each
 #   instrument;
 # - no process of the suite, and no temporary directory, left behind after
@@ -194,9 +193,29 @@ expect_no_orphans "$S"
 run compare "$TMP/cg1.json" "$TMP/cg2.json" --format json
 expect_status 0
 expect_out 'BM_threads/threads:2'
-# compare of two binaries: refused, with the way out.
-run compare "$S" "$S"
-expect_usage_error "Google Benchmark binary: the paired comparison .* not supported"
+# compare of two builds: walltime paired round by round (each round a
+# fresh process of each), by the binaries' names; the same build twice
+# fails no gate.
+run compare "$S" "$S" --bench 'BM_memcpy/64' --bench 'BM_named/n:8' --time 0.1 --min-samples 4 \
+	--output "$TMP/paired.json"
+expect_status 0
+expect_out 'BM_memcpy/64'
+expect_out 'BM_named/n:8'
+out=$(cat "$TMP/paired.json")
+cp "$TMP/paired.json" "$TMP/out"
+expect_json '[b["name"] for b in d["benchmarks"]] == ["BM_memcpy/64", "BM_named/n:8"] and all(b["paired"]["pairs"] == 4 for b in d["benchmarks"])'
+expect_json '[b["name"] for b in d["paired"]["base"]["benchmarks"]] == ["BM_memcpy/64", "BM_named/n:8"]'
+# A crash in head fails the gate; exact instruments compare each build in turn.
+run compare "$S" "$S" --bench BM_crash --time 0.1 --min-samples 2
+expect_status 1
+expect_out 'BM_crash .*failed'
+run compare "$S" "$S" --bench BM_alloc --instrument memory --format json
+expect_status 0
+# Two suites with nothing in common, a suite and a program that is not one.
+run compare "$S" "$FIXTURES/gbench/gbench_ripple"
+expect_usage_error "no benchmark in common"
+run compare "$S" "$BUILD_ROOT/benches/examples"
+expect_usage_error "is a Google Benchmark binary and .* is not"
 expect_no_orphans "$S"
 expect_no_temp_dirs
 done_ok
