@@ -407,7 +407,7 @@ def do_bash(benchtrap, path):
            "",
            "_benchtrap()",
            "{",
-           "\tlocal cur prev cmd i",
+           "\tlocal cur prev cmd i ci",
            "\tcur=${COMP_WORDS[COMP_CWORD]}",
            "\tprev=${COMP_WORDS[COMP_CWORD-1]}",
            "\tCOMPREPLY=()",
@@ -418,8 +418,9 @@ def do_bash(benchtrap, path):
            "\t\t*) cmd=${COMP_WORDS[i]}; break ;;",
            "\t\tesac",
            "\tdone",
+           "\tci=$i",
            "\t# After --, the target's own arguments: files.",
-           "\tfor ((i++; i < COMP_CWORD; i++)); do",
+           "\tfor ((i = ci + 1; i < COMP_CWORD; i++)); do",
            "\t\tif [[ ${COMP_WORDS[i]} == -- ]]; then",
            "\t\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))",
            "\t\t\treturn",
@@ -436,7 +437,7 @@ def do_bash(benchtrap, path):
            "\tfi",
            "\tcase $cmd in"]
     out.append("\thelp)")
-    out.append("\t\t((COMP_CWORD == i + 1)) && COMPREPLY=($(compgen -W '%s' -- \"$cur\"))"
+    out.append("\t\t((COMP_CWORD == ci + 1)) && COMPREPLY=($(compgen -W '%s' -- \"$cur\"))"
                % " ".join(cmds))
     out.append("\t\treturn ;;")
     for c in cmds:
