@@ -26,6 +26,7 @@ whose items start with '-' is a group of options, headed by the paragraph
 before it ("selection (...):").
 """
 
+import functools
 import os
 import re
 import subprocess
@@ -39,11 +40,12 @@ OPTION_RE = re.compile(r"(?<![\w-])(-[A-Za-z]|--[a-z][a-z0-9-]*)(?![\w-])")
 ENV = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
 
 
+@functools.lru_cache(maxsize=None)
 def run_help(benchtrap, cmd):
     args = [benchtrap] + ([cmd] if cmd else []) + ["--help"]
     out = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
                          check=True, universal_newlines=True).stdout
-    return out.expandtabs().splitlines()
+    return tuple(out.expandtabs().splitlines())
 
 
 def commands(benchtrap):
@@ -82,7 +84,7 @@ def indent(line):
 
 def blocks(lines):
     block = []
-    for line in lines + [""]:
+    for line in list(lines) + [""]:
         if line.strip():
             block.append(line.rstrip())
         elif block:
