@@ -78,6 +78,10 @@ expect_words "run --format j<tab>" "json" "$(complete_words run ./prog --format 
 expect_words "export --format <tab>" "$(sorted bmf gbench gab)" \
 	"$(complete_words export r.json --format '')"
 expect_words "run --instrument c<tab>" "callgrind" "$(complete_words run ./prog --instrument c)"
+# --format=<tab> and --format=j<tab>: bash splits the word at '='.
+expect_words "run --format=<tab>" "$(refused_values run --format)" \
+	"$(complete_words run ./prog --format =)"
+expect_words "run --format=j<tab>" "json" "$(complete_words run ./prog --format = j)"
 
 # Files and directories.
 mkdir "$TMP/files" "$TMP/files/outdir"
