@@ -293,7 +293,8 @@ def man_page(name, summary, version, page, extra):
             _, heading, items = part
             cur = sections.setdefault("OPTIONS", [])
             if heading and heading != "options":
-                cur.append(".SS " + line_out(esc(heading[0].upper() + heading[1:])))
+                # On a line of its own: a '"' in it stays a character.
+                cur += [".SS", line_out(esc(heading[0].upper() + heading[1:]))]
             elif not first_options:
                 cur.append(".SS Options")
             first_options = False
