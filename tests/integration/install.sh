@@ -26,7 +26,8 @@ files=$(installed "$TMP/dest" "$prefix")
 out=$files
 
 cmds=$("$BENCHTRAP" --help | sed -n '/^commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
-docs=$(cd "$SOURCE_ROOT/docs" && ls *.md)
+# docs/ but docs/man/ (the sources of the manual pages).
+docs=$(cd "$SOURCE_ROOT/docs" && find . -path ./man -prune -o -type f -print | sed 's|^\./||')
 want=$( {
 	echo bin/benchtrap
 	echo "$libdir/benchtrap/libbenchtrap-driver.so"
