@@ -16,6 +16,10 @@ json_t *results_json_str(const char *s)
 
 json_t *results_json_num(double v)
 {
+	/* Whole numbers (counts) as integers: a real is printed with 10
+	 * significant digits, which would round a count of 10^10 or more. */
+	if (isfinite(v) && v == floor(v) && fabs(v) <= RESULTS_JSON_EXACT_MAX)
+		return json_integer((json_int_t)v);
 	return isfinite(v) ? json_real(v) : json_null();
 }
 

@@ -5,9 +5,9 @@
 /*
  * Writing benchtrap's JSON documents, for the results and report modules
  * alone (jansson stays inside them). Every document is written by
- * results_json_dump() or results_json_dump_file(): one number format (ten
- * significant digits), so a figure has the same text in every file that
- * carries it, and a merged file repeats its inputs' numbers to the digit.
+ * results_json_dump() or results_json_dump_file(): one number format (whole
+ * numbers as integers, others with ten significant digits), so a figure has the same text in every
+ * file that carries it, and a merged file repeats its inputs' numbers to the digit.
  */
 
 #include <stdio.h>
@@ -18,7 +18,13 @@
 
 /* A string, or null for NULL. */
 json_t *results_json_str(const char *s);
-/* A number, or null when it is not finite (JSON has no NaN or infinity). */
+/* Whole numbers up to this are integers in a document: every one of them is
+ * a double exactly (2^53). */
+#define RESULTS_JSON_EXACT_MAX 9007199254740992.0
+
+/* A number, or null when it is not finite (JSON has no NaN or infinity). A
+ * whole number up to RESULTS_JSON_EXACT_MAX is an integer, written with all
+ * its digits (a count of 10^10 instructions is not rounded to ten). */
 json_t *results_json_num(double v);
 /* The "environment" object of a results document (docs/results.md): every
  * field, null where it is unknown. */
