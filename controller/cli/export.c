@@ -58,6 +58,7 @@ int cli_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	struct report_export_notes notes = { 0 };
 	struct results_file *rf = NULL;
 	const char *path = NULL, *fmt = NULL;
 	const char *names[16];
@@ -98,9 +99,15 @@ int cli_export(int argc, char **argv)
 		free(msg);
 		return EXIT_USAGE;
 	}
-	r = report_export(rf, fmt, stdout);
+	r = report_export(rf, fmt, stdout, &notes);
 	results_free(rf);
 	if (r < 0)
 		return cli_error("export: cannot write the export: %s", str_errno(-r));
+	if (notes.shortened)
+		fprintf(stderr,
+			"benchtrap: export: %zu benchmark name%s longer than %s takes (%zu "
+			"bytes) shortened to a prefix and a hash of the whole name\n",
+			notes.shortened, notes.shortened == 1 ? "" : "s",
+			!strcmp(fmt, "bmf") ? "Bencher" : fmt, notes.limit);
 	return EXIT_OK;
 }
