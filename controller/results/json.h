@@ -31,7 +31,9 @@ json_t *results_json_num(double v);
 json_t *results_json_env(const struct results_env *e);
 
 /*
- * Write 'doc' indented, with a final newline, and release it. 'doc' may be
+ * Write 'doc' indented, with a final newline, and release it. Whole reals
+ * in it are written as integers first (RESULTS_JSON_EXACT_MAX), wherever
+ * they came from. 'doc' may be
  * NULL (a failed json_pack): -ENOMEM. 0, or the write's -errno (-ENOSPC on a
  * full disk; -EIO when the stream gave none) when writing failed.
  */
