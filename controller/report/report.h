@@ -24,9 +24,9 @@ int report_env_collect(const struct elf_file *binary, bool aslr, const char *ver
 struct report_run {
 	struct results_env env;
 	const char *instrument;
-	const char *isolation;	    /* "benchmark" or "shared" */
+	const char *isolation; /* "benchmark" or "shared" */
 	const struct measure_plan *plan;
-	char **argv;		    /* the benchtrap command line */
+	char **argv; /* the benchtrap command line */
 	int argc;
 	const struct bench_result *results;
 	size_t n;
@@ -49,8 +49,7 @@ enum report_format { REPORT_TEXT, REPORT_MARKDOWN, REPORT_JSON };
 /* The summary table, in Markdown for REPORT_MARKDOWN and as text otherwise;
  * failures and diagnostics follow it. 'color': ANSI colours (only ever for
  * a terminal without NO_COLOR). */
-void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt,
-			bool color);
+void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt, bool color);
 
 /* One JSON line for a marker event. */
 void report_marker_line(FILE *f, const struct measure_event *ev);
@@ -107,9 +106,29 @@ int report_compare_json(const struct results_comparison *c, const char *base, co
  * customSmallerIsBetter). The i-th name, or NULL past the last. */
 const char *report_export_name(size_t i);
 
+/* What an export changed for its consumer, for the caller to say. */
+struct report_export_notes {
+	size_t shortened; /* names longer than the consumer takes, shortened */
+	size_t limit;	  /* to this many bytes */
+};
+
 /* 'rf' in the export format named 'format'. 0, -EINVAL for a name
- * report_export_name() does not give, or a negative errno. */
-int report_export(const struct results_file *rf, const char *format, FILE *f);
+ * report_export_name() does not give, or a negative errno. On success
+ * *ret_notes (when not NULL) says what was shortened. */
+int report_export(const struct results_file *rf, const char *format, FILE *f,
+		  struct report_export_notes *ret_notes);
+
+/* "~" and 16 hex digits: what report_export_fit_name() puts after a prefix. */
+#define REPORT_EXPORT_HASH_LEN 17
+
+/*
+ * 'name' when it has at most 'limit' bytes; otherwise its longest prefix
+ * that ends on a UTF-8 character boundary and leaves room for "~" and the
+ * 64-bit FNV-1a hash of the whole name in 16 hex digits, so that the result
+ * has at most 'limit' bytes, is the same for the same name, and differs for
+ * names that share the prefix. A copy to free, or NULL when out of memory.
+ */
+char *report_export_fit_name(const char *name, size_t limit);
 
 /* ---- benchtrap observe (observe.c) ------------------------------------------ */
 
