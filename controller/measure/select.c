@@ -190,12 +190,16 @@ static bool one_function(const struct candidate *c, size_t n)
 }
 
 /* The overloads of an ambiguous name, "'a', 'b' and 'c'" (one each), and
- * the first as the selector that picks it ("num::scale(long)(7)"). */
-static int say_overloads(const struct candidate *c, size_t n, const char *selector_args,
-			 struct measure_miss *m)
+ * the first that can take the arguments as the selector that picks it
+ * ("num::scale(long)(7)"). */
+static int say_overloads(const struct candidate *c, size_t n, unsigned nargs,
+			 const char *selector_args, struct measure_miss *m)
 {
-	size_t len = 1;
+	size_t len = 1, pick = 0;
 	char *names;
+
+	while (pick + 1 < n && match_floating_param(c[pick].sym->demangled, nargs) >= 0)
+		pick++;
 
 	for (size_t i = 0; i < n; i++)
 		len += strlen(c[i].sym->demangled) + 8;
@@ -225,7 +229,7 @@ static int say_overloads(const struct candidate *c, size_t n, const char *select
 		shown++;
 	}
 	m->names = names;
-	if (asprintf(&m->function, "%s%s", c[0].sym->demangled, selector_args) < 0) {
+	if (asprintf(&m->function, "%s%s", c[pick].sym->demangled, selector_args) < 0) {
 		m->function = NULL;
 		return -ENOMEM;
 	}
@@ -299,7 +303,7 @@ static int select_symbol(const struct elf_scope *scope, const char *pattern, con
 			if (nargs)
 				strcat(list, ")");
 			*miss = (struct measure_miss){ .what = MEASURE_MISS_AMBIGUOUS };
-			r = say_overloads(c, n, list, miss);
+			r = say_overloads(c, n, nargs, list, miss);
 			if (r == 0)
 				r = -EINVAL;
 			goto out;

@@ -51,7 +51,7 @@ expect_out 'long num::unroll<8>\(long\)'
 
 # ---- an exact name of several overloads -----------------------------------------------------
 run run "$F" --symbol 'num::scale(7)' "${MEM[@]}"
-expect_usage_error "--symbol 'num::scale\(7\)' names several functions: 'num::scale\(long\)', 'num::scale\(long, long\)' and 'num::scale\(double\)' \(pick one by its parameter types, as in --symbol 'num::scale\(long\)\(7\)'\)"
+expect_usage_error "--symbol 'num::scale\(7\)' names several functions: 'num::scale\(double\)', 'num::scale\(long\)' and 'num::scale\(long, long\)' \(pick one by its parameter types, as in --symbol 'num::scale\(long\)\(7\)'\)"
 run run "$F" --symbol 'num::scale' "${MEM[@]}"
 expect_usage_error "names several functions"
 

@@ -307,7 +307,8 @@ static void test_cxx_select(void **state)
 	assert_int_equal(select_one(ef, "num::scale(7)", &sel, &miss), -EINVAL);
 	assert_int_equal(miss.what, MEASURE_MISS_AMBIGUOUS);
 	assert_string_equal(miss.names,
-			    "'num::scale(long)', 'num::scale(long, long)' and 'num::scale(double)'");
+			    "'num::scale(double)', 'num::scale(long)' and 'num::scale(long, long)'");
+	/* the suggestion is an overload that can take the arguments */
 	assert_string_equal(miss.function, "num::scale(long)(7)");
 	assert_string_equal(miss.selector, "num::scale(7)");
 	measure_miss_clear(&miss);
