@@ -6,7 +6,8 @@
 # instrument's exact count proving which overload ran (each allocates bytes
 # that say so); rows keep the types, so merge accepts the file; globs leave
 # out the pieces (.cold, .part), which are refused by name; a specialized
-# copy (.constprop, .isra) runs with a diagnostic.
+# copy (.constprop, .isra) runs with a diagnostic. observe leaves the
+# pieces out too.
 . "$(dirname "$0")/lib.sh"
 F=$FIXTURES/elf/cxx_select
 MEM=(--instrument memory)
@@ -102,6 +103,16 @@ expect_usage_error "'num::guarded\(long\*, long\) \[clone \.part\.[0-9]+\]' is a
 run run "$F" --symbol 'num::rare_error' "${MEM[@]}" --format json
 expect_status 0
 expect_json '[b["name"] for b in d["benchmarks"]] == ["num::rare_error(long)"]'
+
+# observe arms no piece either (num::guarded's .part runs twice in this
+# program, and 'num::*' names it).
+run observe --symbol 'num::*' --output "$TMP/observe.json" -- "$F"
+expect_status 0
+python3 -c 'import json,sys
+n = [b["name"] for b in json.load(open(sys.argv[1]))["benchmarks"]]
+sys.exit("num::rare_error(long)" not in n or any("[clone .cold]" in x or "[clone .part" in x for x in n))' \
+	"$TMP/observe.json" || fail "observe must time num::rare_error and no piece of a function"
+checks=$((checks + 1))
 
 # ---- a specialized copy: runs, said in its diagnostics --------------------------------------
 run run "$F" --symbol 'num::with_k' "${MEM[@]}" --format json
