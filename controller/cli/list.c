@@ -23,13 +23,16 @@ static const char usage[] =
 	"these are what `benchtrap run --bench` selects. With --symbols, lists the\n"
 	"function symbols of BINARY and of the shared libraries it needs (found as the\n"
 	"dynamic loader finds them): any of them can be run with\n"
-	"`benchtrap run --symbol`.\n"
+	"`benchtrap run --symbol`, but for those NOTE marks not callable (pieces gcc\n"
+	"split off a function: .cold, .part).\n"
 	"\n"
 	"options:\n"
 	"  --symbols        list function symbols instead of registered benchmarks\n"
 	"  --filter GLOB    keep names matching GLOB (shell-style; repeatable). A name\n"
 	"                   matches by its raw or demangled form, with or without its\n"
-	"                   parameter list; 'fib[20]' also matches itself exactly\n"
+	"                   parameter list, a template's return type, a member's\n"
+	"                   const/&/&& and a clone suffix; 'fib[20]' also matches\n"
+	"                   itself exactly\n"
 	"  --no-libs        with --symbols, leave out the shared libraries\n"
 	"  --json           machine-readable output (schema: docs/list.md)\n"
 	"  -h, --help       show this help\n"
@@ -167,11 +170,26 @@ out:
 	return r;
 }
 
+/* What the NOTE column says of a piece or a copy of a function. */
+static const char *kind_note(enum elf_fn_kind kind)
+{
+	switch (kind) {
+	case ELF_FN_FRAGMENT:
+		return "not callable: a piece of a function";
+	case ELF_FN_CLONE:
+		return "compiler's copy: arguments may differ";
+	case ELF_FN_PLAIN:
+		break;
+	}
+	return NULL;
+}
+
 static int list_symbols(struct list_opts *o, struct elf_file *ef)
 {
-	static const char *const headers[] = { "ADDRESS", "SIZE", "OBJECT", "FUNCTION", "RAW" };
-	static const enum table_align align[] = { TABLE_RIGHT, TABLE_RIGHT, TABLE_LEFT, TABLE_LEFT,
-						  TABLE_LEFT };
+	static const char *const headers[] = { "ADDRESS", "SIZE",	"OBJECT",
+					       "FUNCTION", "RAW", "NOTE" };
+	static const enum table_align align[] = { TABLE_RIGHT, TABLE_RIGHT, TABLE_LEFT,
+						  TABLE_LEFT,  TABLE_LEFT,  TABLE_LEFT };
 	struct elf_scope scope = { 0 };
 	struct report_list_symbol *syms = NULL;
 	struct table *t = NULL;
@@ -182,7 +200,7 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 		return cli_error("out of memory");
 	for (size_t k = 0; k < scope.n; k++)
 		total += elf_symbol_count(scope.objs[k]);
-	t = table_new(5, headers, align);
+	t = table_new(6, headers, align);
 	syms = calloc(total + 1, sizeof(*syms));
 	if (!t || !syms) {
 		r = cli_error("out of memory");
@@ -203,8 +221,8 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 			snprintf(size, sizeof(size), "%" PRIu64, s->size);
 			table_add(t, (const char *const[]){ addr, size, str_basename(elf_path(obj)),
 							    s->demangled,
-							    s->demangled != s->name ? s->name :
-										      NULL });
+							    s->demangled != s->name ? s->name : NULL,
+							    kind_note(s->kind) });
 		}
 	}
 

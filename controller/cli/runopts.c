@@ -102,11 +102,25 @@ int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss 
 		return cli_error("%s: no function matches '%s' in it or its libraries "
 				 "(`benchtrap list %s --symbols` shows them)",
 				 binary, m->pattern, binary);
+	case MEASURE_MISS_AMBIGUOUS:
+		return cli_error("%s: --symbol '%s' names several functions: %s (pick one by its "
+				 "parameter types, as in --symbol '%s')",
+				 binary, m->selector, m->names, m->function);
+	case MEASURE_MISS_FRAGMENT:
+		return cli_error("%s: '%s' is a piece the compiler split off a function "
+				 "(.cold, .part), which runs only from inside it and cannot be "
+				 "called (select the function it belongs to)",
+				 binary, m->function);
+	case MEASURE_MISS_FLOATING:
+		return cli_error("%s: '%s' takes floating-point parameters, but --symbol passes "
+				 "integer arguments, in integer registers (pick an overload with "
+				 "integer parameters, or select it without arguments)",
+				 binary, m->function);
 	case MEASURE_MISS_BAD_CALL:
 		break;
 	}
-	return cli_error("%s: cannot read --symbol '%s': write NAME or NAME(1,2) with up to %d "
-			 "integer arguments",
+	return cli_error("%s: cannot read --symbol '%s': write NAME, NAME(1,2) with up to %d "
+			 "integer arguments, or NAME(TYPES)(1,2) for one overload",
 			 cmd, m->selector, MEASURE_MAX_ARGS);
 }
 

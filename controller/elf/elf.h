@@ -40,6 +40,25 @@ enum elf_binding {
 	ELF_BIND_WEAK,
 };
 
+/*
+ * What a function symbol is, by the suffix gcc gives the name of a piece
+ * or a copy of a function ("f.cold", "_Z1fl.constprop.0", demangled
+ * "f(long) [clone .constprop.0]").
+ */
+enum elf_fn_kind {
+	ELF_FN_PLAIN, /* a function */
+	/* a copy specialized for its callers (.constprop.N, .isra.N): it may
+	 * ignore arguments or take other ones than its name says */
+	ELF_FN_CLONE,
+	/* a piece split off a function (.cold, .cold.N, .part.N) that runs in
+	 * the middle of it: not a function that can be called */
+	ELF_FN_FRAGMENT,
+};
+
+/* The kind of the function whose raw symbol name is 'raw' (a fragment when
+ * any suffix says so, else a clone when any does). */
+enum elf_fn_kind elf_fn_kind_of(const char *raw);
+
 /* One function symbol. Addresses are link-time virtual addresses as in the
  * file; for a position-independent object add the load bias to get a
  * run-time address. */
@@ -51,6 +70,7 @@ struct elf_symbol {
 	enum elf_binding binding;
 	bool dynamic; /* found in .dynsym (exported), not only in .symtab */
 	bool ifunc;   /* STT_GNU_IFUNC: addr is a resolver that returns the function */
+	enum elf_fn_kind kind;
 };
 
 /* One benchmark registered with target-stub's BENCHTRAP(), BENCHTRAP_ARGS()

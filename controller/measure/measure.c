@@ -30,6 +30,12 @@ void measure_result_begin(struct bench_result *res, const struct bench_spec *spe
 {
 	*res = (struct bench_result){ .spec = spec, .instrument = instrument, .unit = unit };
 	res->t_start_ns = measure_now_ns();
+	if (spec && spec->clone)
+		bench_result_diagnose(res,
+				      "a copy of a function that the compiler specialized for its "
+				      "callers (.constprop, .isra): it may ignore the arguments it is "
+				      "given or expect other ones than its name says; measure the "
+				      "function itself where the binary has it");
 }
 
 void measure_result_count(struct bench_result *res, double value)

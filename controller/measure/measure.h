@@ -31,6 +31,8 @@ struct bench_spec {
 	uint64_t link_addr; /* the function's link-time address in 'object' */
 	bool ifunc;	  /* link_addr is an IFUNC resolver: time what it returns */
 	bool registered;  /* registered with target-stub (not a --symbol) */
+	bool clone;	  /* a compiler's specialized copy (ELF_FN_CLONE): said in
+			     each result's diagnostics */
 	int64_t args[MEASURE_MAX_ARGS];
 	unsigned nargs;
 	/* Bodies run at once, each on a thread of its own that benchtrap
@@ -49,10 +51,14 @@ void bench_spec_clear(struct bench_spec *s);
  * whose name matches a glob of 'benches', then the functions of the binary
  * or of the libraries it loads that a pattern of 'symbols' ("NAME" or
  * "NAME(1,2)", match_parse_call) selects; each benchmark once, in that
- * order. With neither, every registered benchmark. Returns 0 and the
- * selection in *ret; -ENOENT when a selector matched nothing and -EINVAL
- * when a --symbol pattern cannot be read, with *ret_miss saying which (clear
- * it with measure_miss_clear); or -ENOMEM.
+ * order. With neither, every registered benchmark. A glob leaves out the
+ * pieces of functions (ELF_FN_FRAGMENT); an exact name that selects
+ * several functions of different names in one object (C++ overloads) is
+ * ambiguous. Returns 0 and the selection in *ret; -ENOENT when a selector
+ * matched nothing and -EINVAL when a --symbol pattern cannot be read, is
+ * ambiguous, selects only a fragment, or passes integers to floating-point
+ * parameters, with *ret_miss saying which (clear it with
+ * measure_miss_clear); or -ENOMEM.
  *
  * With 'found' (one flag per selector: benches, then symbols; one for the
  * default selection), a selector that matches nothing is no error: it is
@@ -69,6 +75,11 @@ enum measure_miss_what {
 	MEASURE_MISS_BENCH,	/* a benchmark glob matched no registered benchmark */
 	MEASURE_MISS_SYMBOL,	/* a symbol pattern matched no function */
 	MEASURE_MISS_BAD_CALL,	/* a symbol pattern is not NAME or NAME(args) */
+	MEASURE_MISS_AMBIGUOUS,	/* an exact name selects overloads: 'names' lists them */
+	MEASURE_MISS_FRAGMENT,	/* an exact name selects only a piece of a function
+				   (ELF_FN_FRAGMENT), 'function' */
+	MEASURE_MISS_FLOATING,	/* integer arguments for floating-point parameters of
+				   'function' */
 };
 
 struct measure_miss {
@@ -80,6 +91,9 @@ struct measure_miss {
 	char *missing;		/* SYMBOL: a library the loader would find but we did not,
 				   so it was not searched; NULL if none */
 	char suggest[512];	/* the closest names, "'a', 'b'" (match_suggest), or "" */
+	char *names;		/* AMBIGUOUS: the overloads, "'f(long)' and 'f(double)'" */
+	char *function;		/* FRAGMENT, FLOATING: its demangled name; AMBIGUOUS:
+				   the first overload as a selector, arguments and all */
 };
 
 struct elf_file;

@@ -248,6 +248,145 @@ static void test_cxx(void **state)
 #endif
 }
 
+static void test_fn_kind(void **state)
+{
+	assert_int_equal(elf_fn_kind_of("work"), ELF_FN_PLAIN);
+	assert_int_equal(elf_fn_kind_of("work.cold"), ELF_FN_FRAGMENT);
+	assert_int_equal(elf_fn_kind_of("work.cold.3"), ELF_FN_FRAGMENT);
+	assert_int_equal(elf_fn_kind_of("work.part.0"), ELF_FN_FRAGMENT);
+	assert_int_equal(elf_fn_kind_of("_ZN3num10rare_errorEl.cold"), ELF_FN_FRAGMENT);
+	assert_int_equal(elf_fn_kind_of("work.isra.0.cold"), ELF_FN_FRAGMENT);
+	assert_int_equal(elf_fn_kind_of("work.constprop.0"), ELF_FN_CLONE);
+	assert_int_equal(elf_fn_kind_of("_ZN3numL6with_kEll.constprop.0"), ELF_FN_CLONE);
+	assert_int_equal(elf_fn_kind_of("work.constprop.0.isra.0"), ELF_FN_CLONE);
+	assert_int_equal(elf_fn_kind_of("work.isra.1"), ELF_FN_CLONE);
+	assert_int_equal(elf_fn_kind_of("work.lto_priv.0"), ELF_FN_PLAIN);
+	assert_int_equal(elf_fn_kind_of("work.localalias"), ELF_FN_PLAIN);
+	assert_int_equal(elf_fn_kind_of("coldest.partial"), ELF_FN_PLAIN);
+	assert_int_equal(elf_fn_kind_of("memcpy@GLIBC_2.2.5"), ELF_FN_PLAIN);
+	assert_int_equal(elf_fn_kind_of("f.cold@V_1.0"), ELF_FN_FRAGMENT);
+}
+
+#ifdef HAVE_CXX_FIXTURE
+/* Select 'selector' alone in ef: the return of measure_select(). */
+static int select_one(struct elf_file *ef, const char *selector, struct measure_selection *sel,
+		      struct measure_miss *miss)
+{
+	*sel = (struct measure_selection){ 0 };
+	*miss = (struct measure_miss){ 0 };
+	return measure_select(ef, NULL, 0, &selector, 1, NULL, sel, miss);
+}
+
+/* The symbol of ef whose raw name ends with 'suffix', or NULL. */
+static const struct elf_symbol *symbol_ending(struct elf_file *ef, const char *suffix)
+{
+	for (size_t i = 0; i < elf_symbol_count(ef); i++) {
+		const struct elf_symbol *s = elf_symbol(ef, i);
+		size_t n = strlen(s->name), k = strlen(suffix);
+
+		if (n > k && !strcmp(s->name + n - k, suffix))
+			return s;
+	}
+	return NULL;
+}
+#endif
+
+/* Overloads, templates, const members and gcc's pieces of functions
+ * (tests/fixtures/elf/cxx_select.cc). */
+static void test_cxx_select(void **state)
+{
+#ifndef HAVE_CXX_FIXTURE
+	skip();
+#else
+	struct elf_file *ef = open_fixture("cxx_select");
+	struct measure_selection sel;
+	struct measure_miss miss;
+	const struct elf_symbol *s;
+
+	/* An exact name of three overloads: refused, all three named. */
+	assert_int_equal(select_one(ef, "num::scale(7)", &sel, &miss), -EINVAL);
+	assert_int_equal(miss.what, MEASURE_MISS_AMBIGUOUS);
+	assert_string_equal(miss.names,
+			    "'num::scale(double)', 'num::scale(long)' and 'num::scale(long, long)'");
+	/* the suggestion is an overload that can take the arguments */
+	assert_string_equal(miss.function, "num::scale(long)(7)");
+	assert_string_equal(miss.selector, "num::scale(7)");
+	measure_miss_clear(&miss);
+
+	/* One by its parameter types; names keep them. */
+	static const struct {
+		const char *selector, *name;
+		unsigned nargs;
+	} picks[] = {
+		{ "num::scale(long)(7)", "num::scale(long)(7)", 1 },
+		{ "num::scale(long,long)(3, 4)", "num::scale(long, long)(3,4)", 2 },
+		{ "num::scale(double)", "num::scale(double)", 0 },
+		{ "_ZN3num5scaleEd", "num::scale(double)", 0 },
+		{ "num::unroll<8>(5)", "long num::unroll<8>(long)(5)", 1 },
+		{ "long num::unroll<8>", "long num::unroll<8>(long)", 0 },
+		{ "Grid<int>::sum", "Grid<int>::sum() const", 0 },
+		{ "Grid<int>::sum()", "Grid<int>::sum() const", 0 },
+		{ "num::rare_error", "num::rare_error(long)", 0 },
+	};
+	for (size_t i = 0; i < sizeof(picks) / sizeof(picks[0]); i++) {
+		assert_int_equal(select_one(ef, picks[i].selector, &sel, &miss), 0);
+		assert_int_equal(sel.n, 1);
+		assert_string_equal(sel.v[0].name, picks[i].name);
+		assert_int_equal(sel.v[0].nargs, picks[i].nargs);
+		assert_false(sel.v[0].clone);
+		measure_selection_clear(&sel);
+	}
+
+	/* Integers for a floating-point parameter: refused. */
+	assert_int_equal(select_one(ef, "num::scale(double)(2)", &sel, &miss), -EINVAL);
+	assert_int_equal(miss.what, MEASURE_MISS_FLOATING);
+	assert_string_equal(miss.function, "num::scale(double)");
+	measure_miss_clear(&miss);
+
+	/* A glob: every function once, no piece of one, names unique. */
+	assert_int_equal(select_one(ef, "num::*", &sel, &miss), 0);
+	assert_true(sel.n >= 6);
+	for (size_t i = 0; i < sel.n; i++) {
+		assert_int_equal(elf_fn_kind_of(sel.v[i].symbol) == ELF_FN_FRAGMENT, false);
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(sel.v[i].name, sel.v[j].name);
+	}
+	measure_selection_clear(&sel);
+
+	/* What gcc made of the fixture, where it did. */
+	s = symbol_ending(ef, ".cold");
+	if (s) {
+		assert_int_equal(s->kind, ELF_FN_FRAGMENT);
+		assert_int_equal(select_one(ef, s->name, &sel, &miss), -EINVAL);
+		assert_int_equal(miss.what, MEASURE_MISS_FRAGMENT);
+		measure_miss_clear(&miss);
+		assert_int_equal(select_one(ef, s->demangled, &sel, &miss), -EINVAL);
+		assert_int_equal(miss.what, MEASURE_MISS_FRAGMENT);
+		measure_miss_clear(&miss);
+	}
+	s = symbol_ending(ef, ".part.0");
+	if (s) {
+		assert_int_equal(s->kind, ELF_FN_FRAGMENT);
+		/* num::guarded exists only as its piece */
+		assert_int_equal(select_one(ef, "num::guarded", &sel, &miss), -EINVAL);
+		assert_int_equal(miss.what, MEASURE_MISS_FRAGMENT);
+		measure_miss_clear(&miss);
+	}
+	s = symbol_ending(ef, ".constprop.0");
+	if (s) {
+		assert_int_equal(s->kind, ELF_FN_CLONE);
+		assert_int_equal(select_one(ef, "num::with_k", &sel, &miss), 0);
+		assert_int_equal(sel.n, 1);
+		assert_true(sel.v[0].clone);
+		measure_selection_clear(&sel);
+	}
+	s = symbol_ending(ef, ".isra.0");
+	if (s)
+		assert_int_equal(s->kind, ELF_FN_CLONE);
+	elf_close(ef);
+#endif
+}
+
 #ifdef HAVE_RUST_FIXTURE
 static void check_rust(const char *fixture_name, const char *prefix)
 {
@@ -693,6 +832,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_needed),
 		cmocka_unit_test(test_static_needs_nothing),
 		cmocka_unit_test(test_cxx),
+		cmocka_unit_test(test_fn_kind),
+		cmocka_unit_test(test_cxx_select),
 		cmocka_unit_test(test_demangle_strings),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_empty_build_id),
