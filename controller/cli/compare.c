@@ -241,7 +241,7 @@ int cli_compare(int argc, char **argv)
 				goto out;
 			/* The options of measuring, for the message if the
 			 * operands turn out to be files. */
-			if (c != CLI_OPT_FORMAT && !binary_option)
+			if (c != CLI_OPT_FORMAT && c != CLI_OPT_QUIET && !binary_option)
 				binary_option = option_name(longopts, c);
 		}
 	}

@@ -213,8 +213,7 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 
-	hs.progress = isatty(STDERR_FILENO) && o.format == REPORT_TEXT;
-	hs.total = specs.n;
+	cli_progress_init(&hs, &o, specs.n);
 	results = calloc(specs.n ? specs.n : 1, sizeof(*results));
 	if (!results) {
 		cli_error("out of memory");
@@ -237,8 +236,7 @@ int cli_run(int argc, char **argv)
 						      .profile = o.profile,
 						      .static_binary = !elf_is_dynamic(ef) },
 			      &hooks, results, &error);
-	if (hs.progress)
-		fputs("\r\033[K", stderr);
+	cli_progress_end(&hs);
 	if (r < 0) {
 		/* The binary could not run at all: bad input. */
 		char *nl = error ? strchr(error, '\n') : NULL;
