@@ -347,9 +347,9 @@ struct measure_event {
 	const struct measure_bound *bounds;
 	size_t nbounds;
 	/* BENCH_END: the benchmark's result, final (status, value, stats),
-	 * for progress to say; NULL otherwise. A run that fails as a whole
-	 * (the instrument returns an error) says the end of none of its
-	 * discarded results. */
+	 * for progress to say; NULL otherwise. When the binary cannot be run
+	 * at all (the instrument's error on its first benchmark, bad input),
+	 * no BENCH_END is said. */
 	const struct bench_result *result;
 };
 
