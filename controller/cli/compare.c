@@ -69,6 +69,9 @@ static const char usage[] =
 	"  --threads LIST      each benchmark on N threads at once for each N of LIST,\n"
 	"                      NAME[threads=N], in both builds\n"
 	"  --markers FILE      start/end markers of every benchmark and sample\n"
+	"  --quiet             no progress on stderr (otherwise, when stderr is not a\n"
+	"                      terminal, a line per build's benchmark as it finishes:\n"
+	"                      [2/7] work (head)  2.916 µs ± 1.6%)\n"
 	"\n"
 	"When GITHUB_STEP_SUMMARY names a file (GitHub Actions), the markdown report\n"
 	"is appended to it as well.\n"
@@ -241,7 +244,7 @@ int cli_compare(int argc, char **argv)
 				goto out;
 			/* The options of measuring, for the message if the
 			 * operands turn out to be files. */
-			if (c != CLI_OPT_FORMAT && !binary_option)
+			if (c != CLI_OPT_FORMAT && c != CLI_OPT_QUIET && !binary_option)
 				binary_option = option_name(longopts, c);
 		}
 	}

@@ -171,3 +171,15 @@ void measure_emit(const struct measure_hooks *h, const struct measure_event *ev)
 	if (h && h->event)
 		h->event(ev, h->userdata);
 }
+
+void measure_emit_end(const struct measure_hooks *h, const struct bench_result *res, pid_t pid,
+		      uint64_t t_ns)
+{
+	struct measure_event ev = { .kind = MEASURE_BENCH_END,
+				    .name = res->spec->name,
+				    .pid = pid,
+				    .t_ns = t_ns,
+				    .result = res };
+
+	measure_emit(h, &ev);
+}

@@ -360,6 +360,11 @@ struct measure_event {
 	 * sample is [min start, max end] of them. */
 	const struct measure_bound *bounds;
 	size_t nbounds;
+	/* BENCH_END: the benchmark's result, final (status, value, stats),
+	 * for progress to say; NULL otherwise. When the binary cannot be run
+	 * at all (the instrument's error on its first benchmark, bad input),
+	 * no BENCH_END is said. */
+	const struct bench_result *result;
 };
 
 struct measure_hooks {
@@ -369,6 +374,9 @@ struct measure_hooks {
 
 /* Pass ev to the hooks' callback, if any. */
 void measure_emit(const struct measure_hooks *h, const struct measure_event *ev);
+/* MEASURE_BENCH_END of res (its spec's name, pid and t_ns as given). */
+void measure_emit_end(const struct measure_hooks *h, const struct bench_result *res, pid_t pid,
+		      uint64_t t_ns);
 
 uint64_t measure_now_ns(void);
 
