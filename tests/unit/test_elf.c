@@ -502,6 +502,32 @@ static void test_select(void **state)
 	elf_close(ef);
 }
 
+/* A function of a static library linked into a stripped program has no
+ * symbol: the miss says the binary is stripped and suggests no library's
+ * look-alike; the same program unstripped has the function. */
+static void test_select_stripped_static(void **state)
+{
+	struct elf_file *ef = open_fixture("static_user_stripped");
+	const char *symbols[] = { "fxstatic_compress" };
+	struct measure_selection sel = { 0 };
+	struct measure_miss miss = { 0 };
+
+	assert_true(elf_is_stripped(ef));
+	assert_int_equal(measure_select(ef, NULL, 0, symbols, 1, NULL, &sel, &miss), -ENOENT);
+	assert_int_equal(miss.what, MEASURE_MISS_SYMBOL);
+	assert_true(miss.stripped);
+	assert_string_equal(miss.suggest, "");
+	measure_miss_clear(&miss);
+	elf_close(ef);
+
+	ef = open_fixture("static_user");
+	assert_int_equal(measure_select(ef, NULL, 0, symbols, 1, NULL, &sel, &miss), 0);
+	assert_int_equal(sel.n, 1);
+	assert_true(sel.v[0].in_main);
+	measure_selection_clear(&sel);
+	elf_close(ef);
+}
+
 /* What every build of threads_bench.c registers, in source order. */
 static const struct {
 	const char *name, *base;
@@ -698,6 +724,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_empty_build_id),
 		cmocka_unit_test(test_nobits_comment),
 		cmocka_unit_test(test_select),
+		cmocka_unit_test(test_select_stripped_static),
 		cmocka_unit_test(test_threads_registry),
 		cmocka_unit_test(test_threads_registry_bad),
 		cmocka_unit_test(test_threads_select),
