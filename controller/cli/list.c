@@ -224,6 +224,14 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 		cli_note("%s is stripped: its local functions are absent; %s", o->binary,
 			 elf_symbol_count(ef) ? "listing the functions it exports" :
 						"it exports no functions either");
+	if (scope.how == ELF_LIBS_NO_INTERP)
+		cli_note("%s: its interpreter %s is not on this machine: it cannot run here, and "
+			 "the libraries it needs are not listed",
+			 o->binary, elf_interp(ef));
+	else if (scope.how == ELF_LIBS_SEARCHED)
+		cli_note("%s: its interpreter %s could not be asked which libraries it loads; "
+			 "they were searched for as it searches",
+			 o->binary, elf_interp(ef));
 	for (char **m = scope.missing; *m; m++)
 		cli_note("library %s not found (is LD_LIBRARY_PATH set as the program needs?); "
 			 "its functions are not listed",

@@ -183,7 +183,7 @@ static void test_needed(void **state)
 	bool saw_fxlib = false, saw_libc = false;
 
 	assert_int_equal(elf_needed_count(ef) >= 2, true);
-	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing), 0);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, NULL), 0);
 	assert_non_null(missing);
 	assert_null(missing[0]);
 	for (size_t i = 0; i < n; i++) {
@@ -217,7 +217,7 @@ static void test_static_needs_nothing(void **state)
 	size_t n = 99;
 
 	assert_int_equal(elf_needed_count(ef), 0);
-	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing), 0);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, NULL), 0);
 	assert_int_equal(n, 0);
 	assert_null(missing[0]);
 	free(libs);
