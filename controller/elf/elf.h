@@ -138,10 +138,11 @@ enum elf_libs_how {
  * loader resolves them: the PT_INTERP started on the binary in trace mode
  * (LD_TRACE_LOADED_OBJECTS=1, what ldd does; nothing of the program runs),
  * with the controller's environment, so LD_LIBRARY_PATH and LD_PRELOAD
- * count as they would for the program. Only glibc's loader is started.
+ * count as they would for the program. Only glibc's loader, owned by root
+ * and writable by no one else, is started.
  *
  * Returns -ENOENT when the interpreter does not exist, -ENOEXEC when it is
- * not glibc's or failed, -ETIMEDOUT when it hung, -EINVAL for a static
+ * not such a loader or failed, -ETIMEDOUT when it hung, -EINVAL for a static
  * binary or one in memory. On success *ret_libs is an array of *ret_n
  * opened libraries, named by their real paths (the caller closes each and
  * frees the array), and *ret_missing the names the loader did not find

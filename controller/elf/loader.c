@@ -21,8 +21,9 @@
  * it cannot find; the variable lists them all.
  *
  * Only glibc's loader behaves so. Another one (musl's) started on the
- * program would run it, so an interpreter that is not glibc's is not
- * started at all (-ENOEXEC: the caller searches as the loader would).
+ * program would run it, and a binary may name any file as its
+ * interpreter: only a glibc loader owned by root is started, anything
+ * else not at all (-ENOEXEC: the caller searches as the loader would).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,13 +50,19 @@ extern char **environ;
  * and exits, in milliseconds; this only bounds a loader that hangs. */
 #define LOADER_TIMEOUT_MS 20000
 
-/* Whether 'path' is glibc's dynamic loader: an ELF object of our class
- * and machine that defines _dl_catch_exception, glibc's own. */
-static bool is_glibc_loader(const char *path)
+/* Whether 'path' is a glibc dynamic loader that the system installed: an
+ * ELF object of our class and machine that defines _dl_catch_exception
+ * (glibc's own), owned by root and writable by no one else. A binary
+ * names any file it likes as its interpreter; only such a one is
+ * started. */
+static bool is_system_glibc_loader(const char *path)
 {
 	struct elf_file *ld;
+	struct stat st;
 	bool yes;
 
+	if (stat(path, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
 	if (elf_open(path, &ld, NULL) < 0)
 		return false;
 	yes = elf_symbol_by_name(ld, "_dl_catch_exception") != NULL ||
@@ -233,7 +241,7 @@ int elf_loader_needed(const struct elf_file *ef, struct elf_file ***ret_libs, si
 		return -EINVAL;
 	if (access(ef->interp, F_OK) < 0)
 		return -ENOENT;
-	if (!is_glibc_loader(ef->interp))
+	if (!is_system_glibc_loader(ef->interp))
 		return -ENOEXEC;
 	/* The real path, as the loader finds $ORIGIN of a program through
 	 * /proc/self/exe; and a name without a slash would be searched for

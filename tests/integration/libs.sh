@@ -72,11 +72,33 @@ expect_usage_error "no function matches 'hwfx_level', and library libhwfx.so was
 
 # An interpreter that is not on this machine: list lists the binary and
 # says why its libraries are not; run refuses it with that reason.
+NOINTERP=/nonexistent/ld-benchtrap.so.1/padding-for-a-test-to-write-a-path-over-it
 run list "$HW/nointerp" --symbols --filter main
 expect_status 0
 expect_out ' nointerp +main$'
-expect_err "nointerp: its interpreter /nonexistent/ld-benchtrap.so.1 is not on this machine: it cannot run here"
+expect_err "nointerp: its interpreter $NOINTERP is not on this machine: it cannot run here"
 run run "$HW/nointerp" --symbol main
-expect_usage_error "nointerp: its interpreter /nonexistent/ld-benchtrap.so.1 is not on this machine, so it cannot run here"
+expect_usage_error "nointerp: its interpreter $NOINTERP is not on this machine, so it cannot run here"
+
+# An interpreter that anyone may have written is not started: a copy of
+# the system's loader, group-writable, named by a copy of the program.
+# The libraries are then searched for by the loader's rules (which find
+# the baseline build next to it through DT_RUNPATH $ORIGIN), with a note.
+cp "$(readelf -l "$HW/hwprog" | sed -n 's/.*interpreter: \(.*\)\]/\1/p')" "$TMP/ld.so"
+chmod 775 "$TMP/ld.so"
+cp "$HW/libhwfx.so" "$TMP/"
+python3 - "$HW/nointerp" "$TMP/own-interp" "$NOINTERP" "$TMP/ld.so" <<'PY'
+import sys
+src, dst, old, new = sys.argv[1:]
+data = open(src, "rb").read()
+old, new = old.encode(), new.encode()
+assert data.count(old + b"\0") == 1 and len(new) <= len(old)
+open(dst, "wb").write(data.replace(old, new.ljust(len(old), b"\0")))
+PY
+chmod +x "$TMP/own-interp"
+run list "$TMP/own-interp" --symbols --filter 'hwfx_*' --json
+expect_status 0
+expect_err "own-interp: its interpreter $TMP/ld.so could not be asked which libraries it loads; they were searched for as it searches"
+expect_json 'sorted(s["name"] for s in d["symbols"]) == ["hwfx_base_only", "hwfx_level"]'
 
 done_ok
