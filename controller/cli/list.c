@@ -211,11 +211,24 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 	const char *unmatched = unmatched_filter(o);
 
 	if (unmatched) {
-		/* Suggest demangled names: a C++ function once, readably. */
+		/* Suggest demangled names: a C++ function once, readably. A
+		 * stripped binary may hold the function without a symbol (a
+		 * static library linked in): a library's look-alike would
+		 * mislead, so only its own exports are suggested. */
+		struct elf_scope own = { .objs = scope.objs, .n = 1 };
+		bool stripped = elf_is_stripped(ef);
 		size_t n = 0;
-		const char **names = elf_scope_names(&scope, &n);
+		const char **names = elf_scope_names(stripped ? &own : &scope, &n);
+		char buf[512];
 
-		r = no_match(o, unmatched, "function", names, names ? n : 0);
+		if (stripped && !(names && match_suggest(unmatched, names, n, 3, buf, sizeof(buf))))
+			r = cli_error("%s: no function matches '%s': the binary is stripped and "
+				      "exports no such function (its code may be linked in "
+				      "statically, without a symbol); list a build that is not "
+				      "stripped",
+				      o->binary, unmatched);
+		else
+			r = no_match(o, unmatched, "function", names, names ? n : 0);
 		free(names);
 		goto out;
 	}
