@@ -44,8 +44,6 @@
 #include "util/strutil.h"
 #include "elf/elf-internal.h"
 
-extern char **environ;
-
 /* How long the loader may take to list the libraries: it maps a few files
  * and exits, in milliseconds; this only bounds a loader that hangs. */
 #define LOADER_TIMEOUT_MS 20000
@@ -76,9 +74,8 @@ static bool is_system_glibc_loader(const char *path)
  * or print more than the list. */
 static char **loader_env(void)
 {
-	static const char *const drop[] = { "LD_TRACE_LOADED_OBJECTS=", "LD_WARN=",
-					    "LD_BIND_NOW=", "LD_VERBOSE=",
-					    "LD_TRACE_PRELINKING=" };
+	static const char *const drop[] = { "LD_TRACE_LOADED_OBJECTS=", "LD_WARN=", "LD_BIND_NOW=",
+					    "LD_VERBOSE=", "LD_TRACE_PRELINKING=" };
 	size_t n = 0, m = 0;
 	char **env;
 
@@ -262,9 +259,8 @@ int elf_loader_needed(const struct elf_file *ef, struct elf_file ***ret_libs, si
 
 		/* The loader's name for it ("/lib/x86_64-linux-gnu/libz.so.1"),
 		 * made absolute when a relative DT_RUNPATH left it relative. */
-		const char *path = paths.v[i][0] == '/' || !realpath(paths.v[i], real) ?
-					   paths.v[i] :
-					   real;
+		const char *path =
+			paths.v[i][0] == '/' || !realpath(paths.v[i], real) ? paths.v[i] : real;
 
 		if (elf_open(path, &lib, NULL) < 0)
 			continue;
