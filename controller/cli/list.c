@@ -21,10 +21,10 @@ static const char usage[] =
 	"Without --symbols, lists the benchmarks registered with target-stub (BENCHTRAP(),\n"
 	"BENCHTRAP_ARGS(), BENCHTRAP_THREADS()), one line per parameter or thread count:\n"
 	"these are what `benchtrap run --bench` selects. With --symbols, lists the\n"
-	"function symbols of BINARY and of the shared libraries it needs (found as the\n"
-	"dynamic loader finds them): any of them can be run with\n"
-	"`benchtrap run --symbol`, but for those NOTE marks not callable (pieces gcc\n"
-	"split off a function: .cold, .part).\n"
+	"function symbols of BINARY and of the shared libraries it loads (as its own\n"
+	"dynamic loader resolves them, asked in trace mode as ldd does): any of them can\n"
+	"be run with `benchtrap run --symbol`, but for those NOTE marks not callable\n"
+	"(pieces gcc split off a function: .cold, .part).\n"
 	"\n"
 	"options:\n"
 	"  --symbols        list function symbols instead of registered benchmarks\n"
@@ -229,11 +229,24 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 	const char *unmatched = unmatched_filter(o);
 
 	if (unmatched) {
-		/* Suggest demangled names: a C++ function once, readably. */
+		/* Suggest demangled names: a C++ function once, readably. A
+		 * stripped binary may hold the function without a symbol (a
+		 * static library linked in): a library's look-alike would
+		 * mislead, so only its own exports are suggested. */
+		struct elf_scope own = { .objs = scope.objs, .n = 1 };
+		bool stripped = elf_is_stripped(ef);
 		size_t n = 0;
-		const char **names = elf_scope_names(&scope, &n);
+		const char **names = elf_scope_names(stripped ? &own : &scope, &n);
+		char buf[512];
 
-		r = no_match(o, unmatched, "function", names, names ? n : 0);
+		if (stripped && !(names && match_suggest(unmatched, names, n, 3, buf, sizeof(buf))))
+			r = cli_error("%s: no function matches '%s': the binary is stripped and "
+				      "exports no such function (its code may be linked in "
+				      "statically, without a symbol); list a build that is not "
+				      "stripped",
+				      o->binary, unmatched);
+		else
+			r = no_match(o, unmatched, "function", names, names ? n : 0);
 		free(names);
 		goto out;
 	}
@@ -242,6 +255,14 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 		cli_note("%s is stripped: its local functions are absent; %s", o->binary,
 			 elf_symbol_count(ef) ? "listing the functions it exports" :
 						"it exports no functions either");
+	if (scope.how == ELF_LIBS_NO_INTERP)
+		cli_note("%s: its interpreter %s is not on this machine: it cannot run here, and "
+			 "the libraries it needs are not listed",
+			 o->binary, elf_interp(ef));
+	else if (scope.how == ELF_LIBS_SEARCHED)
+		cli_note("%s: its interpreter %s could not be asked which libraries it loads; "
+			 "they were searched for as it searches",
+			 o->binary, elf_interp(ef));
 	for (char **m = scope.missing; *m; m++)
 		cli_note("library %s not found (is LD_LIBRARY_PATH set as the program needs?); "
 			 "its functions are not listed",

@@ -191,7 +191,7 @@ int cli_run(int argc, char **argv)
 	/* Output paths are checked before anything is measured. */
 	if (cli_check_output(o.output) || cli_open_markers(o.markers, &hs.markers))
 		goto out;
-	if (cli_open_binary(o.binary, &ef) != 0)
+	if (cli_open_binary(o.binary, &ef) != 0 || cli_check_interp(o.binary, ef) != 0)
 		goto out;
 
 	r = measure_select(ef, (const char *const *)o.benches, o.nbenches,

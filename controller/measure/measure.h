@@ -90,6 +90,9 @@ struct measure_miss {
 	bool none_registered;	/* BENCH: the binary registers no benchmarks at all */
 	char *missing;		/* SYMBOL: a library the loader would find but we did not,
 				   so it was not searched; NULL if none */
+	bool stripped;		/* SYMBOL: the binary is stripped, so a function linked
+				   into it has no symbol; suggest holds only names the
+				   binary itself exports */
 	char suggest[512];	/* the closest names, "'a', 'b'" (match_suggest), or "" */
 	char *names;		/* AMBIGUOUS: the overloads, "'f(long)' and 'f(double)'" */
 	char *function;		/* FRAGMENT, FLOATING: its demangled name; AMBIGUOUS:

@@ -335,11 +335,12 @@ out:
 	return r;
 }
 
-/* Why 'pattern' matched no function: a library not found, or the closest
- * names. */
+/* Why 'pattern' matched no function: a library not found, a stripped
+ * binary, or the closest names. */
 static int explain_symbol(const struct elf_scope *scope, const char *pattern,
 			  struct measure_miss *m)
 {
+	struct elf_scope own = { .objs = scope->objs, .n = 1 };
 	size_t n = 0;
 	const char **names;
 
@@ -347,7 +348,12 @@ static int explain_symbol(const struct elf_scope *scope, const char *pattern,
 		m->missing = strdup(scope->missing[0]);
 		return m->missing ? 0 : -ENOMEM;
 	}
-	names = elf_scope_names(scope, &n);
+	/* A stripped binary may hold the function, linked in from a static
+	 * library, without a symbol for it: a library's name that merely
+	 * looks alike would mislead, so only the binary's own exports are
+	 * suggested. */
+	m->stripped = elf_is_stripped(scope->objs[0]);
+	names = elf_scope_names(m->stripped ? &own : scope, &n);
 	if (!names || !match_suggest(pattern, names, n, 3, m->suggest, sizeof(m->suggest)))
 		m->suggest[0] = '\0';
 	free(names);

@@ -183,7 +183,7 @@ static void test_needed(void **state)
 	bool saw_fxlib = false, saw_libc = false;
 
 	assert_int_equal(elf_needed_count(ef) >= 2, true);
-	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing), 0);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, NULL), 0);
 	assert_non_null(missing);
 	assert_null(missing[0]);
 	for (size_t i = 0; i < n; i++) {
@@ -215,13 +215,134 @@ static void test_static_needs_nothing(void **state)
 	struct elf_file **libs = NULL;
 	char **missing = NULL;
 	size_t n = 99;
+	enum elf_libs_how how = ELF_LIBS_NONE;
 
 	assert_int_equal(elf_needed_count(ef), 0);
-	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing), 0);
+	/* No loader is asked (glibc's crashes on a static binary). */
+	assert_int_equal(elf_loader_needed(ef, &libs, &n, &missing), -EINVAL);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, &how), 0);
+	assert_int_equal(how, ELF_LIBS_STATIC);
 	assert_int_equal(n, 0);
 	assert_null(missing[0]);
 	free(libs);
 	elf_strv_free(missing);
+	elf_close(ef);
+}
+
+/* The level of libhwfx.so that hwprog's loader loads, as the program
+ * itself prints it when run ("hwfx level 2"): the truth to compare with. */
+static int hwprog_level(void)
+{
+	FILE *p = popen(FIXTURE_DIR "/hwcaps/hwprog", "r");
+	int level = 0;
+
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "hwfx level %d", &level), 1);
+	assert_int_equal(pclose(p), 0);
+	return level;
+}
+
+/* The libhwfx.so among libs, or NULL. */
+static struct elf_file *find_hwfx(struct elf_file **libs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(strrchr(elf_path(libs[i]), '/'), "/libhwfx.so"))
+			return libs[i];
+	return NULL;
+}
+
+static void close_libs(struct elf_file **libs, size_t n, char **missing)
+{
+	for (size_t i = 0; i < n; i++)
+		elf_close(libs[i]);
+	free(libs);
+	elf_strv_free(missing);
+}
+
+/*
+ * hwprog's DT_RUNPATH directory holds libhwfx.so and, below it,
+ * glibc-hwcaps/x86-64-v2/libhwfx.so. The loader asked names the one the
+ * program really loads (the hwcaps one on a CPU that supports
+ * x86-64-v2); a search by DT_RUNPATH alone finds the other.
+ */
+static void test_loader_hwcaps(void **state)
+{
+	struct elf_file *ef = open_fixture("hwcaps/hwprog");
+	struct elf_file **libs = NULL, *hw;
+	char **missing = NULL;
+	size_t n = 0;
+	enum elf_libs_how how = ELF_LIBS_NONE;
+	int level;
+
+	/* meson's test environment points LD_LIBRARY_PATH at the build's
+	 * libraries, these among them: the loader would take it. */
+	unsetenv("LD_LIBRARY_PATH");
+	level = hwprog_level();
+
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, &how), 0);
+	assert_int_equal(how, ELF_LIBS_LOADER);
+	assert_null(missing[0]);
+	hw = find_hwfx(libs, n);
+	assert_non_null(hw);
+	assert_int_equal(strstr(elf_path(hw), "/glibc-hwcaps/x86-64-v2/") != NULL, level == 2);
+	assert_int_equal(elf_symbol_by_name(hw, "hwfx_v2_only") != NULL, level == 2);
+	assert_int_equal(elf_symbol_by_name(hw, "hwfx_base_only") != NULL, level == 1);
+	close_libs(libs, n, missing);
+
+	/* The search by the loader's rules does not know glibc-hwcaps/. */
+	assert_int_equal(elf_search_needed(ef, &libs, &n, &missing), 0);
+	hw = find_hwfx(libs, n);
+	assert_non_null(hw);
+	assert_null(strstr(elf_path(hw), "glibc-hwcaps"));
+	assert_non_null(elf_symbol_by_name(hw, "hwfx_base_only"));
+	close_libs(libs, n, missing);
+	elf_close(ef);
+}
+
+/* A library the loader does not find is named, the others still listed. */
+static void test_loader_missing(void **state)
+{
+	char dir[] = "/tmp/benchtrap-test-elf.XXXXXX", path[64], cmd[256];
+	struct elf_file *ef, **libs = NULL;
+	char **missing = NULL;
+	size_t n = 0;
+	enum elf_libs_how how = ELF_LIBS_NONE;
+
+	unsetenv("LD_LIBRARY_PATH"); /* (test_loader_hwcaps) */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/hwprog", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s/hwcaps/hwprog %s", FIXTURE_DIR, path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(elf_open(path, &ef, NULL), 0);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, &how), 0);
+	assert_int_equal(how, ELF_LIBS_LOADER);
+	assert_non_null(missing[0]);
+	assert_string_equal(missing[0], "libhwfx.so");
+	assert_null(missing[1]);
+	assert_null(find_hwfx(libs, n));
+	assert_true(n >= 1); /* libc */
+	close_libs(libs, n, missing);
+	elf_close(ef);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* An interpreter that is not there: no loader to ask, no library. */
+static void test_loader_no_interp(void **state)
+{
+	struct elf_file *ef = open_fixture("hwcaps/nointerp");
+	struct elf_file **libs = NULL;
+	char **missing = NULL;
+	size_t n = 99;
+	enum elf_libs_how how = ELF_LIBS_NONE;
+
+	assert_non_null(strstr(elf_interp(ef), "/nonexistent/"));
+	assert_int_equal(elf_loader_needed(ef, &libs, &n, &missing), -ENOENT);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, &how), 0);
+	assert_int_equal(how, ELF_LIBS_NO_INTERP);
+	assert_int_equal(n, 0);
+	assert_null(missing[0]);
+	close_libs(libs, n, missing);
 	elf_close(ef);
 }
 
@@ -641,6 +762,32 @@ static void test_select(void **state)
 	elf_close(ef);
 }
 
+/* A function of a static library linked into a stripped program has no
+ * symbol: the miss says the binary is stripped and suggests no library's
+ * look-alike; the same program unstripped has the function. */
+static void test_select_stripped_static(void **state)
+{
+	struct elf_file *ef = open_fixture("static_user_stripped");
+	const char *symbols[] = { "fxstatic_compress" };
+	struct measure_selection sel = { 0 };
+	struct measure_miss miss = { 0 };
+
+	assert_true(elf_is_stripped(ef));
+	assert_int_equal(measure_select(ef, NULL, 0, symbols, 1, NULL, &sel, &miss), -ENOENT);
+	assert_int_equal(miss.what, MEASURE_MISS_SYMBOL);
+	assert_true(miss.stripped);
+	assert_string_equal(miss.suggest, "");
+	measure_miss_clear(&miss);
+	elf_close(ef);
+
+	ef = open_fixture("static_user");
+	assert_int_equal(measure_select(ef, NULL, 0, symbols, 1, NULL, &sel, &miss), 0);
+	assert_int_equal(sel.n, 1);
+	assert_true(sel.v[0].in_main);
+	measure_selection_clear(&sel);
+	elf_close(ef);
+}
+
 /* What every build of threads_bench.c registers, in source order. */
 static const struct {
 	const char *name, *base;
@@ -839,6 +986,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_empty_build_id),
 		cmocka_unit_test(test_nobits_comment),
 		cmocka_unit_test(test_select),
+		cmocka_unit_test(test_select_stripped_static),
+		cmocka_unit_test(test_loader_hwcaps),
+		cmocka_unit_test(test_loader_missing),
+		cmocka_unit_test(test_loader_no_interp),
 		cmocka_unit_test(test_threads_registry),
 		cmocka_unit_test(test_threads_registry_bad),
 		cmocka_unit_test(test_threads_select),
