@@ -46,14 +46,20 @@ read -r -a extra <<<"${BT_ARGS:-}"
 
 status=0
 if [[ -n ${BT_RESULTS:-} ]]; then
+	# Split at blanks without globbing, then glob each pattern alone, so
+	# that one matching nothing is named.
+	set -f
+	patterns=($BT_RESULTS)
+	set +f
 	shopt -s nullglob
 	files=()
-	for pattern in $BT_RESULTS; do
+	for pattern in "${patterns[@]}"; do
 		matched=($pattern)
 		((${#matched[@]})) || { say "no results file matches '$pattern'"; exit 2; }
 		files+=("${matched[@]}")
 	done
 	shopt -u nullglob
+	((${#files[@]})) || { say "results names no file"; exit 2; }
 	if ((${#files[@]} == 1)); then
 		cp -- "${files[0]}" "$out/results.json" || exit 2
 	else

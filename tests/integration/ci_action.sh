@@ -174,6 +174,12 @@ checks=$((checks + 1))
 ((comment <= 12000 && rows > 0 && ${left:-0} > 0 && rows + left == 200)) ||
 	fail "at 12000 bytes: $comment bytes, $rows rows, ${left:-?} left"
 
+# Results that match nothing: said, exit 2 (the action's step fails).
+BT=$BENCHTRAP BT_RESULTS="$TMP/none-*.json $TMP/base.json" BT_OUT=$TMP/none "$CI/compare.sh" >"$TMP/out" 2>"$TMP/err"
+status=$? out=$(cat "$TMP/out") err=$(cat "$TMP/err")
+expect_status 2
+expect_err "no results file matches '.*/none-\*\.json'"
+
 # The options themselves: bad values are one line and exit 2.
 run compare "$TMP/base.json" "$TMP/head.json" --max-bytes 60000
 expect_usage_error '--max-bytes applies to --format markdown'
