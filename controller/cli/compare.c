@@ -146,10 +146,14 @@ int cli_compare_report(const struct results_comparison *cmp, enum report_format 
 		r = report_compare_markdown_limited(cmp, &markdown_limit, stdout, NULL);
 		if (r == -ENOSPC)
 			return cli_error("compare: --max-bytes %zu is too small for the report's "
-					 "heading and counts; give at least 2048",
+					 "heading, counts and the line of what is left out; give "
+					 "more, e.g. 65000",
 					 markdown_limit.max_bytes);
-		if (r < 0)
+		if (r == -ENOMEM)
 			return cli_error("out of memory");
+		if (r < 0)
+			return cli_error("compare: cannot cut the markdown report: %s",
+					 str_errno(-r));
 		break;
 	case REPORT_JSON:
 		r = report_compare_json(cmp, base, head, stdout);
