@@ -109,6 +109,57 @@ for i in 1 2; do
 done
 cd "$TMP" || fail "cd $TMP"
 
+# ---- the action's own steps, run by bash as GitHub runs them -----------------
+# step NAME: the run: script of action.yml's step NAME, on stdout.
+step() {
+	python3 - "$SOURCE_ROOT/action.yml" "$1" <<'PY'
+import sys, yaml
+for s in yaml.safe_load(open(sys.argv[1]))["runs"]["steps"]:
+    if s.get("name") == sys.argv[2]:
+        print(s["run"])
+        sys.exit(0)
+sys.exit("no step named " + sys.argv[2])
+PY
+}
+# Building base and head, twice in the same workspace, as a self-hosted
+# runner does: the base worktree is made again, the build runs in both.
+cd "$repo" || fail "cd $repo"
+step 'Build base and head' >"$TMP/build-step.sh" || fail "no build step"
+for i in 1 2; do
+	SRC=$SOURCE_ROOT BASE_DIR=$TMP/runner-temp/benchtrap-base BASE_REF=HEAD~1 \
+		BUILD='cat version >built-from' bash -e "$TMP/build-step.sh" >/dev/null 2>"$TMP/err" ||
+		fail "the build step, run $i: $(cat "$TMP/err")"
+	checks=$((checks + 1))
+	[[ $(cat built-from) == head && $(cat "$TMP/runner-temp/benchtrap-base/built-from") == base ]] ||
+		fail "the build step, run $i, did not build head and base"
+done
+# Fetching benchtrap at a ref, and the cache key of what was fetched: the
+# same source gives the same key, another source another.
+step 'Fetch benchtrap at ref' >"$TMP/fetch-step.sh" && step "The build's cache key" >"$TMP/key-step.sh" ||
+	fail "no fetch or key step"
+if git -C "$SOURCE_ROOT" rev-parse --verify -q HEAD >/dev/null; then
+	REPO=$SOURCE_ROOT REF=HEAD DIR=$TMP/runner-temp/benchtrap-src bash -e "$TMP/fetch-step.sh" 2>"$TMP/err" ||
+		fail "the fetch step: $(cat "$TMP/err")"
+else
+	echo "note: the source is no git checkout: the fetch step is not run, the key is of a copy"
+	mkdir -p "$TMP/runner-temp/benchtrap-src"
+	cp -r "$SOURCE_ROOT"/{meson.build,meson_options.txt,controller,target-stub} "$TMP/runner-temp/benchtrap-src/"
+fi
+key() {
+	: >"$TMP/key-out"
+	SRC=$TMP/runner-temp/benchtrap-src SCRIPTS=$SOURCE_ROOT/scripts/ci PREFIX=$TMP/runner-temp/benchtrap \
+		GITHUB_OUTPUT=$TMP/key-out bash -e "$TMP/key-step.sh" || fail "the key step"
+	sed -n 's/^key=//p' "$TMP/key-out"
+}
+k1=$(key) k2=$(key)
+echo >>"$TMP/runner-temp/benchtrap-src/controller/main.c"
+k3=$(key)
+echo "cache keys: $k1, then $k3 after a change"
+checks=$((checks + 1))
+[[ $k1 =~ ^benchtrap-[a-z0-9.-]+-$(uname -m)-[0-9a-f]{8}-[0-9a-f]{16}$ && $k1 == "$k2" && $k3 != "$k1" ]] ||
+	fail "cache keys: $k1 $k2 $k3"
+cd "$TMP" || fail "cd $TMP"
+
 # ---- the comment of 1000 benchmarks -----------------------------------------
 # 100 regressed (+50%), 100 improved (-30%), 800 unchanged, 1 failed in head.
 python3 - "$MAKE" "$TMP" <<'PY'
