@@ -358,16 +358,19 @@ static int mem_close(struct mem *m)
 	return r;
 }
 
-/* What a capped comment leaves out: left changed rows, unchanged ones. */
-static char *omitted_line(size_t left, size_t unchanged, size_t max_bytes, const char *url)
+/* What a capped comment leaves out: 'left' changed rows ('more' when some
+ * are shown), 'unchanged' ones. */
+static char *omitted_line(size_t left, bool more, size_t unchanged, size_t max_bytes,
+			  const char *url)
 {
+	const char *m = more ? "more " : "";
 	char what[128], *line;
 
 	if (left && unchanged)
-		snprintf(what, sizeof(what), "%zu more changed benchmark%s and %zu unchanged are",
-			 left, left == 1 ? "" : "s", unchanged);
+		snprintf(what, sizeof(what), "%zu %schanged benchmark%s and %zu unchanged are",
+			 left, m, left == 1 ? "" : "s", unchanged);
 	else if (left)
-		snprintf(what, sizeof(what), "%zu more changed benchmark%s", left,
+		snprintf(what, sizeof(what), "%zu %schanged benchmark%s", left, m,
 			 left == 1 ? " is" : "s are");
 	else if (unchanged)
 		snprintf(what, sizeof(what), "%zu unchanged benchmark%s", unchanged,
@@ -398,7 +401,7 @@ static size_t omitted_reserve(size_t changed, size_t unchanged, size_t max_bytes
 	size_t most = 0;
 
 	for (size_t i = 0; i < 4; i++) {
-		char *l = omitted_line(counts[i][0], counts[i][1], max_bytes, url);
+		char *l = omitted_line(counts[i][0], true, counts[i][1], max_bytes, url);
 
 		if (!l)
 			return SIZE_MAX;
@@ -509,7 +512,7 @@ int report_compare_markdown_limited(const struct results_comparison *c,
 	}
 	kwarn = report_rows_fitting(wsizes, c->nwarnings, avail);
 
-	omitted = omitted_line(changed - krows, unchanged, max, lim->full_report);
+	omitted = omitted_line(changed - krows, krows > 0, unchanged, max, lim->full_report);
 	free(more);
 	more = more_warnings_line(c->nwarnings - kwarn);
 	if (!omitted || !more)

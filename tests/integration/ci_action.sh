@@ -16,6 +16,7 @@ python3 -c 'import yaml' 2>/dev/null || {
 	exit 77
 }
 command -v jq >/dev/null || { echo "skip: no jq (Debian: jq, which scripts/setup installs)"; exit 77; }
+command -v git >/dev/null || { echo "skip: no git, which the workflows check out with"; exit 77; }
 
 # ---- the YAML ---------------------------------------------------------------
 mkdir -p "$TMP/steps"
