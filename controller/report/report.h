@@ -93,6 +93,34 @@ void report_compare_text(const struct results_comparison *c, FILE *f, bool color
  * <details> block. */
 void report_compare_markdown(const struct results_comparison *c, FILE *f);
 
+/* A Markdown report for a place that holds a limited number of bytes (a
+ * pull-request comment: GitHub takes 65,536 characters). */
+struct report_markdown_limit {
+	size_t max_bytes;	 /* 0: no limit */
+	const char *full_report; /* the URL of the whole report, or NULL */
+};
+
+/* The pairs a comment lists, in its order: failed, regressed, improved,
+ * new, missing; within each verdict, the comparison's order (largest change
+ * first). Unchanged pairs are left out. Writes the indices into c->pairs to
+ * ret_order (room for c->n) and returns how many. */
+size_t report_compare_changed_order(const struct results_comparison *c, size_t *ret_order);
+
+/* How many rows, taken in order, fit in 'budget' bytes: the largest k with
+ * sizes[0] + ... + sizes[k - 1] <= budget. */
+size_t report_rows_fitting(const size_t *sizes, size_t n, size_t budget);
+
+/* report_compare_markdown() in at most lim->max_bytes bytes. When the whole
+ * report fits it is written as it is; otherwise the heading, the counts, as
+ * many rows of the changed benchmarks as fit (in the order above), a line
+ * saying how many changed and unchanged benchmarks are not shown with a link
+ * to lim->full_report, and as many warnings as fit. Returns 0, -ENOMEM, or
+ * -ENOSPC (nothing written) when even the heading and that line do not fit;
+ * *ret_capped (may be NULL) says whether rows were left out. */
+int report_compare_markdown_limited(const struct results_comparison *c,
+				    const struct report_markdown_limit *lim, FILE *f,
+				    bool *ret_capped);
+
 /* The comparison as JSON (docs/ci.md, schema "benchtrap-compare/1"). 0 or a
  * negative errno. */
 int report_compare_json(const struct results_comparison *c, const char *base, const char *head,

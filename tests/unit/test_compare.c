@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "report/report.h"
 #include "results/results.h"
 #include "stats/stats.h"
 
@@ -988,6 +989,206 @@ static void test_isolation_alike(void **state)
 	assert_false(results_isolation_alike("benchmark", "fork"));
 }
 
+/* ---- the Markdown report for a pull-request comment ---------------------- */
+
+/* A comparison of n pairs made by hand: pair i's verdict is verdicts[i % nv],
+ * its change +i/10 percent. One warning per failed pair. */
+struct made {
+	struct results_comparison c;
+	struct results_bench *b;
+	char (*names)[40];
+	char **warnings;
+};
+
+static void made_init(struct made *m, size_t n, const enum results_verdict *verdicts, size_t nv)
+{
+	memset(m, 0, sizeof(*m));
+	m->c.pairs = calloc(n, sizeof(*m->c.pairs));
+	m->b = calloc(2 * n, sizeof(*m->b));
+	m->names = calloc(n, sizeof(*m->names));
+	m->warnings = calloc(n, sizeof(*m->warnings));
+	assert_true(m->c.pairs && m->b && m->names && m->warnings);
+	m->c.n = n;
+	m->c.threshold = 0.05;
+	m->c.confidence = 0.99;
+	m->c.warnings = m->warnings;
+	for (size_t i = 0; i < n; i++) {
+		struct results_pair *p = &m->c.pairs[i];
+
+		snprintf(m->names[i], sizeof(m->names[i]), "bench_%04zu", i);
+		p->name = m->names[i];
+		p->instrument = "walltime";
+		p->unit = "ns";
+		p->verdict = verdicts[i % nv];
+		m->b[2 * i].ok = true;
+		m->b[2 * i].value = 1000.0;
+		m->b[2 * i + 1].ok = p->verdict != RESULTS_FAILED;
+		m->b[2 * i + 1].value = 1000.0 + (double)i;
+		p->base = &m->b[2 * i];
+		p->head = &m->b[2 * i + 1];
+		p->has_ratio = p->verdict != RESULTS_FAILED;
+		p->ratio = 1.0 + (double)i / 1000.0;
+		m->c.counts[p->verdict]++;
+		if (p->verdict == RESULTS_FAILED)
+			assert_true(asprintf(&m->warnings[m->c.nwarnings++],
+					     "bench_%04zu failed in head: killed by SIGSEGV",
+					     i) > 0);
+	}
+}
+
+static void made_clear(struct made *m)
+{
+	for (size_t i = 0; i < m->c.nwarnings; i++)
+		free(m->warnings[i]);
+	free(m->warnings);
+	free(m->c.pairs);
+	free(m->b);
+	free(m->names);
+}
+
+static char *markdown_of(const struct results_comparison *c, size_t max_bytes, const char *url,
+			 int *ret, bool *ret_capped)
+{
+	struct report_markdown_limit lim = { max_bytes, url };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	*ret = report_compare_markdown_limited(c, &lim, f, ret_capped);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void test_changed_order(void **state)
+{
+	static const enum results_verdict v[] = { RESULTS_UNCHANGED, RESULTS_IMPROVED,
+						  RESULTS_MISSING,   RESULTS_REGRESSED,
+						  RESULTS_NEW,	     RESULTS_FAILED,
+						  RESULTS_REGRESSED };
+	struct made m;
+	size_t order[14], k;
+
+	(void)state;
+	made_init(&m, 14, v, ARRAY_SIZE(v));
+	k = report_compare_changed_order(&m.c, order);
+	/* 14 pairs, 2 unchanged (0 and 7): failed, regressed, improved, new,
+	 * missing, each in the comparison's order. */
+	assert_int_equal(k, 12);
+	const size_t want[] = { 5, 12, 3, 6, 10, 13, 1, 8, 4, 11, 2, 9 };
+	for (size_t i = 0; i < k; i++)
+		assert_int_equal(order[i], want[i]);
+	made_clear(&m);
+}
+
+static void test_rows_fitting(void **state)
+{
+	const size_t sizes[] = { 10, 20, 30, 0, 5 };
+
+	(void)state;
+	assert_int_equal(report_rows_fitting(sizes, 5, 0), 0);
+	assert_int_equal(report_rows_fitting(sizes, 5, 9), 0);
+	assert_int_equal(report_rows_fitting(sizes, 5, 10), 1);
+	assert_int_equal(report_rows_fitting(sizes, 5, 59), 2);
+	/* A row of no size after one that fits rides along; the rows stay a
+	 * prefix: 5 does not jump over 30. */
+	assert_int_equal(report_rows_fitting(sizes, 5, 60), 4);
+	assert_int_equal(report_rows_fitting(sizes, 5, 64), 4);
+	assert_int_equal(report_rows_fitting(sizes, 5, 65), 5);
+	assert_int_equal(report_rows_fitting(sizes, 0, 100), 0);
+}
+
+/* 1000 benchmarks: 100 regressed, 100 improved, 790 unchanged, 10 failed. */
+static void test_markdown_limited(void **state)
+{
+	enum results_verdict v[100];
+	struct made m;
+	char *full, *md, *line;
+	bool capped = true;
+	size_t cut = 0;
+	int r;
+
+	(void)state;
+	for (size_t i = 0; i < 100; i++)
+		v[i] = i < 10 ? RESULTS_REGRESSED : i < 20 ? RESULTS_IMPROVED : RESULTS_UNCHANGED;
+	v[99] = RESULTS_FAILED;
+	made_init(&m, 1000, v, 100);
+
+	/* No limit, and a limit the whole fits in: the report as it is. */
+	full = markdown_of(&m.c, 0, NULL, &r, &capped);
+	assert_int_equal(r, 0);
+	assert_false(capped);
+	md = markdown_of(&m.c, strlen(full), NULL, &r, &capped);
+	assert_int_equal(r, 0);
+	assert_false(capped);
+	assert_string_equal(md, full);
+	free(md);
+	assert_non_null(strstr(full, "<details>"));
+
+	/* One byte less: capped, within the limit, no <details>. */
+	for (size_t max = strlen(full) - 1; max >= 2048; max = max * 2 / 3) {
+		size_t shown = 0, left = 0, unchanged = 0;
+		const char *p, *last_regressed = NULL, *first_improved = NULL;
+
+		md = markdown_of(&m.c, max, "https://ci.example/run/7", &r, &capped);
+		assert_int_equal(r, 0);
+		assert_true(capped);
+		assert_true(strlen(md) <= max);
+		assert_null(strstr(md, "<details>"));
+		assert_non_null(strstr(md, "### benchtrap: "));
+		assert_non_null(strstr(md, "**100 regressed**, 100 improved, 790 unchanged, "
+					   "**10 failed**"));
+		/* Failed, then regressed, then improved; rows counted. */
+		for (p = md; (p = strstr(p, "\n| bench_")); p++) {
+			const char *eol = strchr(p + 1, '\n');
+
+			shown++;
+			if (strstr(p, "| **failed** |") && strstr(p, "| **failed** |") < eol)
+				assert_null(last_regressed);
+			if (strstr(p, "| **regressed** |") &&
+			    strstr(p, "| **regressed** |") < eol) {
+				assert_null(first_improved);
+				last_regressed = p;
+			}
+			if (strstr(p, "| improved |") && strstr(p, "| improved |") < eol)
+				first_improved = first_improved ? first_improved : p;
+			assert_false(strstr(p, "| unchanged |") &&
+				     strstr(p, "| unchanged |") < eol);
+		}
+		line = strstr(md, "not shown here** (at most ");
+		assert_non_null(line);
+		assert_non_null(strstr(line, "see [the full report](https://ci.example/run/7)."));
+		while (line > md && line[-1] != '\n')
+			line--;
+		if (sscanf(line, "**%zu more changed benchmarks and %zu unchanged", &left,
+			   &unchanged) == 2) {
+			assert_int_equal(shown + left, 210);
+			assert_int_equal(unchanged, 790);
+			cut += shown > 0;
+		} else {
+			assert_int_equal(shown, 210);
+		}
+		free(md);
+	}
+	assert_true(cut > 0); /* some limit showed a part of the changed rows */
+
+	/* Rows are cut before the warnings; the warnings are cut with a count. */
+	md = markdown_of(&m.c, 2048, NULL, &r, &capped);
+	assert_int_equal(r, 0);
+	assert_true(strlen(md) <= 2048);
+	assert_non_null(strstr(md, "**Warnings**"));
+	assert_null(strstr(md, "see [the full report]"));
+	free(md);
+
+	/* Too small for the heading: nothing written. */
+	md = markdown_of(&m.c, 200, NULL, &r, &capped);
+	assert_int_equal(r, -ENOSPC);
+	assert_string_equal(md, "");
+	free(md);
+	free(full);
+	made_clear(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1016,6 +1217,9 @@ int main(void)
 		cmocka_unit_test(test_merge_numbers),
 		cmocka_unit_test(test_isolation_alike),
 		cmocka_unit_test(test_exact_zero),
+		cmocka_unit_test(test_changed_order),
+		cmocka_unit_test(test_rows_fitting),
+		cmocka_unit_test(test_markdown_limited),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
