@@ -11,8 +11,14 @@
 : "${SOURCE_ROOT:?}"
 CI=$SOURCE_ROOT/scripts/ci
 MAKE=$SOURCE_ROOT/tests/fixtures/ci/make_results.py
-python3 -c 'import yaml' 2>/dev/null || {
-	echo "skip: python3 has no yaml module (Debian: python3-yaml, which scripts/setup installs)"
+# A Python with yaml: Debian's (python3-yaml) when a virtual environment or
+# pyenv on PATH has none.
+PY=
+for py in /usr/bin/python3 python3; do
+	if "$py" -c 'import yaml' 2>/dev/null; then PY=$py; break; fi
+done
+[[ $PY ]] || {
+	echo "skip: no python3 with the yaml module (Debian: python3-yaml, which scripts/setup installs)"
 	exit 77
 }
 command -v jq >/dev/null || { echo "skip: no jq (Debian: jq, which scripts/setup installs)"; exit 77; }
@@ -20,7 +26,7 @@ command -v git >/dev/null || { echo "skip: no git, which the workflows check out
 
 # ---- the YAML ---------------------------------------------------------------
 mkdir -p "$TMP/steps"
-out=$(python3 "$(dirname "$0")/ci_workflows.py" "$SOURCE_ROOT" "$TMP/steps" 2>&1)
+out=$("$PY" "$(dirname "$0")/ci_workflows.py" "$SOURCE_ROOT" "$TMP/steps" 2>&1)
 status=$?
 expect_status 0
 expect_out '^checked 2 actions, 2 workflows, [0-9]+ shell steps: 0 problem'
@@ -29,7 +35,7 @@ expect_out '^checked 2 actions, 2 workflows, [0-9]+ shell steps: 0 problem'
 mkdir -p "$TMP/bad/docs" "$TMP/bad/comment"
 cp "$SOURCE_ROOT/action.yml" "$TMP/bad/"
 cp "$SOURCE_ROOT/comment/action.yml" "$TMP/bad/comment/"
-python3 - "$SOURCE_ROOT/docs/ci.md" "$TMP/bad/docs/ci.md" <<'PY'
+"$PY" - "$SOURCE_ROOT/docs/ci.md" "$TMP/bad/docs/ci.md" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 s = s.replace("actions/checkout@v6", "actions/checkout@v4", 1)
@@ -43,7 +49,7 @@ s = s.replace("    - git worktree prune\n", "    - git worktree prune\n    - if 
 open(sys.argv[2], "w").write(s)
 PY
 sed -i 's/actions\/cache@v5/actions\/cache@v4/' "$TMP/bad/action.yml"
-out=$(python3 "$(dirname "$0")/ci_workflows.py" "$TMP/bad" "$TMP/steps" 2>&1)
+out=$("$PY" "$(dirname "$0")/ci_workflows.py" "$TMP/bad" "$TMP/steps" 2>&1)
 status=$?
 expect_status 1
 expect_out 'action.yml: .*actions/cache@v4 runs on the deprecated Node.js 20: use v5'
@@ -89,7 +95,7 @@ checks=$((checks + 1))
 
 # GitLab's lines of docs/ci.md, twice, on the same workspace: the old
 # `git worktree add ../base` failed the second time.
-python3 - "$SOURCE_ROOT/docs/ci.md" >"$TMP/gitlab.sh" <<'PY'
+"$PY" - "$SOURCE_ROOT/docs/ci.md" >"$TMP/gitlab.sh" <<'PY'
 import re, sys, yaml
 md = open(sys.argv[1]).read()
 for b in re.findall(r"```yaml\n(.*?)```", md, re.S):
@@ -113,7 +119,7 @@ cd "$TMP" || fail "cd $TMP"
 # ---- the action's own steps, run by bash as GitHub runs them -----------------
 # step NAME: the run: script of action.yml's step NAME, on stdout.
 step() {
-	python3 - "$SOURCE_ROOT/action.yml" "$1" <<'PY'
+	"$PY" - "$SOURCE_ROOT/action.yml" "$1" <<'PY'
 import sys, yaml
 for s in yaml.safe_load(open(sys.argv[1]))["runs"]["steps"]:
     if s.get("name") == sys.argv[2]:
@@ -163,7 +169,7 @@ cd "$TMP" || fail "cd $TMP"
 
 # ---- the comment of 1000 benchmarks -----------------------------------------
 # 100 regressed (+50%), 100 improved (-30%), 800 unchanged, 1 failed in head.
-python3 - "$MAKE" "$TMP" <<'PY'
+"$PY" - "$MAKE" "$TMP" <<'PY'
 import subprocess, sys
 make, tmp = sys.argv[1], sys.argv[2]
 base, head = [], []
