@@ -104,6 +104,13 @@ struct cells {
 	const char *note;
 };
 
+/* A side without a figure: "failed", "skipped", "no calls". */
+static void status_cell(const struct results_bench *b, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s",
+		 b->status == RESULTS_STATUS_NO_CALLS ? "no calls" : results_status_name(b->status));
+}
+
 static void pair_cells(const struct results_pair *p, bool mixed, struct cells *c)
 {
 	if (mixed)
@@ -113,9 +120,9 @@ static void pair_cells(const struct results_pair *p, bool mixed, struct cells *c
 	format_value(bench_value(p->base), p->unit, c->base, sizeof(c->base));
 	format_value(bench_value(p->head), p->unit, c->head, sizeof(c->head));
 	if (p->base && !p->base->ok)
-		snprintf(c->base, sizeof(c->base), "failed");
+		status_cell(p->base, c->base, sizeof(c->base));
 	if (p->head && !p->head->ok)
-		snprintf(c->head, sizeof(c->head), "failed");
+		status_cell(p->head, c->head, sizeof(c->head));
 	if (p->has_ratio)
 		format_pct(p->ratio, c->change, sizeof(c->change));
 	else

@@ -115,6 +115,10 @@ static json_t *export_gbench(const struct results_file *rf)
 		const struct results_bench *b = &rf->benches[i];
 		const struct results_stats *s = &b->stats;
 
+		/* An observed function with no call to time has nothing to
+		 * report, and did not fail. */
+		if (b->status == RESULTS_STATUS_SKIPPED || b->status == RESULTS_STATUS_NO_CALLS)
+			continue;
 		if (!b->ok) {
 			x = gbench_entry(b, i, 0.0, 1, 0, "iteration", NULL);
 			if (x) {

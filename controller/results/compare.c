@@ -217,12 +217,50 @@ static int judge_paired(struct results_pair *p, const struct results_compare_opt
 	return 0;
 }
 
+static bool observed(const struct results_pair *p)
+{
+	return !strcmp(p->instrument, "observe");
+}
+
+/*
+ * Observed calls: the stops' cost is removed with one calibration per run,
+ * and what is left of its spread, the ± (stats.uncertainty), is shared by
+ * every call of that run, so the bootstrap over the calls cannot see it. A
+ * change of the medians within the two files' ± together is not a change
+ * the files can show.
+ */
+static bool within_uncertainty(const struct results_bench *b, const struct results_bench *h)
+{
+	double u = 0.0;
+
+	if (b->has_stats && isfinite(b->stats.uncertainty) && b->stats.uncertainty > 0.0)
+		u += b->stats.uncertainty;
+	if (h->has_stats && isfinite(h->stats.uncertainty) && h->stats.uncertainty > 0.0)
+		u += h->stats.uncertainty;
+	return fabs(h->value - b->value) <= u;
+}
+
+/* Why an observed function has no change: which side had no call to time. */
+static const char *unmeasured_note(const struct results_bench *b, const struct results_bench *h)
+{
+	static const char *const notes[2][4] = {
+		/* in base */
+		{ NULL, "failed in base", "skipped in base", "no call returned in base" },
+		/* in head */
+		{ NULL, NULL, "skipped in head", "no call returned in head" },
+	};
+
+	if (!h->ok)
+		return b && !b->ok ? "no figure in base nor head" : notes[1][h->status];
+	return b ? notes[0][b->status] : NULL;
+}
+
 static int judge(struct results_pair *p, const struct results_compare_opts *o, bool paired)
 {
 	const struct results_bench *b = p->base, *h = p->head;
 	double change;
 
-	if (h && !h->ok) {
+	if (h && h->status == RESULTS_STATUS_FAILED) {
 		p->verdict = RESULTS_FAILED;
 		return 0;
 	}
@@ -230,10 +268,17 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o, b
 		p->verdict = RESULTS_MISSING;
 		return 0;
 	}
+	if (!h->ok) {
+		/* An observed function with no call to time in head: gone
+		 * from what head measured, or from neither. */
+		p->verdict = b && b->ok ? RESULTS_MISSING : RESULTS_UNCHANGED;
+		p->note = unmeasured_note(b, h);
+		return 0;
+	}
 	if (!b || !b->ok) {
 		p->verdict = RESULTS_NEW;
 		if (b)
-			p->note = "failed in base";
+			p->note = unmeasured_note(b, h);
 		return 0;
 	}
 	p->verdict = RESULTS_UNCHANGED;
@@ -252,7 +297,9 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o, b
 		return 0;
 	}
 	if (b->no_time || h->no_time || !(b->value > 0.0) || !(h->value > 0.0)) {
-		p->note = "measured no execution time: not compared";
+		p->note = observed(p) && (b->no_time || h->no_time)
+				  ? "shorter than observe resolves: not compared"
+				  : "measured no execution time: not compared";
 		return 0;
 	}
 	p->has_ratio = true;
@@ -269,6 +316,10 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o, b
 		}
 		if (r < 0)
 			return r;
+	}
+	if (p->significant && observed(p) && within_uncertainty(b, h)) {
+		p->significant = false;
+		p->note = "within the calls' ± from removing the stops: not significant";
 	}
 	if (!p->significant)
 		return 0;
@@ -342,10 +393,21 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 			first_line(p->head->error, line, sizeof(line));
 			strv_addf(w, "%s failed in head: %s", p->name, line);
 		}
-		if (p->head && p->head->ok && p->head->no_time)
+		if (p->head && p->head->ok && p->head->no_time && observed(p))
+			strv_addf(w,
+				  "%s is shorter than observe can resolve in head: its change is "
+				  "not judged (`benchtrap run --symbol` times it without stops)",
+				  p->name);
+		else if (p->head && p->head->ok && p->head->no_time)
 			strv_addf(w,
 				  "%s measured no execution time in head: the compiler may have "
 				  "removed its body (pass results through benchtrap_black_box())",
+				  p->name);
+		else if (p->base && p->base->ok && p->base->no_time && p->head && p->head->ok &&
+			 observed(p))
+			strv_addf(w,
+				  "%s is shorter than observe can resolve in base: its change is "
+				  "not judged",
 				  p->name);
 		else if (p->base && p->base->ok && p->base->no_time && p->head && p->head->ok)
 			strv_addf(w,
