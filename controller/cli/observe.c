@@ -450,8 +450,8 @@ int cli_observe(int argc, char **argv)
 	if (o.format == REPORT_JSON) {
 		r = report_observe_json(&rep, out);
 		if (r < 0)
-			exit_code = cli_error("cannot write the results document: %s",
-					      str_errno(-r));
+			exit_code =
+				cli_error("cannot write the results document: %s", str_errno(-r));
 	} else {
 		bool color = o.format == REPORT_TEXT && cli_color(out);
 

@@ -108,7 +108,9 @@ struct cells {
 static void status_cell(const struct results_bench *b, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s",
-		 b->status == RESULTS_STATUS_NO_CALLS ? "no calls" : results_status_name(b->status));
+		 b->status == RESULTS_STATUS_NO_CALLS  ? "no calls"
+		 : b->status == RESULTS_STATUS_SKIPPED ? "skipped"
+						       : "failed");
 }
 
 static void pair_cells(const struct results_pair *p, bool mixed, struct cells *c)

@@ -240,19 +240,26 @@ static bool within_uncertainty(const struct results_bench *b, const struct resul
 	return fabs(h->value - b->value) <= u;
 }
 
-/* Why an observed function has no change: which side had no call to time. */
+/* An observed function with no call to time (results_bench.status):
+ * neither measured nor failed. */
+static bool no_call(const struct results_bench *b)
+{
+	return b->status == RESULTS_STATUS_SKIPPED || b->status == RESULTS_STATUS_NO_CALLS;
+}
+
+/* Why a pair with a side that has no figure has no change. */
 static const char *unmeasured_note(const struct results_bench *b, const struct results_bench *h)
 {
-	static const char *const notes[2][4] = {
-		/* in base */
-		{ NULL, "failed in base", "skipped in base", "no call returned in base" },
-		/* in head */
-		{ NULL, NULL, "skipped in head", "no call returned in head" },
-	};
-
+	if (!h->ok && b && !b->ok)
+		return "no figure in base nor head";
 	if (!h->ok)
-		return b && !b->ok ? "no figure in base nor head" : notes[1][h->status];
-	return b ? notes[0][b->status] : NULL;
+		return h->status == RESULTS_STATUS_SKIPPED ? "skipped in head"
+							   : "no call returned in head";
+	if (!b)
+		return NULL;
+	if (!no_call(b))
+		return "failed in base";
+	return b->status == RESULTS_STATUS_SKIPPED ? "skipped in base" : "no call returned in base";
 }
 
 static int judge(struct results_pair *p, const struct results_compare_opts *o, bool paired)
@@ -260,7 +267,7 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o, b
 	const struct results_bench *b = p->base, *h = p->head;
 	double change;
 
-	if (h && h->status == RESULTS_STATUS_FAILED) {
+	if (h && !h->ok && !no_call(h)) {
 		p->verdict = RESULTS_FAILED;
 		return 0;
 	}

@@ -124,8 +124,15 @@ static void test_summarize(void **state)
 	assert_true(s.min == 1 && s.max == 5 && s.median == 3 && s.mean == 3);
 	assert_true(s.q1 == 2 && s.q3 == 4);
 	assert_true(fabs(s.p10 - 1.4) < 1e-9 && fabs(s.p90 - 4.6) < 1e-9);
+	/* The sample standard deviation (n - 1): sqrt(10 / 4). */
+	assert_true(fabs(s.stddev - sqrt(2.5)) < 1e-12);
 	assert_int_equal(observe_summarize(NULL, 0, &s), 0);
 	assert_int_equal(s.n, 0);
+	/* One call: no spread. */
+	double one = 7;
+
+	assert_int_equal(observe_summarize(&one, 1, &s), 0);
+	assert_true(s.stddev == 0 && s.median == 7);
 }
 
 static struct observe_call call(int64_t a, int64_t b, pid_t tid)
