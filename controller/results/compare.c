@@ -385,6 +385,39 @@ static void first_line(const char *s, char *buf, size_t size)
 	snprintf(buf, size, "%.*s", (int)strcspn(s ? s : "?", "\n"), s ? s : "?");
 }
 
+/*
+ * Observed functions called a different number of times in base and head:
+ * the program did other work, and each median is of another mix of calls
+ * (a recursion's levels, a parser's short and long inputs). One note naming
+ * the first few.
+ */
+static int calls_note(const struct results_comparison *c, struct sentences *notes)
+{
+	char list[256] = "";
+	size_t n = 0, len = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct results_pair *p = &c->pairs[i];
+
+		if (!observed(p) || !p->base || !p->head || !p->base->ok || !p->head->ok ||
+		    !p->base->has_stats || !p->head->has_stats ||
+		    p->base->stats.samples == p->head->stats.samples)
+			continue;
+		if (n++ < 3 && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s %zu vs %zu",
+						len ? ", " : "", p->name, p->base->stats.samples,
+						p->head->stats.samples);
+	}
+	if (!n)
+		return 0;
+	strv_addf(notes,
+		  "%zu observed function%s called a different number of times in base and head "
+		  "(%s%s): the programs' work differed, and each median is taken over another "
+		  "mix of calls",
+		  n, n == 1 ? " was" : "s were", list, n > 3 ? ", ..." : "");
+	return notes->nomem ? -ENOMEM : 0;
+}
+
 static int add_warnings(const struct results_file *base, const struct results_file *head,
 			const struct results_index *bix, const struct results_index *hix,
 			const struct results_comparison *c, struct sentences *w, struct sentences *notes)
@@ -422,6 +455,9 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 				  "judged",
 				  p->name);
 	}
+	r = calls_note(c, notes);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < head->n; i++)
 		if (find(hix, &head->benches[i]) != &head->benches[i])
 			strv_addf(w, "%s (%s) appears more than once in %s: the first is compared",
