@@ -1151,10 +1151,11 @@ static void test_compare_observed(void **state)
 	bool said = false;
 
 	for (size_t i = 0; i < c.nnotes; i++)
-		said |= !strcmp(c.notes[i], "1 observed function was called a different number of "
-					    "times in base and head (within 400 vs 380): the "
-					    "programs' work differed, and each median is taken over "
-					    "another mix of calls");
+		said |= !strcmp(c.notes[i],
+				"1 observed function was called a different number of "
+				"times in base and head (within 400 vs 380): the "
+				"programs' work differed, and each median is taken over "
+				"another mix of calls");
 	assert_true(said);
 	/* slower regressed, and the build-ids differ: the gate fails on it alone. */
 	assert_true(c.gate_failed);
