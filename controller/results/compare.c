@@ -313,6 +313,10 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o, b
 	p->ratio = h->value / b->value;
 	if (results_instrument_exact(p->instrument)) {
 		p->significant = p->ratio != 1.0;
+	} else if (observed(p) && (b->nraw < 2 || h->nraw < 2)) {
+		/* One call has no spread: its change could be any call's noise. */
+		p->note = "a single call in base or head: no spread to judge a change by";
+		return 0;
 	} else {
 		int r = paired ? judge_paired(p, o) : -EDOM;
 

@@ -1122,13 +1122,18 @@ static void test_compare_observed(void **state)
 	add_observed(head, "came", 10000, 100, 6);
 	add_no_figure(base, "never", RESULTS_STATUS_NO_CALLS);
 	add_no_figure(head, "never", RESULTS_STATUS_NO_CALLS);
+	/* One call on a side: no spread, not judged, however far apart. */
+	b = add_observed(base, "once", 10000, 100, 9);
+	b->nraw = 1;
+	b = add_observed(head, "once", 20000, 100, 10);
+	b->nraw = 1;
 	/* Shorter than observe resolves in head. */
 	add_observed(base, "tiny", 10000, 100, 7);
 	b = add_observed(head, "tiny", 10000, 100, 8);
 	b->no_time = true;
 
 	assert_int_equal(results_compare(base, head, &o, &c), 0);
-	assert_int_equal(c.n, 6);
+	assert_int_equal(c.n, 7);
 	assert_int_equal(pair(&c, "slower")->verdict, RESULTS_REGRESSED);
 	assert_true(pair(&c, "slower")->has_interval);
 	assert_int_equal(pair(&c, "within")->verdict, RESULTS_UNCHANGED);
@@ -1141,6 +1146,11 @@ static void test_compare_observed(void **state)
 	assert_string_equal(pair(&c, "came")->note, "skipped in base");
 	assert_int_equal(pair(&c, "never")->verdict, RESULTS_UNCHANGED);
 	assert_string_equal(pair(&c, "never")->note, "no figure in base nor head");
+	assert_int_equal(pair(&c, "once")->verdict, RESULTS_UNCHANGED);
+	assert_true(pair(&c, "once")->has_ratio);
+	assert_false(pair(&c, "once")->significant);
+	assert_string_equal(pair(&c, "once")->note,
+			    "a single call in base or head: no spread to judge a change by");
 	assert_int_equal(pair(&c, "tiny")->verdict, RESULTS_UNCHANGED);
 	assert_false(pair(&c, "tiny")->has_ratio);
 	assert_string_equal(pair(&c, "tiny")->note, "shorter than observe resolves: not compared");
