@@ -207,8 +207,9 @@ struct observe_func_result {
 	double *ns;	    /* corrected durations, in the order the calls returned
 			     * (n == calls) */
 	struct observe_summary sum;
-	/* the 95% bootstrap interval of the median call, over the calls
-	 * (stats_bootstrap_median); NAN when not computed */
+	/* the bootstrap interval of the median call over the calls, at
+	 * STATS_OPTIONS_DEFAULT's confidence (stats_bootstrap_median); NAN
+	 * when not computed */
 	double ci_low, ci_high;
 	double uncertainty; /* ± ns on each figure: the calibration's spread
 			       times the median number of transitions */

@@ -95,7 +95,8 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 		if (isfinite(f->ci_low) && isfinite(f->ci_high)) {
 			json_object_set_new(stats, "ci_low", results_json_num(f->ci_low));
 			json_object_set_new(stats, "ci_high", results_json_num(f->ci_high));
-			json_object_set_new(stats, "confidence", json_real(0.95));
+			json_object_set_new(stats, "confidence",
+					    json_real(STATS_OPTIONS_DEFAULT.confidence));
 		}
 		json_object_set_new(stats, "uncertainty", results_json_num(f->uncertainty));
 		json_object_set_new(stats, "calibration",
