@@ -248,7 +248,8 @@ run observe --symbol fib --skip slow_setup --symbol bail_out --skip crash_now --
 expect_status 0
 run compare "$TMP/oa.json" "$TMP/oc.json" --format json
 expect_status 0
-expect_json '[(b["verdict"], b["note"], b["base"] is None, b["head"] is None) for b in d["benchmarks"] if b["name"] == "slow_setup"] == [("missing", "skipped in head", False, True)]'
+expect_json '[(b["verdict"], b["note"], b["base"] is None, b["head"] is None, b["base_status"], b["head_status"]) for b in d["benchmarks"] if b["name"] == "slow_setup"] == [("missing", "skipped in head", False, True, "ok", "skipped")]'
+expect_json '{b["name"]: (b["base_status"], b["head_status"]) for b in d["benchmarks"] if b["name"] != "fib"} == {"slow_setup": ("ok", "skipped"), "bail_out": ("no_calls", "no_calls"), "crash_now": ("skipped", "skipped")}'
 run compare "$TMP/oc.json" "$TMP/oa.json" --format json
 expect_status 0
 expect_json '[(b["verdict"], b["note"]) for b in d["benchmarks"] if b["name"] == "slow_setup"] == [("new", "skipped in base")]'
