@@ -31,7 +31,9 @@ static const char usage[] =
 	"instrument, and each pair gets a verdict: regressed, improved, unchanged,\n"
 	"failed (in HEAD), new (only in HEAD) or missing (only in BASE). Largest\n"
 	"changes come first, after a summary line with the geometric mean of all\n"
-	"changes and the count of each verdict.\n"
+	"changes and the count of each verdict. Two files of `benchtrap observe\n"
+	"--output` compare alike, per observed function (docs/compare.md); a file\n"
+	"of observe and one of run are refused.\n"
 	"\n"
 	"Two binaries (paired): each benchmark runs in a fresh child of each build,\n"
 	"both alive for the whole benchmark, and samples alternate between them\n"
@@ -358,6 +360,18 @@ int cli_compare(int argc, char **argv)
 	}
 	if (load(paths[0], &base) != 0 || load(paths[1], &head) != 0)
 		goto out;
+	/* Observed calls and run's loops time a function differently (the
+	 * program's own calls with the stops removed, against a loop of calls
+	 * with none inside): their ratio would be the method's, not the code's. */
+	if (results_file_observed(base) != results_file_observed(head)) {
+		const struct results_file *obs = results_file_observed(base) ? base : head;
+
+		cli_error("compare: %s holds calls observed by `benchtrap observe` and %s "
+			  "benchmarks of `benchtrap run`: their times are not alike (compare "
+			  "two observe files, or two run files)",
+			  obs->path, obs == base ? head->path : base->path);
+		goto out;
+	}
 	if (results_compare(base, head, &opts, &cmp) < 0) {
 		cli_error("out of memory");
 		goto out;

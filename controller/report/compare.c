@@ -105,6 +105,27 @@ struct cells {
 	const char *note;
 };
 
+/* A side's status: "ok", or why it has no figure ("failed", observe's
+ * "skipped" and "no_calls"); NULL when the side has no such benchmark. */
+static const char *status_of(const struct results_bench *b)
+{
+	if (!b)
+		return NULL;
+	if (b->ok)
+		return "ok";
+	if (b->status == RESULTS_STATUS_SKIPPED || b->status == RESULTS_STATUS_NO_CALLS)
+		return results_status_name(b->status);
+	return "failed";
+}
+
+/* A side without a figure: "failed", "skipped", "no calls". */
+static void status_cell(const struct results_bench *b, char *buf, size_t size)
+{
+	const char *s = status_of(b);
+
+	snprintf(buf, size, "%s", !strcmp(s, "no_calls") ? "no calls" : s);
+}
+
 static void pair_cells(const struct results_pair *p, bool mixed, struct cells *c)
 {
 	if (mixed)
@@ -114,9 +135,9 @@ static void pair_cells(const struct results_pair *p, bool mixed, struct cells *c
 	format_value(bench_value(p->base), p->unit, c->base, sizeof(c->base));
 	format_value(bench_value(p->head), p->unit, c->head, sizeof(c->head));
 	if (p->base && !p->base->ok)
-		snprintf(c->base, sizeof(c->base), "failed");
+		status_cell(p->base, c->base, sizeof(c->base));
 	if (p->head && !p->head->ok)
-		snprintf(c->head, sizeof(c->head), "failed");
+		status_cell(p->head, c->head, sizeof(c->head));
 	if (p->has_ratio)
 		format_pct(p->ratio, c->change, sizeof(c->change));
 	else
@@ -569,7 +590,8 @@ static json_t *pair_json(const struct results_pair *p)
 {
 	double b = bench_value(p->base), h = bench_value(p->head);
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:o}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:o, s:o, "
+			 "s:o}",
 			 "name", p->name, "instrument", p->instrument, "unit", p->unit, "verdict",
 			 results_verdict_name(p->verdict), "base", num_or_null(true, b), "head",
 			 num_or_null(true, h), "ratio", num_or_null(p->has_ratio, p->ratio),
@@ -577,7 +599,9 @@ static json_t *pair_json(const struct results_pair *p)
 			 "ci_low_pct", num_or_null(p->has_interval, (p->ratio_low - 1.0) * 100.0),
 			 "ci_high_pct", num_or_null(p->has_interval, (p->ratio_high - 1.0) * 100.0),
 			 "significant", p->significant, "paired", p->paired, "note",
-			 p->note ? json_string(p->note) : json_null());
+			 p->note ? json_string(p->note) : json_null(), "base_status",
+			 results_json_str(status_of(p->base)), "head_status",
+			 results_json_str(status_of(p->head)));
 }
 
 int report_compare_json(const struct results_comparison *c, const char *base, const char *head,

@@ -226,6 +226,10 @@ static int gbench_bench(json_t *benches, const struct results_bench *b, const ch
 	size_t reps = b->has_stats && s->samples ? s->samples : b->nraw ? b->nraw : 1;
 	json_t *x;
 
+	/* An observed function with no call to time has nothing to report,
+	 * and did not fail. */
+	if (b->status == RESULTS_STATUS_SKIPPED || b->status == RESULTS_STATUS_NO_CALLS)
+		return 0;
 	if (!b->ok) {
 		x = gbench_entry(b, name, family, 0.0, 1, NULL);
 		if (x) {

@@ -387,7 +387,8 @@ static void test_parse_errors(void **state)
 		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
 		  "[{\"name\": \"a\", \"instrument\": \"walltime\", \"unit\": \"ns\","
 		  " \"status\": \"fine\"}]}",
-		  "h.json: benchmarks[0].status: expected \"ok\" or \"failed\", not \"fine\"" },
+		  "h.json: benchmarks[0].status: expected \"ok\", \"failed\", \"skipped\" or "
+		  "\"no_calls\", not \"fine\"" },
 		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
 		  "[{\"name\": \"a\", \"instrument\": \"walltime\", \"unit\": \"ns\","
 		  " \"status\": \"ok\", \"value\": 1, \"stats\": {\"median\": \"fast\"}}]}",
@@ -1189,6 +1190,198 @@ static void test_markdown_limited(void **state)
 	made_clear(&m);
 }
 
+/* ---- files of benchtrap observe ---------------------------------------------- */
+
+/* What observe writes: a timed function, one selected by --skip and one
+ * whose calls never returned; readers take the two statuses without a
+ * figure, and the ± of the stops. */
+static const char observe_doc[] =
+	"{\"schema\": \"benchtrap-results/1\","
+	" \"environment\": {\"build_id\": \"ab\"},"
+	" \"run\": {\"instrument\": \"observe\", \"command\": [\"benchtrap\", \"observe\","
+	"  \"--symbol\", \"f\", \"--\", \"./prog\"]},"
+	" \"benchmarks\": ["
+	"  {\"name\": \"f\", \"instrument\": \"observe\", \"unit\": \"ns\", \"value\": 5000,"
+	"   \"status\": \"ok\", \"error\": null, \"no_time\": false,"
+	"   \"stats\": {\"median\": 5000, \"mean\": 5100, \"stddev\": 300, \"min\": 4000,"
+	"    \"max\": 9000, \"q1\": 4800, \"q3\": 5200, \"p10\": 4500, \"p90\": 6000,"
+	"    \"samples\": 3, \"iterations_per_sample\": 1, \"uncertainty\": 250.5,"
+	"    \"calibration\": 30000}, \"raw_samples\": [4000, 5000, 9000], \"calls\": 3},"
+	"  {\"name\": \"setup\", \"instrument\": \"observe\", \"unit\": \"ns\", \"value\": null,"
+	"   \"status\": \"skipped\", \"error\": null, \"stats\": null, \"raw_samples\": [],"
+	"   \"diagnostics\": [\"skipped (--skip)\"]},"
+	"  {\"name\": \"jumps\", \"instrument\": \"observe\", \"unit\": \"ns\", \"value\": null,"
+	"   \"status\": \"no_calls\", \"error\": null, \"stats\": null}"
+	" ]}";
+
+static void test_parse_observe(void **state)
+{
+	struct results_file *f = NULL, *run = NULL;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(results_parse(observe_doc, strlen(observe_doc), "o.json", &f, &err), 0);
+	assert_null(err);
+	assert_int_equal(f->n, 3);
+	assert_true(results_file_observed(f));
+	assert_int_equal(f->benches[0].status, RESULTS_STATUS_OK);
+	assert_true(f->benches[0].ok);
+	assert_true(f->benches[0].stats.uncertainty == 250.5);
+	assert_int_equal(f->benches[0].stats.iterations_per_sample, 1);
+	assert_int_equal(f->benches[0].nraw, 3);
+	assert_int_equal(f->benches[1].status, RESULTS_STATUS_SKIPPED);
+	assert_false(f->benches[1].ok);
+	assert_true(isnan(f->benches[1].value));
+	assert_false(f->benches[1].has_stats);
+	assert_int_equal(f->benches[2].status, RESULTS_STATUS_NO_CALLS);
+	assert_false(f->benches[2].ok);
+	assert_string_equal(results_status_name(RESULTS_STATUS_NO_CALLS), "no_calls");
+	assert_string_equal(results_status_name(RESULTS_STATUS_FAILED), "failed");
+
+	/* A run's file is not observed; nor is its stats' ± there. */
+	assert_int_equal(results_parse(good_doc, strlen(good_doc), "r.json", &run, NULL), 0);
+	assert_false(results_file_observed(run));
+	assert_int_equal(run->benches[1].status, RESULTS_STATUS_FAILED);
+	assert_true(isnan(run->benches[0].stats.uncertainty));
+	results_free(run);
+
+	/* Without run.instrument, the benchmarks' instrument says it. */
+	free(f->instrument);
+	f->instrument = NULL;
+	assert_true(results_file_observed(f));
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->benches[i].instrument);
+		f->benches[i].instrument = strdup("walltime");
+	}
+	assert_false(results_file_observed(f));
+	results_free(f);
+
+	/* A timed row still needs its figure. */
+	static const char bad[] =
+		"{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
+		"[{\"name\": \"f\", \"instrument\": \"observe\", \"unit\": \"ns\", \"value\": null,"
+		" \"status\": \"ok\", \"stats\": null}]}";
+	assert_int_equal(results_parse(bad, strlen(bad), "o.json", &f, &err), -EINVAL);
+	assert_string_equal(err, "o.json: benchmarks[0].value: null, but status is \"ok\"");
+	free(err);
+}
+
+/* An observed function in base and head. */
+static struct results_bench *add_observed(struct results_file *f, const char *name, double centre,
+					  double uncertainty, uint64_t seed)
+{
+	struct results_bench *b = add_bench(f, name, "observe", centre);
+
+	free(b->unit);
+	b->unit = strdup("ns");
+	b->stats.uncertainty = uncertainty;
+	set_samples(b, 400, centre, centre * 0.01, seed);
+	b->stats.samples = 400;
+	return b;
+}
+
+static struct results_bench *add_no_figure(struct results_file *f, const char *name,
+					   enum results_status status)
+{
+	struct results_bench *b = add_bench(f, name, "observe", NAN);
+
+	b->status = status;
+	b->ok = false;
+	b->has_stats = false;
+	return b;
+}
+
+/*
+ * Observed calls are timed, not counted: a change needs significance over
+ * the calls and to exceed the two files' ± together; a function with no
+ * call to time on one side is missing or new, and says which, on both
+ * sides unchanged; none of them fails the gate.
+ */
+static void test_compare_observed(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_compare_opts o = opts_with(0.05);
+	struct results_comparison c;
+	struct results_bench *b;
+
+	(void)state;
+	assert_false(results_instrument_exact("observe"));
+	assert_false(results_instrument_exact("walltime"));
+	assert_true(results_instrument_exact("callgrind"));
+
+	/* 20% slower, calls within 1% of their centre: significant. */
+	add_observed(base, "slower", 10000, 100, 1);
+	add_observed(head, "slower", 12000, 100, 2);
+	/* The same 20%, but each file's ± is 1500 ns: within 3000. */
+	add_observed(base, "within", 10000, 1500, 3);
+	b = add_observed(head, "within", 12000, 1500, 4);
+	b->stats.samples = 380; /* the program made other calls */
+	/* Called in base only, in head only, in neither. */
+	add_observed(base, "gone", 10000, 100, 5);
+	add_no_figure(head, "gone", RESULTS_STATUS_NO_CALLS);
+	add_no_figure(base, "came", RESULTS_STATUS_SKIPPED);
+	add_observed(head, "came", 10000, 100, 6);
+	add_no_figure(base, "never", RESULTS_STATUS_NO_CALLS);
+	add_no_figure(head, "never", RESULTS_STATUS_NO_CALLS);
+	/* One call on a side: no spread, not judged, however far apart. */
+	b = add_observed(base, "once", 10000, 100, 9);
+	b->nraw = 1;
+	b = add_observed(head, "once", 20000, 100, 10);
+	b->nraw = 1;
+	/* Shorter than observe resolves in head. */
+	add_observed(base, "tiny", 10000, 100, 7);
+	b = add_observed(head, "tiny", 10000, 100, 8);
+	b->no_time = true;
+
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_int_equal(c.n, 7);
+	assert_int_equal(pair(&c, "slower")->verdict, RESULTS_REGRESSED);
+	assert_true(pair(&c, "slower")->has_interval);
+	assert_int_equal(pair(&c, "within")->verdict, RESULTS_UNCHANGED);
+	assert_true(pair(&c, "within")->has_ratio);
+	assert_false(pair(&c, "within")->significant);
+	assert_non_null(strstr(pair(&c, "within")->note, "±"));
+	assert_int_equal(pair(&c, "gone")->verdict, RESULTS_MISSING);
+	assert_string_equal(pair(&c, "gone")->note, "no call returned in head");
+	assert_int_equal(pair(&c, "came")->verdict, RESULTS_NEW);
+	assert_string_equal(pair(&c, "came")->note, "skipped in base");
+	assert_int_equal(pair(&c, "never")->verdict, RESULTS_UNCHANGED);
+	assert_string_equal(pair(&c, "never")->note, "no figure in base nor head");
+	assert_int_equal(pair(&c, "once")->verdict, RESULTS_UNCHANGED);
+	assert_true(pair(&c, "once")->has_ratio);
+	assert_false(pair(&c, "once")->significant);
+	assert_string_equal(pair(&c, "once")->note,
+			    "a single call in base or head: no spread to judge a change by");
+	assert_int_equal(pair(&c, "tiny")->verdict, RESULTS_UNCHANGED);
+	assert_false(pair(&c, "tiny")->has_ratio);
+	assert_string_equal(pair(&c, "tiny")->note, "shorter than observe resolves: not compared");
+	assert_true(has_warning(&c, "tiny is shorter than observe can resolve in head: its change "
+				    "is not judged (`benchtrap run --symbol` times it without "
+				    "stops)"));
+	assert_int_equal(c.counts[RESULTS_FAILED], 0);
+	bool said = false;
+
+	for (size_t i = 0; i < c.nnotes; i++)
+		said |= !strcmp(c.notes[i],
+				"1 observed function was called a different number of "
+				"times in base and head (within 400 vs 380): the "
+				"programs' work differed, and each median is taken over "
+				"another mix of calls");
+	assert_true(said);
+	/* slower regressed, and the build-ids differ: the gate fails on it alone. */
+	assert_true(c.gate_failed);
+	results_comparison_clear(&c);
+
+	/* Without slower, nothing fails the gate. */
+	free(base->benches[0].name);
+	base->benches[0].name = strdup("slower_base");
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_false(c.gate_failed);
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1220,6 +1413,8 @@ int main(void)
 		cmocka_unit_test(test_changed_order),
 		cmocka_unit_test(test_rows_fitting),
 		cmocka_unit_test(test_markdown_limited),
+		cmocka_unit_test(test_parse_observe),
+		cmocka_unit_test(test_compare_observed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
