@@ -90,8 +90,8 @@ static char *export_name(const struct results_bench *b, bool mixed, size_t limit
  * it counts characters, so bytes are on the safe side. */
 #define BMF_NAME_MAX 1024
 
-/* The Bencher measure of each instrument: walltime goes to Bencher's
- * built-in "latency" (nanoseconds); the counting instruments to measures
+/* The Bencher measure of each instrument: walltime and observe's timed calls
+ * go to Bencher's built-in "latency" (nanoseconds); the counting instruments to measures
  * named by their unit, perf's apart from callgrind's since both count
  * instructions and a merged file may hold both for one benchmark. */
 static const char *bmf_measure(const struct results_bench *b, char *buf, size_t size)
@@ -100,6 +100,7 @@ static const char *bmf_measure(const struct results_bench *b, char *buf, size_t 
 		const char *instrument, *measure;
 	} measures[] = {
 		{ "walltime", "latency" },
+		{ "observe", "latency" },
 		{ "callgrind", "instructions" },
 		{ "perf", "perf-instructions" },
 		{ "memory", "bytes" },
