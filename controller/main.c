@@ -36,6 +36,7 @@ static const struct command {
 static void usage(FILE *f)
 {
 	fputs("usage: benchtrap COMMAND [ARGS...]\n"
+	      "       benchtrap --help | --version\n"
 	      "\n"
 	      "benchtrap benchmarks functions of a Linux binary from outside it: it reads the\n"
 	      "binary's ELF file, starts a fresh traced child for every benchmark, and takes\n"
@@ -46,7 +47,13 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n"
-	      "'benchtrap COMMAND --help' explains a command; docs/ has the manual.\n"
+	      "options:\n"
+	      "  -h, --help     show this help ('benchtrap help COMMAND' shows a command's)\n"
+	      "  -V, --version  show the version\n"
+	      "\n"
+	      "'benchtrap COMMAND --help' explains a command; docs/ and the manual pages\n"
+	      "benchtrap(1), benchtrap-run(1), ... have the rest.\n"
+	      "\n"
 	      "exit status: 0 success, 1 a benchmark failed, 2 bad usage or bad input\n",
 	      f);
 }

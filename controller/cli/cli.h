@@ -84,6 +84,9 @@ int cli_open_binary(const char *path, struct elf_file **ret);
 /* The same for a subcommand that needs only the symbols (list --symbols,
  * observe): a corrupt registry is left to elf_registry_error(). */
 int cli_open_binary_symbols(const char *path, struct elf_file **ret);
+/* 0 when BINARY can be started here; otherwise the one-line error (its
+ * PT_INTERP is not on this machine) and 2. */
+int cli_check_interp(const char *path, const struct elf_file *ef);
 
 int cli_list(int argc, char **argv);
 int cli_run(int argc, char **argv);

@@ -177,6 +177,19 @@ int cli_open_binary(const char *path, struct elf_file **ret)
 	return 0;
 }
 
+int cli_check_interp(const char *path, const struct elf_file *ef)
+{
+	const char *interp = elf_interp(ef);
+
+	/* exec() would fail with ENOENT, which reads as if the binary
+	 * itself were missing. */
+	if (!interp || access(interp, F_OK) == 0)
+		return 0;
+	return cli_error("%s: its interpreter %s is not on this machine, so it cannot run here "
+			 "(build it for this system, or install that dynamic loader)",
+			 path, interp);
+}
+
 int cli_open_binary_symbols(const char *path, struct elf_file **ret)
 {
 	const char *what = NULL;

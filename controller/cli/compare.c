@@ -19,6 +19,7 @@
 static const char usage[] =
 	"usage: benchtrap compare BASE.json HEAD.json [--threshold PCT]\n"
 	"                         [--format text|markdown|json]\n"
+	"                         [--max-bytes N] [--full-report URL]\n"
 	"       benchtrap compare PAIRED.json [--threshold PCT] [--format FMT]\n"
 	"       benchtrap compare BASE_BINARY HEAD_BINARY [--bench GLOB]...\n"
 	"                         [--symbol GLOB|'F(1,2)']... [run's sampling and child\n"
@@ -30,7 +31,9 @@ static const char usage[] =
 	"instrument, and each pair gets a verdict: regressed, improved, unchanged,\n"
 	"failed (in HEAD), new (only in HEAD) or missing (only in BASE). Largest\n"
 	"changes come first, after a summary line with the geometric mean of all\n"
-	"changes and the count of each verdict.\n"
+	"changes and the count of each verdict. Two files of `benchtrap observe\n"
+	"--output` compare alike, per observed function (docs/compare.md); a file\n"
+	"of observe and one of run are refused.\n"
 	"\n"
 	"Two binaries (paired): each benchmark runs in a fresh child of each build,\n"
 	"both alive for the whole benchmark, and samples alternate between them\n"
@@ -50,8 +53,16 @@ static const char usage[] =
 	"  --threshold PCT     a change smaller than PCT percent is 'unchanged' (5)\n"
 	"  --format FMT        text (default), markdown (for a pull-request comment)\n"
 	"                      or json\n"
+	"  --max-bytes N       markdown of at most N bytes (a GitHub comment holds\n"
+	"                      65536 characters): when the whole report is larger,\n"
+	"                      the changed benchmarks that fit (failed, regressed,\n"
+	"                      improved, new, missing) and how many are not shown\n"
+	"  --full-report URL   where the whole report is, linked when rows are left out\n"
 	"  -h, --help          show this help\n"
-	"\n"
+	"\n";
+
+/* The help in two strings: C compilers need take none over 4095 bytes. */
+static const char usage_binaries[] =
 	"options with two binaries, as for `benchtrap run` (see `benchtrap run --help`):\n"
 	"  --bench GLOB, --symbol GLOB|'F(1,2)'   what to measure (default: every\n"
 	"                      registered benchmark of either build)\n"
@@ -69,6 +80,9 @@ static const char usage[] =
 	"  --threads LIST      each benchmark on N threads at once for each N of LIST,\n"
 	"                      NAME[threads=N], in both builds\n"
 	"  --markers FILE      start/end markers of every benchmark and sample\n"
+	"  --quiet             no progress on stderr (otherwise, when stderr is not a\n"
+	"                      terminal, a line per build's benchmark as it finishes:\n"
+	"                      [2/7] work (head)  2.916 µs ± 1.6%)\n"
 	"\n"
 	"When GITHUB_STEP_SUMMARY names a file (GitHub Actions), the markdown report\n"
 	"is appended to it as well.\n"
@@ -76,6 +90,8 @@ static const char usage[] =
 	"examples:\n"
 	"  benchtrap compare main.json pr.json\n"
 	"  benchtrap compare main.json pr.json --threshold 10 --format markdown > comment.md\n"
+	"  benchtrap compare paired.json --format markdown --max-bytes 65000 \\\n"
+	"      --full-report \"$RUN_URL\" > comment.md\n"
 	"  benchtrap compare ./build-main/benches ./build-pr/benches --threshold 2\n"
 	"\n"
 	"exit status: 0 no regression beyond the threshold, 1 a regression or a\n"
@@ -84,7 +100,11 @@ static const char usage[] =
 	"benchmark in common). Files with the same build_id measured one binary\n"
 	"twice: their regressions are noise and exit 0.\n";
 
-enum { OPT_THRESHOLD = CLI_OPT_RUN_END };
+enum { OPT_THRESHOLD = CLI_OPT_RUN_END, OPT_MAX_BYTES, OPT_FULL_REPORT };
+
+/* --max-bytes and --full-report, for the report of either kind of compare
+ * (cli_compare_report is also paired.c's). */
+static struct report_markdown_limit markdown_limit;
 
 static int load(const char *path, struct results_file **ret)
 {
@@ -128,7 +148,17 @@ int cli_compare_report(const struct results_comparison *cmp, enum report_format 
 		report_compare_text(cmp, stdout, cli_color(stdout));
 		break;
 	case REPORT_MARKDOWN:
-		report_compare_markdown(cmp, stdout);
+		r = report_compare_markdown_limited(cmp, &markdown_limit, stdout, NULL);
+		if (r == -ENOSPC)
+			return cli_error("compare: --max-bytes %zu is too small for the report's "
+					 "heading, counts and the line of what is left out; give "
+					 "more, e.g. 65000",
+					 markdown_limit.max_bytes);
+		if (r == -ENOMEM)
+			return cli_error("out of memory");
+		if (r < 0)
+			return cli_error("compare: cannot cut the markdown report: %s",
+					 str_errno(-r));
 		break;
 	case REPORT_JSON:
 		r = report_compare_json(cmp, base, head, stdout);
@@ -180,6 +210,8 @@ int cli_compare(int argc, char **argv)
 	static const struct option longopts[] = {
 		CLI_RUN_LONGOPTS,
 		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+		{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+		{ "full-report", required_argument, NULL, OPT_FULL_REPORT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -227,8 +259,33 @@ int cli_compare(int argc, char **argv)
 			}
 			opts.threshold = v / 100.0;
 			break;
+		case OPT_MAX_BYTES: {
+			unsigned long long n;
+
+			errno = 0;
+			n = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || n == 0 ||
+			    n > SIZE_MAX / 2) {
+				cli_error("compare: --max-bytes wants a size in bytes, e.g. 65000 "
+					  "for a GitHub comment, not '%s'",
+					  optarg);
+				goto out;
+			}
+			markdown_limit.max_bytes = (size_t)n;
+			break;
+		}
+		case OPT_FULL_REPORT:
+			if (!*optarg || strpbrk(optarg, " \t\n\r()<>")) {
+				cli_error("compare: --full-report wants a URL without spaces, "
+					  "parentheses or angle brackets, not '%s'",
+					  optarg);
+				goto out;
+			}
+			markdown_limit.full_report = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
+			fputs(usage_binaries, stdout);
 			code = EXIT_OK;
 			goto out;
 		default:
@@ -241,9 +298,16 @@ int cli_compare(int argc, char **argv)
 				goto out;
 			/* The options of measuring, for the message if the
 			 * operands turn out to be files. */
-			if (c != CLI_OPT_FORMAT && !binary_option)
+			if (c != CLI_OPT_FORMAT && c != CLI_OPT_QUIET && !binary_option)
 				binary_option = option_name(longopts, c);
 		}
+	}
+	if ((markdown_limit.max_bytes || markdown_limit.full_report) &&
+	    ro.format != REPORT_MARKDOWN) {
+		cli_error("compare: %s applies to --format markdown (the report for a "
+			  "pull-request comment)",
+			  markdown_limit.max_bytes ? "--max-bytes" : "--full-report");
+		goto out;
 	}
 	/* One file: the two sides of a paired comparison's document. */
 	if (npaths == 1 && !is_elf(paths[0]) && !binary_option && nopts == argc) {
@@ -296,6 +360,18 @@ int cli_compare(int argc, char **argv)
 	}
 	if (load(paths[0], &base) != 0 || load(paths[1], &head) != 0)
 		goto out;
+	/* Observed calls and run's loops time a function differently (the
+	 * program's own calls with the stops removed, against a loop of calls
+	 * with none inside): their ratio would be the method's, not the code's. */
+	if (results_file_observed(base) != results_file_observed(head)) {
+		const struct results_file *obs = results_file_observed(base) ? base : head;
+
+		cli_error("compare: %s holds calls observed by `benchtrap observe` and %s "
+			  "benchmarks of `benchtrap run`: their times are not alike (compare "
+			  "two observe files, or two run files)",
+			  obs->path, obs == base ? head->path : base->path);
+		goto out;
+	}
 	if (results_compare(base, head, &opts, &cmp) < 0) {
 		cli_error("out of memory");
 		goto out;

@@ -18,15 +18,23 @@ static const char usage[] =
 	"format another tool ingests:\n"
 	"\n"
 	"  bmf      Bencher Metric Format, for `bencher run --adapter json --file F`:\n"
-	"           {NAME: {latency: {value, lower_value, upper_value}}}, in ns; the\n"
-	"           bounds are the confidence interval of the median\n"
-	"  gbench   Google Benchmark JSON, for its tools/compare.py: every sample is\n"
-	"           one repetition, then the mean, median, stddev and cv aggregates\n"
+	"           {NAME: {MEASURE: {value, lower_value, upper_value}}}, the bounds\n"
+	"           the confidence interval of the median; one measure per\n"
+	"           instrument: latency (walltime, ns), instructions (callgrind),\n"
+	"           perf-instructions (perf), bytes (memory)\n"
+	"  gbench   Google Benchmark JSON, for its tools/compare.py: one iteration\n"
+	"           row per benchmark, its median, so OVERALL_GEOMEAN weighs each\n"
+	"           once; then the mean, median, stddev and cv over its samples. A\n"
+	"           median not above zero has the aggregates only\n"
 	"  gab      github-action-benchmark, tool 'customSmallerIsBetter':\n"
 	"           [{name, unit, value, range, extra}]\n"
 	"\n"
 	"Failed benchmarks have no value: bmf and gab leave them out, gbench marks\n"
-	"them with error_occurred. docs/ci.md shows each format.\n"
+	"them with error_occurred. In a file of several instruments, gbench and gab\n"
+	"names end in ' (INSTRUMENT)'. Names longer than Bencher's 1024 bytes are\n"
+	"shortened to a prefix, '~' and a hash of the whole name, said on stderr.\n"
+	"Whole numbers are written with all their digits. docs/ci.md shows each\n"
+	"format.\n"
 	"\n"
 	"options:\n"
 	"  --format FMT        bmf, gbench or gab (required)\n"
@@ -58,6 +66,7 @@ int cli_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	struct report_export_notes notes = { 0 };
 	struct results_file *rf = NULL;
 	const char *path = NULL, *fmt = NULL;
 	const char *names[16];
@@ -98,9 +107,15 @@ int cli_export(int argc, char **argv)
 		free(msg);
 		return EXIT_USAGE;
 	}
-	r = report_export(rf, fmt, stdout);
+	r = report_export(rf, fmt, stdout, &notes);
 	results_free(rf);
 	if (r < 0)
 		return cli_error("export: cannot write the export: %s", str_errno(-r));
+	if (notes.shortened)
+		fprintf(stderr,
+			"benchtrap: export: %zu benchmark name%s longer than %s takes (%zu "
+			"bytes) shortened to a prefix and a hash of the whole name\n",
+			notes.shortened, notes.shortened == 1 ? "" : "s",
+			!strcmp(fmt, "bmf") ? "Bencher" : fmt, notes.limit);
 	return EXIT_OK;
 }

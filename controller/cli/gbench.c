@@ -253,17 +253,15 @@ int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progr
 			cli_note("shard %u/%u holds none of the %zu selected benchmarks",
 				 o->shard_k, o->shard_n, selected);
 	}
-	hs->progress = isatty(STDERR_FILENO) && o->format == REPORT_TEXT;
-	hs->total = sel.n;
 	results = calloc(sel.n + 1, sizeof(*results));
 	if (!results) {
 		cli_error("out of memory");
 		goto out;
 	}
+	cli_progress_init(hs, o, sel.n);
 	r = gbench_measure(&t, o->instrument->name, sel.v, sel.n, &o->plan, &hooks, results,
 			   &error);
-	if (hs->progress)
-		fputs("\r\033[K", stderr);
+	cli_progress_end(hs);
 	if (r < 0) {
 		cli_error("%s", error ? error : "cannot run the binary");
 		goto out;
@@ -500,8 +498,9 @@ int cli_gbench_compare(const char *base_path, const char *head_path, struct cli_
 			goto out;
 		}
 	}
-	hs.progress = isatty(STDERR_FILENO) && o->format == REPORT_TEXT;
-	hs.total = base.sel.n + head.sel.n;
+	cli_progress_init(&hs, o, base.sel.n + head.sel.n);
+	hs.head = head.results;
+	hs.nhead = head.sel.n;
 	/* walltime: the common instances paired, round by round; the counting
 	 * instruments are exact, each build measured in turn. */
 	if (walltime) {
@@ -518,8 +517,7 @@ int cli_gbench_compare(const char *base_path, const char *head_path, struct cli_
 					   sides[k]->sel.n, &o->plan, &hooks, sides[k]->results,
 					   &error);
 	}
-	if (hs.progress)
-		fputs("\r\033[K", stderr);
+	cli_progress_end(&hs);
 	if (r < 0) {
 		cli_error("%s", error ? error : "cannot run the binaries");
 		goto out;

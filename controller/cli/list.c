@@ -23,9 +23,10 @@ static const char usage[] =
 	"Without --symbols, lists the benchmarks registered with target-stub (BENCHTRAP(),\n"
 	"BENCHTRAP_ARGS(), BENCHTRAP_THREADS()), one line per parameter or thread count:\n"
 	"these are what `benchtrap run --bench` selects. With --symbols, lists the\n"
-	"function symbols of BINARY and of the shared libraries it needs (found as the\n"
-	"dynamic loader finds them): any of them can be run with\n"
-	"`benchtrap run --symbol`.\n"
+	"function symbols of BINARY and of the shared libraries it loads (as its own\n"
+	"dynamic loader resolves them, asked in trace mode as ldd does): any of them can\n"
+	"be run with `benchtrap run --symbol`, but for those NOTE marks not callable\n"
+	"(pieces gcc split off a function: .cold, .part).\n"
 	"\n"
 	"A Google Benchmark binary lists its benchmark instances as it names them\n"
 	"('BM_memcpy/8'), asked of the binary itself (--benchmark_list_tests) in a\n"
@@ -35,7 +36,9 @@ static const char usage[] =
 	"  --symbols        list function symbols instead of registered benchmarks\n"
 	"  --filter GLOB    keep names matching GLOB (shell-style; repeatable). A name\n"
 	"                   matches by its raw or demangled form, with or without its\n"
-	"                   parameter list; 'fib[20]' also matches itself exactly\n"
+	"                   parameter list, a template's return type, a member's\n"
+	"                   const/&/&& and a clone suffix; 'fib[20]' also matches\n"
+	"                   itself exactly\n"
 	"  --no-libs        with --symbols, leave out the shared libraries\n"
 	"  --json           machine-readable output (schema: docs/list.md)\n"
 	"  -h, --help       show this help\n"
@@ -173,11 +176,26 @@ out:
 	return r;
 }
 
+/* What the NOTE column says of a piece or a copy of a function. */
+static const char *kind_note(enum elf_fn_kind kind)
+{
+	switch (kind) {
+	case ELF_FN_FRAGMENT:
+		return "not callable: a piece of a function";
+	case ELF_FN_CLONE:
+		return "compiler's copy: arguments may differ";
+	case ELF_FN_PLAIN:
+		break;
+	}
+	return NULL;
+}
+
 static int list_symbols(struct list_opts *o, struct elf_file *ef)
 {
-	static const char *const headers[] = { "ADDRESS", "SIZE", "OBJECT", "FUNCTION", "RAW" };
-	static const enum table_align align[] = { TABLE_RIGHT, TABLE_RIGHT, TABLE_LEFT, TABLE_LEFT,
-						  TABLE_LEFT };
+	static const char *const headers[] = { "ADDRESS", "SIZE",	"OBJECT",
+					       "FUNCTION", "RAW", "NOTE" };
+	static const enum table_align align[] = { TABLE_RIGHT, TABLE_RIGHT, TABLE_LEFT,
+						  TABLE_LEFT,  TABLE_LEFT,  TABLE_LEFT };
 	struct elf_scope scope = { 0 };
 	struct report_list_symbol *syms = NULL;
 	struct table *t = NULL;
@@ -188,7 +206,7 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 		return cli_error("out of memory");
 	for (size_t k = 0; k < scope.n; k++)
 		total += elf_symbol_count(scope.objs[k]);
-	t = table_new(5, headers, align);
+	t = table_new(6, headers, align);
 	syms = calloc(total + 1, sizeof(*syms));
 	if (!t || !syms) {
 		r = cli_error("out of memory");
@@ -209,19 +227,32 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 			snprintf(size, sizeof(size), "%" PRIu64, s->size);
 			table_add(t, (const char *const[]){ addr, size, str_basename(elf_path(obj)),
 							    s->demangled,
-							    s->demangled != s->name ? s->name :
-										      NULL });
+							    s->demangled != s->name ? s->name : NULL,
+							    kind_note(s->kind) });
 		}
 	}
 
 	const char *unmatched = unmatched_filter(o);
 
 	if (unmatched) {
-		/* Suggest demangled names: a C++ function once, readably. */
+		/* Suggest demangled names: a C++ function once, readably. A
+		 * stripped binary may hold the function without a symbol (a
+		 * static library linked in): a library's look-alike would
+		 * mislead, so only its own exports are suggested. */
+		struct elf_scope own = { .objs = scope.objs, .n = 1 };
+		bool stripped = elf_is_stripped(ef);
 		size_t n = 0;
-		const char **names = elf_scope_names(&scope, &n);
+		const char **names = elf_scope_names(stripped ? &own : &scope, &n);
+		char buf[512];
 
-		r = no_match(o, unmatched, "function", names, names ? n : 0);
+		if (stripped && !(names && match_suggest(unmatched, names, n, 3, buf, sizeof(buf))))
+			r = cli_error("%s: no function matches '%s': the binary is stripped and "
+				      "exports no such function (its code may be linked in "
+				      "statically, without a symbol); list a build that is not "
+				      "stripped",
+				      o->binary, unmatched);
+		else
+			r = no_match(o, unmatched, "function", names, names ? n : 0);
 		free(names);
 		goto out;
 	}
@@ -230,6 +261,14 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 		cli_note("%s is stripped: its local functions are absent; %s", o->binary,
 			 elf_symbol_count(ef) ? "listing the functions it exports" :
 						"it exports no functions either");
+	if (scope.how == ELF_LIBS_NO_INTERP)
+		cli_note("%s: its interpreter %s is not on this machine: it cannot run here, and "
+			 "the libraries it needs are not listed",
+			 o->binary, elf_interp(ef));
+	else if (scope.how == ELF_LIBS_SEARCHED)
+		cli_note("%s: its interpreter %s could not be asked which libraries it loads; "
+			 "they were searched for as it searches",
+			 o->binary, elf_interp(ef));
 	for (char **m = scope.missing; *m; m++)
 		cli_note("library %s not found (is LD_LIBRARY_PATH set as the program needs?); "
 			 "its functions are not listed",

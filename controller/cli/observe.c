@@ -53,11 +53,13 @@ static const char usage[] =
 	"\n"
 	"output (the table goes to stderr when a command runs, so that the program's\n"
 	"stdout stays its own; to stdout with --pid):\n"
-	"  --format FMT        text (default), json or markdown\n"
+	"  --format FMT        text (default), markdown, or json: the results document\n"
+	"                      on stdout, after anything the program wrote there\n"
 	"  --output FILE       also write the results document to FILE, checked before\n"
 	"                      the program starts: a file is replaced atomically, a\n"
 	"                      device, FIFO or /dev/stdout written through\n"
-	"                      (instrument \"observe\"; docs/observe.md)\n"
+	"                      (instrument \"observe\"; docs/observe.md), read by\n"
+	"                      compare (against another observe file) and export\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"examples:\n"
@@ -437,7 +439,9 @@ int cli_observe(int argc, char **argv)
 	rep.res = &res;
 
 	exit_code = observe_result_exit_code(&res);
-	out = o.pid ? stdout : stderr;
+	/* The results document is for programs: stdout, as run's. The table
+	 * is for the reader, on stderr beside a command's own output. */
+	out = o.pid || o.format == REPORT_JSON ? stdout : stderr;
 	if (res.end == OBSERVE_KILLED)
 		fprintf(stderr, "benchtrap: %s was killed by SIG%s%s%s", o.command[0],
 			sigabbrev_np(res.sig) ? sigabbrev_np(res.sig) : "?",
@@ -445,7 +449,10 @@ int cli_observe(int argc, char **argv)
 	if (res.end == OBSERVE_GONE)
 		cli_note("process %d ended while observed", (int)o.pid);
 	if (o.format == REPORT_JSON) {
-		report_observe_json(&rep, out);
+		r = report_observe_json(&rep, out);
+		if (r < 0)
+			exit_code =
+				cli_error("cannot write the results document: %s", str_errno(-r));
 	} else {
 		bool color = o.format == REPORT_TEXT && cli_color(out);
 

@@ -312,12 +312,12 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 		goto out;
 	}
 
-	hs.progress = isatty(STDERR_FILENO) && o->format == REPORT_TEXT;
-	hs.total = base.n + head.n;
+	cli_progress_init(&hs, o, base.n + head.n);
+	hs.head = head.results;
+	hs.nhead = head.n;
 	cli_fatal_signals();
 	r = measure(&base, &head, ncommon, o, &hooks, &error);
-	if (hs.progress)
-		fputs("\r\033[K", stderr);
+	cli_progress_end(&hs);
 	if (r < 0) {
 		char *nl = error ? strchr(error, '\n') : NULL;
 

@@ -38,6 +38,10 @@ static const char usage[] =
 	"  --symbol GLOB       any function of BINARY or of a library it loads, called\n"
 	"                      with no arguments: 'parse_*', 'lzma_crc32'\n"
 	"  --symbol 'F(1,2)'   the same with integer arguments (up to 6)\n"
+	"  --symbol 'F(long)'  one C++ overload, by its parameter types; with\n"
+	"                      arguments 'F(long)(7)'. A name of several overloads\n"
+	"                      is refused with their list; globs leave out pieces\n"
+	"                      of functions (.cold, .part)\n"
 	"                      `benchtrap list BINARY [--symbols]` shows what there is\n"
 	"  --shard K/N         run only part K of N of the selection, split by a hash\n"
 	"                      of each name, so N CI machines run disjoint parts\n"
@@ -96,6 +100,10 @@ static const char usage_tail[] =
 	"                      FIFO or /dev/stdout written through (docs/results.md)\n"
 	"  --markers FILE      write start/end markers of every benchmark and sample as\n"
 	"                      JSON lines (CLOCK_MONOTONIC ns, pid, name)\n"
+	"  --quiet             no progress on stderr: by default a terminal shows the\n"
+	"                      benchmark running now ([3/11] fib[20]), and anything\n"
+	"                      else (a CI log, a file) gets a line per benchmark as\n"
+	"                      it finishes: [3/11] fib[20]  8.203 µs ± 0.8%\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"examples:\n"
@@ -191,7 +199,7 @@ int cli_run(int argc, char **argv)
 	/* Output paths are checked before anything is measured. */
 	if (cli_check_output(o.output) || cli_open_markers(o.markers, &hs.markers))
 		goto out;
-	if (cli_open_binary(o.binary, &ef) != 0)
+	if (cli_open_binary(o.binary, &ef) != 0 || cli_check_interp(o.binary, ef) != 0)
 		goto out;
 	/* A Google Benchmark binary is run by the names it gives its
 	 * benchmarks, unless functions are asked for by --symbol. */
@@ -227,8 +235,7 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 
-	hs.progress = isatty(STDERR_FILENO) && o.format == REPORT_TEXT;
-	hs.total = specs.n;
+	cli_progress_init(&hs, &o, specs.n);
 	results = calloc(specs.n ? specs.n : 1, sizeof(*results));
 	if (!results) {
 		cli_error("out of memory");
@@ -251,8 +258,7 @@ int cli_run(int argc, char **argv)
 						      .profile = o.profile,
 						      .static_binary = !elf_is_dynamic(ef) },
 			      &hooks, results, &error);
-	if (hs.progress)
-		fputs("\r\033[K", stderr);
+	cli_progress_end(&hs);
 	if (r < 0) {
 		/* The binary could not run at all: bad input. */
 		char *nl = error ? strchr(error, '\n') : NULL;

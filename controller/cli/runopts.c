@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "elf/elf.h"
+#include "report/progress.h"
 #include "cli/cli.h"
 #include "cli/runopts.h"
 
@@ -96,28 +97,86 @@ int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss 
 					 "found, so it was not searched (set LD_LIBRARY_PATH as "
 					 "the program needs)",
 					 binary, m->pattern, m->missing);
+		if (m->stripped)
+			return cli_error("%s: no function matches '%s': the binary is stripped and "
+					 "exports no such function (its code may be linked in "
+					 "statically, without a symbol)%s%s%s; run a build that "
+					 "is not stripped",
+					 binary, m->pattern, m->suggest[0] ? " (did you mean " : "",
+					 m->suggest, m->suggest[0] ? "?)" : "");
 		if (m->suggest[0])
 			return cli_error("%s: no function matches '%s' (did you mean %s?)", binary,
 					 m->pattern, m->suggest);
 		return cli_error("%s: no function matches '%s' in it or its libraries "
 				 "(`benchtrap list %s --symbols` shows them)",
 				 binary, m->pattern, binary);
+	case MEASURE_MISS_AMBIGUOUS:
+		return cli_error("%s: --symbol '%s' names several functions: %s (pick one by its "
+				 "parameter types, as in --symbol '%s')",
+				 binary, m->selector, m->names, m->function);
+	case MEASURE_MISS_FRAGMENT:
+		return cli_error("%s: '%s' is a piece the compiler split off a function "
+				 "(.cold, .part), which runs only from inside it and cannot be "
+				 "called (select the function it belongs to)",
+				 binary, m->function);
+	case MEASURE_MISS_FLOATING:
+		return cli_error("%s: '%s' takes floating-point parameters, but --symbol passes "
+				 "integer arguments, in integer registers (pick an overload with "
+				 "integer parameters, or select it without arguments)",
+				 binary, m->function);
 	case MEASURE_MISS_BAD_CALL:
 		break;
 	}
-	return cli_error("%s: cannot read --symbol '%s': write NAME or NAME(1,2) with up to %d "
-			 "integer arguments",
+	return cli_error("%s: cannot read --symbol '%s': write NAME, NAME(1,2) with up to %d "
+			 "integer arguments, or NAME(TYPES)(1,2) for one overload",
 			 cmd, m->selector, MEASURE_MAX_ARGS);
+}
+
+void cli_progress_init(struct cli_progress *h, const struct cli_run_opts *o, size_t total)
+{
+	bool tty = isatty(STDERR_FILENO);
+
+	/* On a terminal a live line, not under JSON, which a terminal shows
+	 * on the same screen; in a log a line per benchmark, whatever stdout
+	 * holds. */
+	h->progress = !o->quiet && tty && o->format == REPORT_TEXT;
+	h->lines = !o->quiet && !tty;
+	h->total = total;
+}
+
+/* "head" or "base" for a result of compare BASE_BINARY HEAD_BINARY, NULL
+ * for run. */
+static const char *progress_side(const struct cli_progress *h, const struct bench_result *r)
+{
+	if (!h->head)
+		return NULL;
+	for (size_t i = 0; i < h->nhead; i++)
+		if (r == &h->head[i])
+			return "head";
+	return "base";
 }
 
 void cli_progress_event(const struct measure_event *ev, void *userdata)
 {
 	struct cli_progress *h = userdata;
+	char *line;
 
 	if (h->markers)
 		report_marker_line(h->markers, ev);
 	if (h->progress && ev->kind == MEASURE_BENCH_START)
 		fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++h->done, h->total, ev->name);
+	if (h->lines && ev->kind == MEASURE_BENCH_END && ev->result &&
+	    report_progress_line(ev->result, ++h->ended, h->total, progress_side(h, ev->result),
+				 &line) == 0) {
+		fprintf(stderr, "%s\n", line);
+		free(line);
+	}
+}
+
+void cli_progress_end(struct cli_progress *h)
+{
+	if (h->progress)
+		fputs("\r\033[K", stderr);
 }
 
 static bool cpu_allowed(int cpu)
@@ -311,6 +370,9 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 	}
 	case CLI_OPT_CACHE_SIM:
 		o->cache_sim = true;
+		return 0;
+	case CLI_OPT_QUIET:
+		o->quiet = true;
 		return 0;
 	case CLI_OPT_THREADS: {
 		struct measure_threads_bad bad;

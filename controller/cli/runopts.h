@@ -41,6 +41,7 @@ enum cli_run_opt {
 	CLI_OPT_ALLOC_STACKS,
 	CLI_OPT_PROFILE,
 	CLI_OPT_THREADS,
+	CLI_OPT_QUIET,
 	CLI_OPT_RUN_END, /* a subcommand's own options from here */
 };
 
@@ -70,7 +71,8 @@ enum cli_run_opt {
 	{ "warmup-calls", required_argument, NULL, CLI_OPT_WARMUP_CALLS }, \
 	{ "alloc-stacks", required_argument, NULL, CLI_OPT_ALLOC_STACKS }, \
 	{ "profile", required_argument, NULL, CLI_OPT_PROFILE },           \
-	{ "threads", required_argument, NULL, CLI_OPT_THREADS }
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS },           \
+	{ "quiet", no_argument, NULL, CLI_OPT_QUIET }
 /* clang-format on */
 
 struct cli_run_opts {
@@ -80,6 +82,7 @@ struct cli_run_opts {
 	struct measure_plan plan;
 	enum measure_isolation isolation;
 	bool aslr, clean_env, show_output, min_samples_set, sample_time_set;
+	bool quiet; /* --quiet: no progress on stderr */
 	const struct measure_instrument *instrument;
 	const char *keep_profiles; /* --keep-profiles DIR */
 	bool cache_sim;
@@ -126,16 +129,30 @@ int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss 
 int cli_select_threads(const char *cmd, const char *binary, const struct cli_run_opts *o,
 		       struct measure_selection *sel);
 
-/* Progress on a terminal and markers (--markers), as measure hooks. */
 /* ---- progress and markers ----------------------------------------------- */
 
+/* Progress on stderr and markers (--markers), as measure hooks. */
 struct cli_progress {
 	FILE *markers;
+	/* stderr a terminal, text output: the benchmark running now, on one
+	 * line rewritten in place ("[3/11] fib[20]") and erased at the end */
 	bool progress;
-	size_t done, total;
+	/* stderr not a terminal (a CI log): one line per benchmark finished
+	 * (report/progress.h), kept */
+	bool lines;
+	size_t done, ended, total;
+	/* compare BASE_BINARY HEAD_BINARY: head's results[0..nhead), to say
+	 * which build a line is of; NULL for run */
+	const struct bench_result *head;
+	size_t nhead;
 };
 
+/* Progress for 'total' benchmarks as o asks (--quiet, --format) and as
+ * stderr is (a terminal or not). */
+void cli_progress_init(struct cli_progress *h, const struct cli_run_opts *o, size_t total);
 void cli_progress_event(const struct measure_event *ev, void *userdata);
+/* The measuring is over: the terminal's line erased. */
+void cli_progress_end(struct cli_progress *h);
 
 /* Where and how binary ef runs, by o: *t, its argv in *ret_argv (argv[0]
  * the path executed, then o's target arguments) and *ret_path (the path

@@ -40,6 +40,25 @@ enum elf_binding {
 	ELF_BIND_WEAK,
 };
 
+/*
+ * What a function symbol is, by the suffix gcc gives the name of a piece
+ * or a copy of a function ("f.cold", "_Z1fl.constprop.0", demangled
+ * "f(long) [clone .constprop.0]").
+ */
+enum elf_fn_kind {
+	ELF_FN_PLAIN, /* a function */
+	/* a copy specialized for its callers (.constprop.N, .isra.N): it may
+	 * ignore arguments or take other ones than its name says */
+	ELF_FN_CLONE,
+	/* a piece split off a function (.cold, .cold.N, .part.N) that runs in
+	 * the middle of it: not a function that can be called */
+	ELF_FN_FRAGMENT,
+};
+
+/* The kind of the function whose raw symbol name is 'raw' (a fragment when
+ * any suffix says so, else a clone when any does). */
+enum elf_fn_kind elf_fn_kind_of(const char *raw);
+
 /* One function symbol. Addresses are link-time virtual addresses as in the
  * file; for a position-independent object add the load bias to get a
  * run-time address. */
@@ -51,6 +70,7 @@ struct elf_symbol {
 	enum elf_binding binding;
 	bool dynamic; /* found in .dynsym (exported), not only in .symtab */
 	bool ifunc;   /* STT_GNU_IFUNC: addr is a resolver that returns the function */
+	enum elf_fn_kind kind;
 };
 
 /* One benchmark registered with target-stub's BENCHTRAP(), BENCHTRAP_ARGS()
@@ -122,19 +142,53 @@ const char *elf_needed(const struct elf_file *ef, size_t i);
  * segments; -EFAULT when no segment holds it. */
 int elf_vaddr_to_offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *ret_offset);
 
+/* How the libraries of a binary were found. */
+enum elf_libs_how {
+	ELF_LIBS_NONE,	    /* not looked for (elf_scope_open without libs) */
+	ELF_LIBS_STATIC,    /* no PT_INTERP: a static binary loads no library */
+	ELF_LIBS_LOADER,    /* listed by the binary's own dynamic loader */
+	ELF_LIBS_SEARCHED,  /* its loader could not be asked (not glibc's, or it
+			       failed): searched for as the loader searches */
+	ELF_LIBS_NO_INTERP, /* its PT_INTERP is not on this machine: it cannot
+			       run here, and no library was looked for */
+};
+
 /*
- * Resolve the libraries 'ef' needs, transitively and breadth first, the way
- * the dynamic loader finds them: DT_RPATH (when there is no DT_RUNPATH),
- * LD_LIBRARY_PATH, DT_RUNPATH, /etc/ld.so.cache's directories
- * (/etc/ld.so.conf and its includes) and the default directories, taking
- * only objects of the same class and machine. $ORIGIN is expanded.
+ * The libraries 'ef' loads, in the loader's order, as its own dynamic
+ * loader resolves them: the PT_INTERP started on the binary in trace mode
+ * (LD_TRACE_LOADED_OBJECTS=1, what ldd does; nothing of the program runs),
+ * with the controller's environment, so LD_LIBRARY_PATH and LD_PRELOAD
+ * count as they would for the program. Only glibc's loader, owned by root
+ * and writable by no one else, is started.
  *
- * On success *ret_libs is an array of *ret_n opened libraries (the caller
- * closes each and frees the array) and *ret_missing an array of the sonames
- * that could not be found (NULL-terminated; free with elf_strv_free).
+ * Returns -ENOENT when the interpreter does not exist, -ENOEXEC when it is
+ * not such a loader or failed, -ETIMEDOUT when it hung, -EINVAL for a static
+ * binary or one in memory. On success *ret_libs is an array of *ret_n
+ * opened libraries, named by their real paths (the caller closes each and
+ * frees the array), and *ret_missing the names the loader did not find
+ * (NULL-terminated; free with elf_strv_free).
+ */
+int elf_loader_needed(const struct elf_file *ef, struct elf_file ***ret_libs, size_t *ret_n,
+		      char ***ret_missing);
+
+/*
+ * The same found without the loader, by following its search order:
+ * DT_RPATH (when there is no DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH,
+ * /etc/ld.so.cache's directories (/etc/ld.so.conf and its includes) and
+ * the default directories, taking only objects of the same class and
+ * machine, $ORIGIN expanded, breadth first. It does not know the
+ * glibc-hwcaps/ and hardware-capability subdirectories or LD_PRELOAD.
+ */
+int elf_search_needed(const struct elf_file *ef, struct elf_file ***ret_libs, size_t *ret_n,
+		      char ***ret_missing);
+
+/*
+ * elf_loader_needed(), or elf_search_needed() when the loader cannot be
+ * asked; nothing (and no error) for a static binary or a missing
+ * interpreter. *ret_how (if not NULL) says which.
  */
 int elf_resolve_needed(const struct elf_file *ef, struct elf_file ***ret_libs, size_t *ret_n,
-		       char ***ret_missing);
+		       char ***ret_missing, enum elf_libs_how *ret_how);
 void elf_strv_free(char **v);
 
 /*
@@ -146,6 +200,7 @@ struct elf_scope {
 	struct elf_file **objs;
 	size_t n;
 	char **missing; /* sonames not found, NULL-terminated */
+	enum elf_libs_how how;
 };
 
 int elf_scope_open(struct elf_file *binary, bool libs, struct elf_scope *ret);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Finding the shared libraries a binary needs, in the dynamic loader's
- * order (ld.so(8)):
+ * Finding the shared libraries a binary needs. The binary's own loader is
+ * asked first (loader.c); when it cannot be (its interpreter is not
+ * glibc's), they are searched for in the dynamic loader's order
+ * (ld.so(8)), which misses what that order leaves out (glibc-hwcaps/
+ * subdirectories, the hardware-capability directories, LD_PRELOAD):
  *
  *   1. a name with a slash is a path, used as is;
  *   2. DT_RPATH of the object that needs it, then of the executable, when
@@ -211,8 +214,8 @@ static int find_library(const struct elf_file *needer, const struct elf_file *ex
 	return found ? 0 : -ENOENT;
 }
 
-int elf_resolve_needed(const struct elf_file *ef, struct elf_file ***ret_libs, size_t *ret_n,
-		       char ***ret_missing)
+int elf_search_needed(const struct elf_file *ef, struct elf_file ***ret_libs, size_t *ret_n,
+		      char ***ret_missing)
 {
 	struct strv system_dirs = { 0 }, seen = { 0 }, missing = { 0 };
 	struct elf_file **libs = NULL;
@@ -287,6 +290,44 @@ fail:
 	return r;
 }
 
+int elf_resolve_needed(const struct elf_file *ef, struct elf_file ***ret_libs, size_t *ret_n,
+		       char ***ret_missing, enum elf_libs_how *ret_how)
+{
+	enum elf_libs_how how = ELF_LIBS_LOADER;
+	int r;
+
+	if (!ef->interp) {
+		/* Static: nothing to load. */
+		how = ELF_LIBS_STATIC;
+		r = elf_search_needed(ef, ret_libs, ret_n, ret_missing);
+	} else {
+		r = elf_loader_needed(ef, ret_libs, ret_n, ret_missing);
+		if (r == -ENOENT) {
+			/* No loader here: the program cannot run, and no
+			 * library it names would be loaded. */
+			struct elf_file **none = calloc(1, sizeof(*none));
+			char **missing = calloc(1, sizeof(*missing));
+
+			how = ELF_LIBS_NO_INTERP;
+			r = none && missing ? 0 : -ENOMEM;
+			if (r == 0) {
+				*ret_libs = none;
+				*ret_n = 0;
+				*ret_missing = missing;
+			} else {
+				free(none);
+				free(missing);
+			}
+		} else if (r < 0 && r != -ENOMEM) {
+			how = ELF_LIBS_SEARCHED;
+			r = elf_search_needed(ef, ret_libs, ret_n, ret_missing);
+		}
+	}
+	if (r == 0 && ret_how)
+		*ret_how = how;
+	return r;
+}
+
 void elf_strv_free(char **v)
 {
 	if (!v)
@@ -298,13 +339,14 @@ void elf_strv_free(char **v)
 
 int elf_scope_open(struct elf_file *binary, bool libs, struct elf_scope *ret)
 {
+	enum elf_libs_how how = ELF_LIBS_NONE;
 	struct elf_file **found = NULL;
 	char **missing = NULL;
 	size_t n = 0;
 	int r;
 
 	if (libs) {
-		r = elf_resolve_needed(binary, &found, &n, &missing);
+		r = elf_resolve_needed(binary, &found, &n, &missing, &how);
 		if (r < 0)
 			return r;
 	} else {
@@ -325,7 +367,7 @@ int elf_scope_open(struct elf_file *binary, bool libs, struct elf_scope *ret)
 	if (n)
 		memcpy(objs + 1, found, n * sizeof(*found));
 	free(found);
-	*ret = (struct elf_scope){ .objs = objs, .n = n + 1, .missing = missing };
+	*ret = (struct elf_scope){ .objs = objs, .n = n + 1, .missing = missing, .how = how };
 	return 0;
 }
 

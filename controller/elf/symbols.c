@@ -79,6 +79,28 @@ static const char *hidden_version(const struct versions *v, size_t i)
 	return v->names[vs & 0x7fff];
 }
 
+enum elf_fn_kind elf_fn_kind_of(const char *raw)
+{
+	/* The suffixes are dot-separated words after the name, before any
+	 * "@VERSION": "f.part.0", "f.isra.0.cold". A mangled name has no dot
+	 * of its own. */
+	size_t len = strcspn(raw, "@");
+	const char *p = memchr(raw, '.', len), *end = raw + len;
+	enum elf_fn_kind kind = ELF_FN_PLAIN;
+
+	while (p && p < end) {
+		const char *w = p + 1;
+		size_t n = strcspn(w, ".@");
+
+		if ((n == 4 && !memcmp(w, "cold", 4)) || (n == 4 && !memcmp(w, "part", 4)))
+			return ELF_FN_FRAGMENT;
+		if ((n == 9 && !memcmp(w, "constprop", 9)) || (n == 4 && !memcmp(w, "isra", 4)))
+			kind = ELF_FN_CLONE;
+		p = w + n < end && w[n] == '.' ? w + n : NULL;
+	}
+	return kind;
+}
+
 static int add_symbols(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh, bool dynamic,
 		       size_t *cap)
 {
@@ -130,6 +152,7 @@ static int add_symbols(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh, b
 									  ELF_BIND_GLOBAL,
 			.dynamic = dynamic,
 			.ifunc = type == STT_GNU_IFUNC,
+			.kind = elf_fn_kind_of(name),
 		};
 	}
 	return 0;

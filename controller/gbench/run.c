@@ -1225,10 +1225,7 @@ int gbench_measure(const struct measure_target *t, const char *instrument,
 		if (res->status == BENCH_OK && !callgrind && !memory && res->value <= 0)
 			res->no_time = true;
 		res->t_end_ns = measure_now_ns();
-		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_END,
-							     .name = specs[i].name,
-							     .pid = res->pid,
-							     .t_ns = res->t_end_ns });
+		measure_emit_end(hooks, res, res->pid, res->t_end_ns);
 		launch_temp_dir_empty(dir);
 	}
 	r = 0;
@@ -1342,18 +1339,18 @@ int gbench_measure_paired(const struct measure_target *base, const struct measur
 			if (res[k]->status != BENCH_FAILED)
 				r = gbench_result_from_runs(all[k], nall[k], res[k]);
 			res[k]->t_end_ns = measure_now_ns();
-			measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_END,
-								     .name = spec[k]->name,
-								     .pid = res[k]->pid,
-								     .t_ns = res[k]->t_end_ns });
 		}
-		gbench_runs_free(all[0], nall[0]);
-		gbench_runs_free(all[1], nall[1]);
+		/* Head's pair ratios before its end is said: its progress line
+		 * gives the change. */
 		if (r == 0 && hres[i].status == BENCH_OK && bres[i].status == BENCH_OK && npairs) {
 			hres[i].pair_ratios = ratios;
 			hres[i].npairs = npairs;
 			ratios = NULL;
 		}
+		for (int k = 0; r == 0 && k < 2; k++)
+			measure_emit_end(hooks, res[k], res[k]->pid, res[k]->t_end_ns);
+		gbench_runs_free(all[0], nall[0]);
+		gbench_runs_free(all[1], nall[1]);
 		free(ratios);
 		if (r < 0) {
 			*ret_error = fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));

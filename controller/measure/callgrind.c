@@ -104,6 +104,7 @@ static void emit(const struct measure_hooks *h, enum measure_event_kind kind, co
 }
 
 static void settled(void *ctx, size_t j, const struct driven_call *call);
+static bool not_started(const struct ctx *c, const struct driven_outcome *o, char **ret_line);
 
 /* Run valgrind over 'n' benchmarks in one process. */
 static int run_valgrind(struct ctx *c, enum driven_mode dm, const struct bench_spec *const *specs,
@@ -657,7 +658,13 @@ static void settled(void *ctx, size_t j, const struct driven_call *call)
 				      "copy",
 				      c->threads);
 	res->t_first_sample_ns = res->t_end_ns = call->t_end_ns;
-	emit(c->hooks, MEASURE_BENCH_END, spec->name, call->pid, res->t_end_ns);
+	/* Valgrind that could not start the program at all fails the run as
+	 * a whole (measure_callgrind): none of the first batch ended. */
+	struct driven_outcome o = { .status = call->status, .timed_out = call->killed };
+
+	if (c->first == 0 && !call->returned && not_started(c, &o, NULL))
+		return;
+	measure_emit_end(c->hooks, res, call->pid, res->t_end_ns);
 }
 
 /*
@@ -707,7 +714,8 @@ static void profile_pass(struct ctx *c, const struct bench_spec *specs, size_t n
 }
 
 /* True when valgrind could not start the program at all (its launcher
- * complained, nothing ran): bad input rather than a failed benchmark. */
+ * complained, nothing ran): bad input rather than a failed benchmark.
+ * *ret_line (unless ret_line is NULL): what the launcher said. */
 static bool not_started(const struct ctx *c, const struct driven_outcome *o, char **ret_line)
 {
 	char path[PATH_MAX], line[1024];
@@ -721,7 +729,8 @@ static bool not_started(const struct ctx *c, const struct driven_outcome *o, cha
 	while (f && !found && fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, "valgrind: ", 10)) {
 			line[strcspn(line, "\n")] = '\0';
-			*ret_line = strdup(line + 10);
+			if (ret_line)
+				*ret_line = strdup(line + 10);
 			found = true;
 		}
 	}
@@ -858,7 +867,7 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 						 "be told to count it in a static binary"));
 			results[i].t_end_ns = measure_now_ns();
 			emit(hooks, MEASURE_BENCH_START, specs[i].name, 0, results[i].t_start_ns);
-			emit(hooks, MEASURE_BENCH_END, specs[i].name, 0, results[i].t_end_ns);
+			measure_emit_end(hooks, &results[i], 0, results[i].t_end_ns);
 			i++;
 			continue;
 		}
@@ -900,7 +909,7 @@ int measure_callgrind(const struct measure_target *t, const struct bench_spec *s
 			done++;
 		if (!done) {
 			fail(&results[i], strdup("valgrind's process ended before it ran"));
-			emit(hooks, MEASURE_BENCH_END, specs[i].name, o.pid, measure_now_ns());
+			measure_emit_end(hooks, &results[i], o.pid, measure_now_ns());
 			done = 1;
 		}
 		i += done;

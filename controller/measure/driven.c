@@ -679,7 +679,8 @@ static void batch_settled(void *ctx, size_t j, const struct driven_call *c)
 	struct measure_event ev = { .kind = MEASURE_BENCH_END,
 				    .name = res->spec->name,
 				    .pid = c->pid,
-				    .t_ns = c->t_end_ns };
+				    .t_ns = c->t_end_ns,
+				    .result = res };
 
 	res->pid = c->pid;
 	res->t_end_ns = c->t_end_ns;

@@ -26,6 +26,7 @@
 #include "elf/elf.h"
 #include "trace/trace.h"
 #include "util/procmaps.h"
+#include "util/strutil.h"
 #include "measure/harness.h"
 
 void harness_emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
@@ -764,18 +765,82 @@ int harness_floor(struct harness *c, uint64_t empty, uint64_t n, uint64_t deadli
 	return r;
 }
 
+static bool same_name(const char *a, const char *b)
+{
+	return !strcmp(str_basename(a), str_basename(b));
+}
+
+/*
+ * The library of the same name as s->object that child c really mapped,
+ * when it is another file: the selection asked the loader in benchtrap's
+ * environment, the child's may differ (--clean-env drops LD_LIBRARY_PATH).
+ * The function is looked up by its symbol there. 0 with *ret_path NULL
+ * when nothing of that name is mapped; -ENOENT (and res->error) when it is
+ * but lacks the function.
+ */
+static int mapped_instead(struct harness *c, const struct bench_spec *s, struct bench_result *res,
+			  uint64_t *ret_fn, bool *ret_ifunc, char **ret_path)
+{
+	char real[PATH_MAX], *text = NULL;
+	struct procmaps_iter *it = malloc(sizeof(*it));
+	struct procmaps_entry e;
+	int r = it ? procmaps_read(trace_pid(c->p), &text) : -ENOMEM;
+
+	*ret_path = NULL;
+	if (!realpath(s->object, real))
+		snprintf(real, sizeof(real), "%s", s->object);
+	if (r == 0)
+		procmaps_iter_init(it, text);
+	while (r == 0 && procmaps_next(it, &e)) {
+		const struct elf_symbol *sym;
+		struct elf_file *lib;
+
+		if (e.off != 0 || e.path[0] != '/' ||
+		    !(same_name(e.path, s->object) || same_name(e.path, real)))
+			continue;
+		if (elf_open(e.path, &lib, NULL) < 0)
+			continue;
+		sym = s->symbol ? elf_symbol_by_name(lib, s->symbol) : NULL;
+		if (sym) {
+			*ret_fn = e.lo + sym->addr;
+			*ret_ifunc = sym->ifunc;
+			*ret_path = strdup(e.path);
+			r = *ret_path ? 0 : -ENOMEM;
+		} else {
+			if (asprintf(&res->error,
+				     "the program loaded %s, not %s, and it has no function %s "
+				     "(is the program's environment another than benchtrap's?)",
+				     e.path, s->object, s->symbol ? s->symbol : s->name) < 0)
+				res->error = NULL;
+			r = -ENOENT;
+		}
+		elf_close(lib);
+		break;
+	}
+	free(it);
+	free(text);
+	return r;
+}
+
 /* The address the benchmark s is called at in child c. */
 int harness_address(struct harness *c, const struct bench_spec *s, struct bench_result *res,
 		    uint64_t *ret_fn, struct trace_failure *f)
 {
 	uint64_t fn, base = 0;
+	bool ifunc = s->ifunc;
 	int r;
 
 	if (s->in_main) {
 		fn = c->bias + s->link_addr;
+	} else if (library_base(c->p, s->object, &base) == 0) {
+		fn = base + s->link_addr;
 	} else {
-		r = library_base(c->p, s->object, &base);
-		if (r < 0) {
+		char *instead = NULL;
+
+		r = mapped_instead(c, s, res, &fn, &ifunc, &instead);
+		if (r < 0)
+			return r;
+		if (!instead) {
 			if (asprintf(&res->error,
 				     "%s is not loaded when main starts (a library the program "
 				     "dlopen()s later cannot be called this way yet)",
@@ -783,9 +848,16 @@ int harness_address(struct harness *c, const struct bench_spec *s, struct bench_
 				res->error = NULL;
 			return -ENOENT;
 		}
-		fn = base + s->link_addr;
+		/* The library really mapped is the one called; say which. */
+		r = bench_result_diagnose(res,
+					  "called in %s, the library the program loaded, not in "
+					  "%s, which benchtrap's environment resolves",
+					  instead, s->object);
+		free(instead);
+		if (r < 0)
+			return r;
 	}
-	if (s->ifunc) {
+	if (ifunc) {
 		/* An IFUNC symbol is a resolver: call it once, as the dynamic
 		 * loader does, and time the implementation it picks. */
 		struct trace_call_opts o = { .timeout_ms = 10000, .all_threads = true };

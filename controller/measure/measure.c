@@ -30,6 +30,12 @@ void measure_result_begin(struct bench_result *res, const struct bench_spec *spe
 {
 	*res = (struct bench_result){ .spec = spec, .instrument = instrument, .unit = unit };
 	res->t_start_ns = measure_now_ns();
+	if (spec && spec->clone)
+		bench_result_diagnose(res,
+				      "a copy of a function that the compiler specialized for its "
+				      "callers (.constprop, .isra): it may ignore the arguments it is "
+				      "given or expect other ones than its name says; measure the "
+				      "function itself where the binary has it");
 }
 
 void measure_result_count(struct bench_result *res, double value)
@@ -164,4 +170,16 @@ void measure_emit(const struct measure_hooks *h, const struct measure_event *ev)
 {
 	if (h && h->event)
 		h->event(ev, h->userdata);
+}
+
+void measure_emit_end(const struct measure_hooks *h, const struct bench_result *res, pid_t pid,
+		      uint64_t t_ns)
+{
+	struct measure_event ev = { .kind = MEASURE_BENCH_END,
+				    .name = res->spec->name,
+				    .pid = pid,
+				    .t_ns = t_ns,
+				    .result = res };
+
+	measure_emit(h, &ev);
 }

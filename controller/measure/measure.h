@@ -31,6 +31,8 @@ struct bench_spec {
 	uint64_t link_addr; /* the function's link-time address in 'object' */
 	bool ifunc;	  /* link_addr is an IFUNC resolver: time what it returns */
 	bool registered;  /* registered with target-stub (not a --symbol) */
+	bool clone;	  /* a compiler's specialized copy (ELF_FN_CLONE): said in
+			     each result's diagnostics */
 	int64_t args[MEASURE_MAX_ARGS];
 	unsigned nargs;
 	/* Bodies run at once, each on a thread of its own that benchtrap
@@ -49,10 +51,14 @@ void bench_spec_clear(struct bench_spec *s);
  * whose name matches a glob of 'benches', then the functions of the binary
  * or of the libraries it loads that a pattern of 'symbols' ("NAME" or
  * "NAME(1,2)", match_parse_call) selects; each benchmark once, in that
- * order. With neither, every registered benchmark. Returns 0 and the
- * selection in *ret; -ENOENT when a selector matched nothing and -EINVAL
- * when a --symbol pattern cannot be read, with *ret_miss saying which (clear
- * it with measure_miss_clear); or -ENOMEM.
+ * order. With neither, every registered benchmark. A glob leaves out the
+ * pieces of functions (ELF_FN_FRAGMENT); an exact name that selects
+ * several functions of different names in one object (C++ overloads) is
+ * ambiguous. Returns 0 and the selection in *ret; -ENOENT when a selector
+ * matched nothing and -EINVAL when a --symbol pattern cannot be read, is
+ * ambiguous, selects only a fragment, or passes integers to floating-point
+ * parameters, with *ret_miss saying which (clear it with
+ * measure_miss_clear); or -ENOMEM.
  *
  * With 'found' (one flag per selector: benches, then symbols; one for the
  * default selection), a selector that matches nothing is no error: it is
@@ -69,6 +75,11 @@ enum measure_miss_what {
 	MEASURE_MISS_BENCH,	/* a benchmark glob matched no registered benchmark */
 	MEASURE_MISS_SYMBOL,	/* a symbol pattern matched no function */
 	MEASURE_MISS_BAD_CALL,	/* a symbol pattern is not NAME or NAME(args) */
+	MEASURE_MISS_AMBIGUOUS,	/* an exact name selects overloads: 'names' lists them */
+	MEASURE_MISS_FRAGMENT,	/* an exact name selects only a piece of a function
+				   (ELF_FN_FRAGMENT), 'function' */
+	MEASURE_MISS_FLOATING,	/* integer arguments for floating-point parameters of
+				   'function' */
 };
 
 struct measure_miss {
@@ -79,7 +90,13 @@ struct measure_miss {
 	bool none_registered;	/* BENCH: the binary registers no benchmarks at all */
 	char *missing;		/* SYMBOL: a library the loader would find but we did not,
 				   so it was not searched; NULL if none */
+	bool stripped;		/* SYMBOL: the binary is stripped, so a function linked
+				   into it has no symbol; suggest holds only names the
+				   binary itself exports */
 	char suggest[512];	/* the closest names, "'a', 'b'" (match_suggest), or "" */
+	char *names;		/* AMBIGUOUS: the overloads, "'f(long)' and 'f(double)'" */
+	char *function;		/* FRAGMENT, FLOATING: its demangled name; AMBIGUOUS:
+				   the first overload as a selector, arguments and all */
 };
 
 struct elf_file;
@@ -346,6 +363,11 @@ struct measure_event {
 	 * sample is [min start, max end] of them. */
 	const struct measure_bound *bounds;
 	size_t nbounds;
+	/* BENCH_END: the benchmark's result, final (status, value, stats),
+	 * for progress to say; NULL otherwise. When the binary cannot be run
+	 * at all (the instrument's error on its first benchmark, bad input),
+	 * no BENCH_END is said. */
+	const struct bench_result *result;
 };
 
 struct measure_hooks {
@@ -355,6 +377,9 @@ struct measure_hooks {
 
 /* Pass ev to the hooks' callback, if any. */
 void measure_emit(const struct measure_hooks *h, const struct measure_event *ev);
+/* MEASURE_BENCH_END of res (its spec's name, pid and t_ns as given). */
+void measure_emit_end(const struct measure_hooks *h, const struct bench_result *res, pid_t pid,
+		      uint64_t t_ns);
 
 uint64_t measure_now_ns(void);
 

@@ -318,7 +318,7 @@ static void side_end(struct side *s, const struct measure_hooks *hooks)
 	free(s->per_thread);
 	harness_free(&s->c);
 	res->t_end_ns = measure_now_ns();
-	harness_emit(hooks, MEASURE_BENCH_END, s->spec->name, res->pid, res->t_end_ns, 0, 0, false);
+	measure_emit_end(hooks, res, res->pid, res->t_end_ns);
 }
 
 int measure_walltime_paired(const struct measure_target *base, const struct measure_target *head,

@@ -38,12 +38,30 @@ void measure_miss_clear(struct measure_miss *m)
 {
 	free(m->pattern);
 	free(m->missing);
+	free(m->names);
+	free(m->function);
 	*m = (struct measure_miss){ 0 };
 }
 
 static bool has_glob(const char *s)
 {
 	return strpbrk(s, "*?[") != NULL;
+}
+
+/* Whether 'pattern' is a glob for the functions of the scope: it has glob
+ * characters and is not a whole name as it is ("f(long) [clone .cold]"). */
+static bool symbol_glob(const struct elf_scope *scope, const char *pattern)
+{
+	if (!has_glob(pattern))
+		return false;
+	for (size_t j = 0; j < scope->n; j++)
+		for (size_t i = 0; i < elf_symbol_count(scope->objs[j]); i++) {
+			const struct elf_symbol *sym = elf_symbol(scope->objs[j], i);
+
+			if (!strcmp(sym->name, pattern) || !strcmp(sym->demangled, pattern))
+				return false;
+		}
+	return true;
 }
 
 /* The registered benchmarks that 'glob' selects; *ret_matched counts them,
@@ -116,14 +134,15 @@ static bool spec_exists(const struct measure_selection *out, const char *object,
 }
 
 /* Add symbol 'sym' of scope object 'obj' (the binary when main) called
- * with args. */
+ * with args, named by its demangled name and the arguments ("f(1,2)",
+ * "num::scale(long)(7)": a C++ name keeps its parameter types, so that
+ * overloads called alike are told apart). */
 static int add_symbol(struct measure_selection *out, struct elf_file *obj, bool main,
 		      const struct elf_symbol *sym, const int64_t *args, unsigned nargs)
 {
 	struct bench_spec *s = specs_add(out);
-	char *bare = s ? match_strip_params(sym->demangled) : NULL;
 
-	if (!bare)
+	if (!s)
 		return -ENOMEM;
 	if (nargs) {
 		char list[256] = "";
@@ -131,12 +150,11 @@ static int add_symbol(struct measure_selection *out, struct elf_file *obj, bool 
 		for (unsigned a = 0; a < nargs; a++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%" PRId64,
 				 a ? "," : "", args[a]);
-		if (asprintf(&s->name, "%s(%s)", bare, list) < 0)
+		if (asprintf(&s->name, "%s(%s)", sym->demangled, list) < 0)
 			s->name = NULL;
 	} else {
 		s->name = strdup(sym->demangled);
 	}
-	free(bare);
 	s->symbol = strdup(sym->name);
 	s->object = strdup(elf_path(obj));
 	if (elf_build_id(obj))
@@ -144,6 +162,7 @@ static int add_symbol(struct measure_selection *out, struct elf_file *obj, bool 
 	s->in_main = main;
 	s->link_addr = sym->addr;
 	s->ifunc = sym->ifunc;
+	s->clone = sym->kind == ELF_FN_CLONE;
 	memcpy(s->args, args, nargs * sizeof(*args));
 	s->nargs = nargs;
 	if (!s->name || !s->symbol || !s->object)
@@ -151,39 +170,177 @@ static int add_symbol(struct measure_selection *out, struct elf_file *obj, bool 
 	return 0;
 }
 
-/* The functions that 'pattern' selects in the scope; *ret_matched counts
- * them, those selected before included. */
-static int select_symbol(const struct elf_scope *scope, const char *pattern, const int64_t *args,
-			 unsigned nargs, struct measure_selection *out, size_t *ret_matched)
+/* A function a pattern selects: symbol i of scope object j. */
+struct candidate {
+	size_t obj;
+	const struct elf_symbol *sym;
+	enum match_how how;
+};
+
+/* The candidates of an exact name that are one function, not overloads:
+ * those at one address, or all of one name (a static function defined in
+ * two files). */
+static bool one_function(const struct candidate *c, size_t n)
 {
-	size_t matched = 0;
-	int r;
+	for (size_t i = 1; i < n; i++)
+		if (c[i].sym->addr != c[0].sym->addr &&
+		    strcmp(c[i].sym->demangled, c[0].sym->demangled) != 0)
+			return false;
+	return true;
+}
 
-	/* An exact name is looked up as the loader would: the first object
-	 * that defines it wins. A glob selects from all. */
-	for (size_t j = 0; j < scope->n && !(matched && !has_glob(pattern)); j++) {
-		for (size_t i = 0; i < elf_symbol_count(scope->objs[j]); i++) {
-			const struct elf_symbol *sym = elf_symbol(scope->objs[j], i);
+/* The overloads of an ambiguous name, "'a', 'b' and 'c'" (one each), and
+ * the first that can take the arguments as the selector that picks it
+ * ("num::scale(long)(7)"). */
+static int say_overloads(const struct candidate *c, size_t n, unsigned nargs,
+			 const char *selector_args, struct measure_miss *m)
+{
+	size_t len = 1, pick = 0;
+	char *names;
 
-			if (!match_function(pattern, sym->name, sym->demangled))
-				continue;
-			matched++;
-			if (spec_exists(out, elf_path(scope->objs[j]), sym->addr, args, nargs))
-				continue;
-			r = add_symbol(out, scope->objs[j], j == 0, sym, args, nargs);
-			if (r < 0)
-				return r;
+	while (pick + 1 < n && match_floating_param(c[pick].sym->demangled, nargs) >= 0)
+		pick++;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(c[i].sym->demangled) + 8;
+	names = malloc(len);
+	if (!names)
+		return -ENOMEM;
+	names[0] = '\0';
+	for (size_t i = 0, shown = 0; i < n; i++) {
+		bool dup = false;
+
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = !strcmp(c[k].sym->demangled, c[i].sym->demangled);
+		if (dup)
+			continue;
+		/* ' and ' before the last one. */
+		bool last = true;
+
+		for (size_t k = i + 1; k < n && last; k++) {
+			bool seen = false;
+
+			for (size_t q = 0; q <= i && !seen; q++)
+				seen = !strcmp(c[q].sym->demangled, c[k].sym->demangled);
+			last = seen;
 		}
+		snprintf(names + strlen(names), len - strlen(names), "%s'%s'",
+			 !shown ? "" : last ? " and " : ", ", c[i].sym->demangled);
+		shown++;
 	}
-	*ret_matched = matched;
+	m->names = names;
+	if (asprintf(&m->function, "%s%s", c[pick].sym->demangled, selector_args) < 0) {
+		m->function = NULL;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
-/* Why 'pattern' matched no function: a library not found, or the closest
- * names. */
+/* The functions that 'pattern' selects in the scope, called with args;
+ * *ret_matched counts them, those selected before included. -EINVAL with
+ * *miss saying why when the selection cannot be run. */
+static int select_symbol(const struct elf_scope *scope, const char *pattern, const int64_t *args,
+			 unsigned nargs, struct measure_selection *out, size_t *ret_matched,
+			 struct measure_miss *miss)
+{
+	bool glob = symbol_glob(scope, pattern);
+	const struct elf_symbol *fragment = NULL;
+	bool fragment_named = false; /* by its whole name */
+	struct candidate *c = NULL;
+	size_t n = 0, cap = 0, matched = 0;
+	int r = 0;
+
+	/* An exact name is looked up as the loader would: the first object
+	 * that defines it wins. A glob selects from all. */
+	for (size_t j = 0; j < scope->n && !(n && !glob); j++) {
+		for (size_t i = 0; i < elf_symbol_count(scope->objs[j]); i++) {
+			const struct elf_symbol *sym = elf_symbol(scope->objs[j], i);
+			enum match_how how = match_function_how(pattern, sym->name, sym->demangled);
+
+			if (how == MATCH_NONE)
+				continue;
+			/* A piece of a function runs only inside it: globs
+			 * leave it out, an exact name that has nothing else
+			 * is refused. */
+			if (sym->kind == ELF_FN_FRAGMENT) {
+				if (!fragment_named)
+					fragment = sym;
+				fragment_named |= how == MATCH_FULL;
+				continue;
+			}
+			if (array_grow((void **)&c, &cap, n + 1, sizeof(*c)) < 0) {
+				r = -ENOMEM;
+				goto out;
+			}
+			c[n++] = (struct candidate){ j, sym, how };
+		}
+	}
+	if (!glob && fragment && (!n || fragment_named)) {
+		*miss = (struct measure_miss){ .what = MEASURE_MISS_FRAGMENT,
+					       .function = strdup(fragment->demangled) };
+		r = miss->function ? -EINVAL : -ENOMEM;
+		goto out;
+	}
+	if (!glob) {
+		/* A compiler's copy of a function is selected by the
+		 * function's name only when the function itself is gone. */
+		bool plain = false;
+		size_t kept = 0;
+
+		for (size_t i = 0; i < n; i++)
+			plain |= c[i].sym->kind != ELF_FN_CLONE || c[i].how == MATCH_FULL;
+		for (size_t i = 0; i < n; i++)
+			if (!plain || c[i].sym->kind != ELF_FN_CLONE || c[i].how == MATCH_FULL)
+				c[kept++] = c[i];
+		n = kept;
+		if (!one_function(c, n)) {
+			char list[256] = "";
+
+			/* The arguments as given, for the selector to suggest. */
+			for (unsigned a = 0; a < nargs; a++)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list),
+					 "%s%" PRId64, a ? "," : "(", args[a]);
+			if (nargs)
+				strcat(list, ")");
+			*miss = (struct measure_miss){ .what = MEASURE_MISS_AMBIGUOUS };
+			r = say_overloads(c, n, nargs, list, miss);
+			if (r == 0)
+				r = -EINVAL;
+			goto out;
+		}
+	}
+	/* Arguments go in integer registers: a floating-point parameter
+	 * would read whatever its register holds. */
+	for (size_t i = 0; nargs && i < n; i++) {
+		if (match_floating_param(c[i].sym->demangled, nargs) < 0)
+			continue;
+		*miss = (struct measure_miss){ .what = MEASURE_MISS_FLOATING,
+					       .function = strdup(c[i].sym->demangled) };
+		r = miss->function ? -EINVAL : -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct elf_file *obj = scope->objs[c[i].obj];
+
+		matched++;
+		if (spec_exists(out, elf_path(obj), c[i].sym->addr, args, nargs))
+			continue;
+		r = add_symbol(out, obj, c[i].obj == 0, c[i].sym, args, nargs);
+		if (r < 0)
+			goto out;
+	}
+	*ret_matched = matched;
+out:
+	free(c);
+	return r;
+}
+
+/* Why 'pattern' matched no function: a library not found, a stripped
+ * binary, or the closest names. */
 static int explain_symbol(const struct elf_scope *scope, const char *pattern,
 			  struct measure_miss *m)
 {
+	struct elf_scope own = { .objs = scope->objs, .n = 1 };
 	size_t n = 0;
 	const char **names;
 
@@ -191,7 +348,12 @@ static int explain_symbol(const struct elf_scope *scope, const char *pattern,
 		m->missing = strdup(scope->missing[0]);
 		return m->missing ? 0 : -ENOMEM;
 	}
-	names = elf_scope_names(scope, &n);
+	/* A stripped binary may hold the function, linked in from a static
+	 * library, without a symbol for it: a library's name that merely
+	 * looks alike would mislead, so only the binary's own exports are
+	 * suggested. */
+	m->stripped = elf_is_stripped(scope->objs[0]);
+	names = elf_scope_names(m->stripped ? &own : scope, &n);
 	if (!names || !match_suggest(pattern, names, n, 3, m->suggest, sizeof(m->suggest)))
 		m->suggest[0] = '\0';
 	free(names);
@@ -220,7 +382,9 @@ static int select_symbols(struct elf_file *ef, const char *const *symbols, size_
 			r = -EINVAL;
 			break;
 		}
-		r = select_symbol(&scope, pattern, args, nargs, out, &matched);
+		r = select_symbol(&scope, pattern, args, nargs, out, &matched, miss);
+		if (r == -EINVAL)
+			miss->selector = symbols[k];
 		if (r == 0 && matched && found)
 			found[k] = true;
 		if (r == 0 && !matched && !found) {

@@ -460,8 +460,7 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 				res->status = BENCH_FAILED;
 				res->error = why;
 				res->t_end_ns = measure_now_ns();
-				harness_emit(hooks, MEASURE_BENCH_END, specs[i].name, 0,
-					     res->t_end_ns, 0, 0, false);
+				measure_emit_end(hooks, res, 0, res->t_end_ns);
 				continue;
 			}
 		}
@@ -490,8 +489,7 @@ int measure_walltime(const struct measure_target *t, const struct bench_spec *sp
 			res->nsamples = 0;
 		}
 		res->t_end_ns = measure_now_ns();
-		harness_emit(hooks, MEASURE_BENCH_END, specs[i].name, res->pid, res->t_end_ns, 0, 0,
-			     false);
+		measure_emit_end(hooks, res, res->pid, res->t_end_ns);
 		/* --profile: a pass of its own, in a child of its own. */
 		if (r == 0 && opts && opts->profile)
 			measure_profile_walltime(t, &specs[i], plan, opts->profile, i, res);

@@ -122,6 +122,12 @@ static bool matches_any(const char *const *pats, size_t n, const struct elf_symb
 {
 	bool any = false;
 
+	/* A piece of a function (.cold, .part) is part of the function's
+	 * call, and a pattern that names the function ("f") matches it too;
+	 * a .cold piece is entered by a jump, without a return address of its
+	 * own to bound a call by. */
+	if (sym->kind == ELF_FN_FRAGMENT)
+		return false;
 	for (size_t i = 0; i < n; i++) {
 		if (match_function(pats[i], sym->name, sym->demangled)) {
 			any = true;

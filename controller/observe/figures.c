@@ -68,6 +68,9 @@ int observe_summarize(double *v, size_t n, struct observe_summary *ret)
 	s.q3 = quantile(v, n, 0.75);
 	s.p10 = quantile(v, n, 0.10);
 	s.p90 = quantile(v, n, 0.90);
+	for (size_t i = 0; n > 1 && i < n; i++)
+		s.stddev += (v[i] - s.mean) * (v[i] - s.mean);
+	s.stddev = n > 1 ? sqrt(s.stddev / (double)(n - 1)) : 0;
 	*ret = s;
 	return 0;
 }

@@ -102,11 +102,13 @@ double observe_corrected(int64_t t_start, int64_t t_end, int64_t stopped, uint64
 #define OBSERVE_HIST_BUCKETS 48
 unsigned observe_hist_bucket(double ns);
 
-/* Order statistics of n values (sorted in place). */
+/* Order statistics of n values (sorted in place), and their sample
+ * standard deviation (0 for one value). */
 struct observe_summary {
 	size_t n;
 	double min, q1, median, mean, q3, max;
 	double p10, p90;
+	double stddev;
 };
 int observe_summarize(double *v, size_t n, struct observe_summary *ret);
 
@@ -202,8 +204,13 @@ struct observe_func_result {
 	bool skip;	    /* --skip: its calls returned at once */
 	uint64_t calls;	    /* completed calls (for skip: skipped calls) */
 	uint64_t unmatched; /* calls that never returned normally */
-	double *ns;	    /* corrected durations, sorted (n == calls) */
+	double *ns;	    /* corrected durations, in the order the calls returned
+			     * (n == calls) */
 	struct observe_summary sum;
+	/* the bootstrap interval of the median call over the calls, at
+	 * STATS_OPTIONS_DEFAULT's confidence (stats_bootstrap_median); NAN
+	 * when not computed */
+	double ci_low, ci_high;
 	double uncertainty; /* ± ns on each figure: the calibration's spread
 			       times the median number of transitions */
 	/* observe_unresolved(): the median is noise, 'note' says so */

@@ -2,10 +2,12 @@
 /* The figures of an observing session (session.h), and freeing it. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/stats.h"
 #include "util/strutil.h"
 #include "observe/session.h"
 
@@ -39,6 +41,7 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 	out->addr = f->addr;
 	out->skip = f->skip;
 	out->unmatched = f->unmatched;
+	out->ci_low = out->ci_high = NAN;
 	if (f->skip) {
 		out->calls = f->skipped;
 		return 0;
@@ -61,14 +64,20 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 		out->hist[observe_hist_bucket(out->ns[i])]++;
 		res[i] = (double)(c->resumes_end - c->resumes_start);
 	}
-	observe_summarize(out->ns, f->ncalls, &out->sum);
 	{
 		struct observe_summary rs;
 
 		observe_summarize(res, f->ncalls, &rs);
 		out->uncertainty = rs.median * half;
 	}
+	/* The durations stay in the order of the calls (the results'
+	 * raw_samples); the summary sorts a copy. */
+	memcpy(res, out->ns, f->ncalls * sizeof(*res));
+	observe_summarize(res, f->ncalls, &out->sum);
+	r = stats_bootstrap_median(res, f->ncalls, NULL, &out->ci_low, &out->ci_high);
 	free(res);
+	if (r == -ENOMEM)
+		return r;
 	if (s->res->calibrated && observe_unresolved(out->sum.median, out->uncertainty)) {
 		char u[32], m[32];
 

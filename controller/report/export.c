@@ -2,6 +2,7 @@
 /* A results file in other tools' formats: BMF, Google Benchmark, gab (report.h). */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,100 @@ static bool has_ci(const struct results_bench *b)
 	return b->has_stats && isfinite(b->stats.ci_low) && isfinite(b->stats.ci_high);
 }
 
-/* The Bencher measure: its built-in "latency" is nanoseconds; other
- * instruments name theirs by unit ("instructions", "bytes"). */
-static const char *bmf_measure(const struct results_bench *b)
+/* ---- names ----------------------------------------------------------------- */
+
+/* Whether the benchmarks of 'rf' were measured by more than one instrument
+ * (a merged file): gbench and gab names then carry the instrument. */
+static bool mixed_instruments(const struct results_file *rf)
 {
-	return !strcmp(b->unit, "ns") ? "latency" : b->unit;
+	for (size_t i = 1; i < rf->n; i++)
+		if (strcmp(rf->benches[i].instrument, rf->benches[0].instrument))
+			return true;
+	return false;
+}
+
+/* 64-bit FNV-1a of 's'. */
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+char *report_export_fit_name(const char *name, size_t limit)
+{
+	size_t len = strlen(name), keep;
+	char *out;
+
+	if (len <= limit || limit < REPORT_EXPORT_HASH_LEN + 1)
+		return strdup(name);
+	/* A prefix cut on a character boundary, then '~' and 16 hex digits of
+	 * the whole name's hash: two names that share the prefix stay apart. */
+	keep = limit - REPORT_EXPORT_HASH_LEN;
+	while (keep > 0 && ((unsigned char)name[keep] & 0xc0) == 0x80)
+		keep--;
+	out = malloc(keep + REPORT_EXPORT_HASH_LEN + 1);
+	if (out)
+		snprintf(out, keep + REPORT_EXPORT_HASH_LEN + 1, "%.*s~%016llx", (int)keep, name,
+			 (unsigned long long)fnv1a(name));
+	return out;
+}
+
+/*
+ * The name benchmark 'b' gets in an export: its own, with " (INSTRUMENT)"
+ * when 'mixed', shortened by report_export_fit_name() to 'limit' bytes (0:
+ * no limit). Counts the shortened ones in 'notes'. NULL when out of memory.
+ */
+static char *export_name(const struct results_bench *b, bool mixed, size_t limit,
+			 struct report_export_notes *notes)
+{
+	char *full, *fit;
+
+	if (mixed ? asprintf(&full, "%s (%s)", b->name, b->instrument) < 0
+		  : !(full = strdup(b->name)))
+		return NULL;
+	if (!limit || strlen(full) <= limit)
+		return full;
+	fit = report_export_fit_name(full, limit);
+	free(full);
+	if (fit) {
+		notes->shortened++;
+		notes->limit = limit;
+	}
+	return fit;
+}
+
+/* ---- bmf ------------------------------------------------------------------- */
+
+/* Bencher's longest benchmark name (it refuses a file holding a longer one);
+ * it counts characters, so bytes are on the safe side. */
+#define BMF_NAME_MAX 1024
+
+/* The Bencher measure of each instrument: walltime and observe's timed calls
+ * go to Bencher's built-in "latency" (nanoseconds); the counting instruments to measures
+ * named by their unit, perf's apart from callgrind's since both count
+ * instructions and a merged file may hold both for one benchmark. */
+static const char *bmf_measure(const struct results_bench *b, char *buf, size_t size)
+{
+	static const struct {
+		const char *instrument, *measure;
+	} measures[] = {
+		{ "walltime", "latency" },
+		{ "observe", "latency" },
+		{ "callgrind", "instructions" },
+		{ "perf", "perf-instructions" },
+		{ "memory", "bytes" },
+	};
+
+	for (size_t i = 0; i < sizeof(measures) / sizeof(measures[0]); i++)
+		if (!strcmp(b->instrument, measures[i].instrument))
+			return measures[i].measure;
+	snprintf(buf, size, "%s-%s", b->instrument, b->unit);
+	return buf;
 }
 
 /*
@@ -29,30 +119,37 @@ static const char *bmf_measure(const struct results_bench *b)
  * the confidence interval of the median. Failed benchmarks have no value
  * and are left out.
  */
-static json_t *export_bmf(const struct results_file *rf)
+static json_t *export_bmf(const struct results_file *rf, struct report_export_notes *notes)
 {
 	json_t *doc = json_object();
 
 	for (size_t i = 0; doc && i < rf->n; i++) {
 		const struct results_bench *b = &rf->benches[i];
+		char buf[64], *name;
 		json_t *bench, *m;
 
 		if (!b->ok || !isfinite(b->value))
 			continue;
-		bench = json_object_get(doc, b->name);
+		name = export_name(b, false, BMF_NAME_MAX, notes);
+		if (!name)
+			goto nomem;
+		bench = json_object_get(doc, name);
 		if (!bench) {
 			bench = json_object();
-			if (json_object_set_new(doc, b->name, bench) < 0)
+			if (json_object_set_new(doc, name, bench) < 0) {
+				free(name);
 				goto nomem;
+			}
 		}
-		m = json_pack("{s:f}", "value", b->value);
+		free(name);
+		m = json_pack("{s:o}", "value", results_json_num(b->value));
 		if (!m)
 			goto nomem;
 		if (has_ci(b)) {
-			json_object_set_new(m, "lower_value", json_real(b->stats.ci_low));
-			json_object_set_new(m, "upper_value", json_real(b->stats.ci_high));
+			json_object_set_new(m, "lower_value", results_json_num(b->stats.ci_low));
+			json_object_set_new(m, "upper_value", results_json_num(b->stats.ci_high));
 		}
-		if (json_object_set_new(bench, bmf_measure(b), m) < 0)
+		if (json_object_set_new(bench, bmf_measure(b, buf, sizeof(buf)), m) < 0)
 			goto nomem;
 	}
 	return doc;
@@ -61,40 +158,54 @@ nomem:
 	return NULL;
 }
 
+/* ---- gbench ---------------------------------------------------------------- */
+
 /*
  * Google Benchmark JSON (--benchmark_format=json), as its tools/compare.py
- * reads it: a "context" and "benchmarks" where each recorded sample is one
- * repetition (run_type "iteration", same name), so compare.py's U test
- * sees every sample, followed by the aggregates mean, median, stddev and cv
- * under NAME_mean etc. benchtrap measures wall time only: cpu_time repeats
- * real_time. A count (callgrind, memory) goes in real_time with time_unit
- * "ns" and is also given under its unit's name, with a label saying so.
+ * reads it. compare.py's OVERALL_GEOMEAN is the geometric mean of every
+ * row that is not an aggregate, so each benchmark is one "iteration" row
+ * holding its median (benchtrap's headline) and weighs once, as the
+ * benchmarks of a Google Benchmark run with one repetition count do; rows
+ * of each sample would weigh a benchmark by its number of samples. The
+ * aggregates mean, median, stddev and cv over the samples follow, with
+ * "repetitions" the number of samples. A benchmark whose median is not
+ * above zero (walltime measured nothing beyond the empty loop; a count of
+ * none) is left out of benchtrap compare's geometric mean and would make
+ * compare.py's zero or NaN: it has the aggregates only. benchtrap measures
+ * wall time only: cpu_time repeats real_time. A count (callgrind, memory)
+ * goes in real_time with time_unit "ns" and is also given under its unit's
+ * name, with a label saying so.
  */
-static json_t *gbench_entry(const struct results_bench *b, size_t family, double v, size_t reps,
-			    size_t rep, const char *run_type, const char *aggregate)
+static json_t *gbench_entry(const struct results_bench *b, const char *name, size_t family,
+			    double v, size_t reps, const char *aggregate)
 {
 	json_t *e;
-	char name[1100];
+	char *full = NULL;
 
-	if (aggregate)
-		snprintf(name, sizeof(name), "%s_%s", b->name, aggregate);
-	else
-		snprintf(name, sizeof(name), "%s", b->name);
-	e = json_pack("{s:s, s:I, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:s}", "name", name,
+	if (aggregate && asprintf(&full, "%s_%s", name, aggregate) < 0)
+		return NULL;
+	e = json_pack("{s:s, s:I, s:I, s:s, s:s, s:I}", "name", aggregate ? full : name,
 		      "family_index", (json_int_t)family, "per_family_instance_index",
-		      (json_int_t)0, "run_name", b->name, "run_type", run_type, "repetitions",
-		      (json_int_t)reps, "repetition_index", (json_int_t)rep, "threads",
-		      (json_int_t)(b->threads ? b->threads : 1), "iterations",
-		      (json_int_t)(b->has_stats ? b->stats.iterations_per_sample : 1), "real_time",
-		      results_json_num(v), "cpu_time", results_json_num(v), "time_unit", "ns");
+		      (json_int_t)0, "run_name", name, "run_type",
+		      aggregate ? "aggregate" : "iteration", "repetitions", (json_int_t)reps);
+	free(full);
 	if (!e)
 		return NULL;
+	if (!aggregate)
+		json_object_set_new(e, "repetition_index", json_integer(0));
+	json_object_set_new(e, "threads", json_integer(b->threads ? b->threads : 1));
 	if (aggregate) {
 		json_object_set_new(e, "aggregate_name", json_string(aggregate));
 		json_object_set_new(e, "aggregate_unit",
 				    json_string(!strcmp(aggregate, "cv") ? "percentage" : "time"));
 	}
-	if (strcmp(b->unit, "ns") != 0) {
+	json_object_set_new(
+		e, "iterations",
+		json_integer(b->has_stats ? (json_int_t)b->stats.iterations_per_sample : 1));
+	json_object_set_new(e, "real_time", results_json_num(v));
+	json_object_set_new(e, "cpu_time", results_json_num(v));
+	json_object_set_new(e, "time_unit", json_string("ns"));
+	if (b->ok && strcmp(b->unit, "ns") != 0) {
 		char label[128];
 
 		json_object_set_new(e, b->unit, results_json_num(v));
@@ -104,73 +215,99 @@ static json_t *gbench_entry(const struct results_bench *b, size_t family, double
 	return e;
 }
 
-static json_t *export_gbench(const struct results_file *rf)
+static int gbench_append(json_t *benches, json_t *x)
+{
+	return x && json_array_append_new(benches, x) == 0 ? 0 : -ENOMEM;
+}
+
+static int gbench_bench(json_t *benches, const struct results_bench *b, const char *name,
+			size_t family)
+{
+	const struct results_stats *s = &b->stats;
+	size_t reps = b->has_stats && s->samples ? s->samples : b->nraw ? b->nraw : 1;
+	json_t *x;
+
+	/* An observed function with no call to time has nothing to report,
+	 * and did not fail. */
+	if (b->status == RESULTS_STATUS_SKIPPED || b->status == RESULTS_STATUS_NO_CALLS)
+		return 0;
+	if (!b->ok) {
+		x = gbench_entry(b, name, family, 0.0, 1, NULL);
+		if (x) {
+			size_t len = b->error ? strcspn(b->error, "\n") : 0;
+			char *msg = b->error ? strndup(b->error, len) : NULL;
+
+			json_object_set_new(x, "error_occurred", json_true());
+			json_object_set_new(x, "error_message", json_string(msg ? msg : "failed"));
+			free(msg);
+		}
+		return gbench_append(benches, x);
+	}
+	if (isfinite(b->value) && b->value > 0.0 && !b->no_time &&
+	    gbench_append(benches, gbench_entry(b, name, family, b->value, 1, NULL)) < 0)
+		return -ENOMEM;
+	const struct {
+		const char *name;
+		double v;
+	} aggs[] = {
+		{ "mean", s->mean },
+		{ "median", s->median },
+		{ "stddev", s->stddev },
+		{ "cv", s->cv },
+	};
+	for (size_t k = 0; b->has_stats && k < sizeof(aggs) / sizeof(aggs[0]); k++) {
+		if (!isfinite(aggs[k].v))
+			continue;
+		if (gbench_append(benches,
+				  gbench_entry(b, name, family, aggs[k].v, reps, aggs[k].name)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static json_t *export_gbench(const struct results_file *rf, struct report_export_notes *notes)
 {
 	const struct results_env *e = &rf->env;
-	json_t *doc, *benches = json_array(), *x;
+	json_t *benches = json_array();
+	bool mixed = mixed_instruments(rf);
 
 	if (!benches)
 		return NULL;
 	for (size_t i = 0; i < rf->n; i++) {
-		const struct results_bench *b = &rf->benches[i];
-		const struct results_stats *s = &b->stats;
+		char *name = export_name(&rf->benches[i], mixed, 0, notes);
+		int r = name ? gbench_bench(benches, &rf->benches[i], name, i) : -ENOMEM;
 
-		if (!b->ok) {
-			x = gbench_entry(b, i, 0.0, 1, 0, "iteration", NULL);
-			if (x) {
-				size_t len = b->error ? strcspn(b->error, "\n") : 0;
-				char *msg = b->error ? strndup(b->error, len) : NULL;
-
-				json_object_set_new(x, "error_occurred", json_true());
-				json_object_set_new(x, "error_message",
-						    json_string(msg ? msg : "failed"));
-				free(msg);
-			}
-			if (!x || json_array_append_new(benches, x) < 0)
-				goto nomem;
-			continue;
-		}
-		if (!b->nraw) {
-			x = gbench_entry(b, i, b->value, 1, 0, "iteration", NULL);
-			if (!x || json_array_append_new(benches, x) < 0)
-				goto nomem;
-			continue;
-		}
-		for (size_t k = 0; k < b->nraw; k++) {
-			x = gbench_entry(b, i, b->raw[k], b->nraw, k, "iteration", NULL);
-			if (!x || json_array_append_new(benches, x) < 0)
-				goto nomem;
-		}
-		const struct {
-			const char *name;
-			double v;
-		} aggs[] = {
-			{ "mean", s->mean },
-			{ "median", s->median },
-			{ "stddev", s->stddev },
-			{ "cv", s->cv },
-		};
-		for (size_t k = 0; b->has_stats && k < sizeof(aggs) / sizeof(aggs[0]); k++) {
-			if (!isfinite(aggs[k].v))
-				continue;
-			x = gbench_entry(b, i, aggs[k].v, b->nraw, 0, "aggregate", aggs[k].name);
-			if (!x || json_array_append_new(benches, x) < 0)
-				goto nomem;
+		free(name);
+		if (r < 0) {
+			json_decref(benches);
+			return NULL;
 		}
 	}
-	doc = json_pack("{s:{s:o, s:o, s:o, s:i, s:i, s:b, s:[], s:[], s:s, s:o, s:o}, s:o}",
-			"context", "date", e->date ? json_string(e->date) : json_null(),
-			"host_name", e->hostname ? json_string(e->hostname) : json_null(),
-			"executable", e->binary ? json_string(e->binary) : json_null(), "num_cpus",
-			e->cores > 0 ? e->cores : 0, "mhz_per_cpu", 0, "cpu_scaling_enabled",
-			e->governor && strcmp(e->governor, "performance") != 0, "caches",
-			"load_avg", "library_build_type", "release", "library_version",
-			e->benchtrap ? json_string(e->benchtrap) : json_null(), "cpu",
-			e->cpu ? json_string(e->cpu) : json_null(), "benchmarks", benches);
-	return doc;
-nomem:
-	json_decref(benches);
-	return NULL;
+	return json_pack(
+		"{s:{s:o, s:o, s:o, s:i, s:i, s:b, s:[], s:[], s:s, s:o, s:o, s:s}, "
+		"s:o}",
+		"context", "date", results_json_str(e->date), "host_name",
+		results_json_str(e->hostname), "executable", results_json_str(e->binary),
+		"num_cpus", e->cores > 0 ? e->cores : 0, "mhz_per_cpu", 0, "cpu_scaling_enabled",
+		e->governor && strcmp(e->governor, "performance") != 0, "caches", "load_avg",
+		"library_build_type", "release", "library_version", results_json_str(e->benchtrap),
+		"cpu", results_json_str(e->cpu), "benchtrap_rows",
+		"one iteration row per benchmark, its median; aggregates over its "
+		"samples; none for a benchmark that measured no time",
+		"benchmarks", benches);
+}
+
+/* ---- gab ------------------------------------------------------------------- */
+
+/* 'v' as text in 'buf' (32 bytes): a whole number with all its digits (a
+ * count), others with six significant ones. */
+static const char *text_num(char *buf, double v)
+{
+	if (isfinite(v) && v == floor(v) && fabs(v) <= RESULTS_JSON_EXACT_MAX)
+		snprintf(buf, 32, "%.0f", v);
+	else
+		snprintf(buf, 32, "%.6g", v);
+	return buf;
 }
 
 /*
@@ -179,39 +316,36 @@ nomem:
  * free text. range is the half-width of the confidence interval of the
  * median. Failed benchmarks have no value and are left out.
  */
-static json_t *export_gab(const struct results_file *rf)
+static json_t *export_gab(const struct results_file *rf, struct report_export_notes *notes)
 {
 	json_t *doc = json_array();
-	bool mixed = false;
+	bool mixed = mixed_instruments(rf);
 
-	for (size_t i = 1; i < rf->n; i++)
-		if (strcmp(rf->benches[i].instrument, rf->benches[0].instrument))
-			mixed = true;
 	for (size_t i = 0; doc && i < rf->n; i++) {
 		const struct results_bench *b = &rf->benches[i];
-		char name[1100], range[64] = "", extra[512];
+		char range[64] = "", extra[512], lo[32], hi[32], *name;
 		json_t *x;
 
 		if (!b->ok || !isfinite(b->value))
 			continue;
-		if (mixed)
-			snprintf(name, sizeof(name), "%s (%s)", b->name, b->instrument);
-		else
-			snprintf(name, sizeof(name), "%s", b->name);
 		if (has_ci(b))
-			snprintf(range, sizeof(range), "± %.6g",
-				 (b->stats.ci_high - b->stats.ci_low) / 2.0);
+			snprintf(range, sizeof(range), "± %s",
+				 text_num(lo, (b->stats.ci_high - b->stats.ci_low) / 2.0));
 		if (b->has_stats)
 			snprintf(extra, sizeof(extra),
-				 "%s: median of %zu samples × %llu iterations; %g%% CI %.6g … "
-				 "%.6g %s",
+				 "%s: median of %zu samples × %llu iterations; %g%% CI %s … %s %s",
 				 b->instrument, b->stats.samples,
 				 (unsigned long long)b->stats.iterations_per_sample,
 				 isfinite(b->stats.confidence) ? b->stats.confidence * 100 : 95.0,
-				 b->stats.ci_low, b->stats.ci_high, b->unit);
+				 text_num(lo, b->stats.ci_low), text_num(hi, b->stats.ci_high),
+				 b->unit);
 		else
 			snprintf(extra, sizeof(extra), "%s", b->instrument);
-		x = json_pack("{s:s, s:s, s:f}", "name", name, "unit", b->unit, "value", b->value);
+		name = export_name(b, mixed, 0, notes);
+		x = name ? json_pack("{s:s, s:s, s:o}", "name", name, "unit", b->unit, "value",
+				     results_json_num(b->value))
+			 : NULL;
+		free(name);
 		if (!x)
 			goto nomem;
 		if (range[0])
@@ -229,7 +363,7 @@ nomem:
 /* One row per format: adding one is a function and a row. */
 static const struct {
 	const char *name;
-	json_t *(*build)(const struct results_file *rf);
+	json_t *(*build)(const struct results_file *rf, struct report_export_notes *notes);
 } formats[] = {
 	{ "bmf", export_bmf },
 	{ "gbench", export_gbench },
@@ -241,10 +375,19 @@ const char *report_export_name(size_t i)
 	return i < sizeof(formats) / sizeof(formats[0]) ? formats[i].name : NULL;
 }
 
-int report_export(const struct results_file *rf, const char *format, FILE *f)
+int report_export(const struct results_file *rf, const char *format, FILE *f,
+		  struct report_export_notes *ret_notes)
 {
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (!strcmp(format, formats[i].name))
-			return results_json_dump(formats[i].build(rf), f);
+	struct report_export_notes notes = { 0 };
+	int r;
+
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		if (strcmp(format, formats[i].name) != 0)
+			continue;
+		r = results_json_dump(formats[i].build(rf, &notes), f);
+		if (r == 0 && ret_notes)
+			*ret_notes = notes;
+		return r;
+	}
 	return -EINVAL;
 }

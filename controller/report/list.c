@@ -47,14 +47,20 @@ static const char *binding_name(enum elf_binding b)
 	return b == ELF_BIND_LOCAL ? "local" : b == ELF_BIND_WEAK ? "weak" : "global";
 }
 
+static const char *kind_name(enum elf_fn_kind k)
+{
+	return k == ELF_FN_FRAGMENT ? "fragment" : k == ELF_FN_CLONE ? "clone" : "function";
+}
+
 static json_t *symbol_json(const struct report_list_symbol *ls)
 {
 	const struct elf_symbol *s = ls->symbol;
 
-	return json_pack("{s:s, s:s, s:s, s:o, s:I, s:s, s:b, s:b}", "name", s->demangled, "raw",
-			 s->name, "object", elf_path(ls->object), "address", hex(s->addr), "size",
-			 (json_int_t)s->size, "binding", binding_name(s->binding), "exported",
-			 s->dynamic, "ifunc", s->ifunc);
+	return json_pack("{s:s, s:s, s:s, s:o, s:I, s:s, s:b, s:b, s:s, s:b}", "name",
+			 s->demangled, "raw", s->name, "object", elf_path(ls->object), "address",
+			 hex(s->addr), "size", (json_int_t)s->size, "binding",
+			 binding_name(s->binding), "exported", s->dynamic, "ifunc", s->ifunc, "kind",
+			 kind_name(s->kind), "callable", s->kind != ELF_FN_FRAGMENT);
 }
 
 static json_t *benches_doc(const struct report_list *l)

@@ -34,19 +34,52 @@ static const char *end_name(enum observe_end e)
 	return "?";
 }
 
+/*
+ * The stats of a results file (docs/results.md) over the calls: each call is
+ * one sample of one iteration. observe's own figures (p10, p90, the ±) come
+ * with them.
+ */
 static json_t *summary_json(const struct observe_summary *s)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "median",
-			 results_json_num(s->median), "mean", results_json_num(s->mean), "min",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "median",
+			 results_json_num(s->median), "mean", results_json_num(s->mean), "stddev",
+			 results_json_num(s->stddev), "cv",
+			 results_json_num(s->mean != 0 ? s->stddev / fabs(s->mean) : 0), "min",
 			 results_json_num(s->min), "max", results_json_num(s->max), "q1",
 			 results_json_num(s->q1), "q3", results_json_num(s->q3), "p10",
 			 results_json_num(s->p10), "p90", results_json_num(s->p90), "samples",
-			 (json_int_t)s->n);
+			 (json_int_t)s->n, "iterations_per_sample", (json_int_t)1);
+}
+
+/* "ok" with a figure; otherwise why there is none (docs/observe.md). */
+static const char *func_status(const struct observe_func_result *f)
+{
+	if (f->skip)
+		return "skipped";
+	return f->calls ? "ok" : "no_calls";
+}
+
+/* What a function without a figure says in its diagnostics. */
+static json_t *no_figure_json(const struct observe_func_result *f)
+{
+	char buf[160];
+
+	if (f->skip)
+		snprintf(buf, sizeof(buf),
+			 "skipped (--skip): its calls returned 0 at once and were not timed");
+	else if (f->unmatched)
+		snprintf(buf, sizeof(buf),
+			 "no call returned: %" PRIu64
+			 " call%s left it otherwise (longjmp, an exception, or an exit inside it)",
+			 f->unmatched, f->unmatched == 1 ? "" : "s");
+	else
+		snprintf(buf, sizeof(buf), "never called while observed");
+	return json_string(buf);
 }
 
 static json_t *func_json(const struct observe_result *res, const struct observe_func_result *f)
 {
-	json_t *hist = json_array(), *stats = json_null(), *rounds;
+	json_t *hist = json_array(), *stats = json_null(), *raw = json_array(), *rounds;
 	bool timed = !f->skip && f->calls > 0;
 
 	for (unsigned k = 0; k < OBSERVE_HIST_BUCKETS; k++) {
@@ -59,10 +92,18 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 	}
 	if (timed) {
 		stats = summary_json(&f->sum);
+		if (isfinite(f->ci_low) && isfinite(f->ci_high)) {
+			json_object_set_new(stats, "ci_low", results_json_num(f->ci_low));
+			json_object_set_new(stats, "ci_high", results_json_num(f->ci_high));
+			json_object_set_new(stats, "confidence",
+					    json_real(STATS_OPTIONS_DEFAULT.confidence));
+		}
 		json_object_set_new(stats, "uncertainty", results_json_num(f->uncertainty));
 		json_object_set_new(stats, "calibration",
 				    res->calibrated ? results_json_num(res->calib.latency)
 						    : json_null());
+		for (size_t i = 0; i < f->calls; i++)
+			json_array_append_new(raw, results_json_num(f->ns[i]));
 	}
 	rounds = json_pack("{s:I, s:I}", "count", (json_int_t)f->rounds, "max_threads",
 			   (json_int_t)f->round_max_threads);
@@ -74,16 +115,19 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 	}
 	json_t *diags = json_array(), *b;
 
+	if (!timed)
+		json_array_append_new(diags, no_figure_json(f));
 	if (f->note)
 		json_array_append_new(diags, json_string(f->note));
 	if (f->profile_note)
 		json_array_append_new(diags, json_string(f->profile_note));
-	b = json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:o, s:o, s:I, s:I, "
-		      "s:b, s:o, s:o}",
+	b = json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:b, s:o, s:o, s:o, s:I, "
+		      "s:I, s:b, s:o, s:o}",
 		      "name", f->name, "symbol", results_json_str(f->symbol), "object", f->object,
 		      "args", "instrument", "observe", "unit", "ns", "value",
-		      timed ? results_json_num(f->sum.median) : json_null(), "status", "ok",
-		      "error", "stats", stats, "diagnostics", diags, "calls", (json_int_t)f->calls,
+		      timed ? results_json_num(f->sum.median) : json_null(), "status",
+		      func_status(f), "error", "no_time", timed && f->unresolved, "stats", stats,
+		      "diagnostics", diags, "raw_samples", raw, "calls", (json_int_t)f->calls,
 		      "unmatched_returns", (json_int_t)f->unmatched, "skipped", f->skip,
 		      "histogram", hist, "parallel_rounds", rounds);
 	if (b && (f->profile_folded || f->profile_svg))

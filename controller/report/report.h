@@ -24,9 +24,9 @@ int report_env_collect(const struct elf_file *binary, bool aslr, const char *ver
 struct report_run {
 	struct results_env env;
 	const char *instrument;
-	const char *isolation;	    /* "benchmark" or "shared" */
+	const char *isolation; /* "benchmark" or "shared" */
 	const struct measure_plan *plan;
-	char **argv;		    /* the benchtrap command line */
+	char **argv; /* the benchtrap command line */
 	int argc;
 	const struct bench_result *results;
 	size_t n;
@@ -49,8 +49,7 @@ enum report_format { REPORT_TEXT, REPORT_MARKDOWN, REPORT_JSON };
 /* The summary table, in Markdown for REPORT_MARKDOWN and as text otherwise;
  * failures and diagnostics follow it. 'color': ANSI colours (only ever for
  * a terminal without NO_COLOR). */
-void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt,
-			bool color);
+void report_print_table(const struct report_run *run, FILE *f, enum report_format fmt, bool color);
 
 /* One JSON line for a marker event. */
 void report_marker_line(FILE *f, const struct measure_event *ev);
@@ -94,6 +93,34 @@ void report_compare_text(const struct results_comparison *c, FILE *f, bool color
  * <details> block. */
 void report_compare_markdown(const struct results_comparison *c, FILE *f);
 
+/* A Markdown report for a place that holds a limited number of bytes (a
+ * pull-request comment: GitHub takes 65,536 characters). */
+struct report_markdown_limit {
+	size_t max_bytes;	 /* 0: no limit */
+	const char *full_report; /* the URL of the whole report, or NULL */
+};
+
+/* The pairs a comment lists, in its order: failed, regressed, improved,
+ * new, missing; within each verdict, the comparison's order (largest change
+ * first). Unchanged pairs are left out. Writes the indices into c->pairs to
+ * ret_order (room for c->n) and returns how many. */
+size_t report_compare_changed_order(const struct results_comparison *c, size_t *ret_order);
+
+/* How many rows, taken in order, fit in 'budget' bytes: the largest k with
+ * sizes[0] + ... + sizes[k - 1] <= budget. */
+size_t report_rows_fitting(const size_t *sizes, size_t n, size_t budget);
+
+/* report_compare_markdown() in at most lim->max_bytes bytes. When the whole
+ * report fits it is written as it is; otherwise the heading, the counts, as
+ * many rows of the changed benchmarks as fit (in the order above), a line
+ * saying how many changed and unchanged benchmarks are not shown with a link
+ * to lim->full_report, and as many warnings as fit. Returns 0, -ENOMEM, or
+ * -ENOSPC (nothing written) when even the heading and that line do not fit;
+ * *ret_capped (may be NULL) says whether rows were left out. */
+int report_compare_markdown_limited(const struct results_comparison *c,
+				    const struct report_markdown_limit *lim, FILE *f,
+				    bool *ret_capped);
+
 /* The comparison as JSON (docs/ci.md, schema "benchtrap-compare/1"). 0 or a
  * negative errno. */
 int report_compare_json(const struct results_comparison *c, const char *base, const char *head,
@@ -107,9 +134,29 @@ int report_compare_json(const struct results_comparison *c, const char *base, co
  * customSmallerIsBetter). The i-th name, or NULL past the last. */
 const char *report_export_name(size_t i);
 
+/* What an export changed for its consumer, for the caller to say. */
+struct report_export_notes {
+	size_t shortened; /* names longer than the consumer takes, shortened */
+	size_t limit;	  /* to this many bytes */
+};
+
 /* 'rf' in the export format named 'format'. 0, -EINVAL for a name
- * report_export_name() does not give, or a negative errno. */
-int report_export(const struct results_file *rf, const char *format, FILE *f);
+ * report_export_name() does not give, or a negative errno. On success
+ * *ret_notes (when not NULL) says what was shortened. */
+int report_export(const struct results_file *rf, const char *format, FILE *f,
+		  struct report_export_notes *ret_notes);
+
+/* "~" and 16 hex digits: what report_export_fit_name() puts after a prefix. */
+#define REPORT_EXPORT_HASH_LEN 17
+
+/*
+ * 'name' when it has at most 'limit' bytes; otherwise its longest prefix
+ * that ends on a UTF-8 character boundary and leaves room for "~" and the
+ * 64-bit FNV-1a hash of the whole name in 16 hex digits, so that the result
+ * has at most 'limit' bytes, is the same for the same name, and differs for
+ * names that share the prefix. A copy to free, or NULL when out of memory.
+ */
+char *report_export_fit_name(const char *name, size_t limit);
 
 /* ---- benchtrap observe (observe.c) ------------------------------------------ */
 

@@ -217,12 +217,57 @@ static int judge_paired(struct results_pair *p, const struct results_compare_opt
 	return 0;
 }
 
+static bool observed(const struct results_pair *p)
+{
+	return !strcmp(p->instrument, "observe");
+}
+
+/*
+ * Observed calls: the stops' cost is removed with one calibration per run,
+ * and what is left of its spread, the ± (stats.uncertainty), is shared by
+ * every call of that run, so the bootstrap over the calls cannot see it. A
+ * change of the medians within the two files' ± together is not a change
+ * the files can show.
+ */
+static bool within_uncertainty(const struct results_bench *b, const struct results_bench *h)
+{
+	double u = 0.0;
+
+	if (b->has_stats && isfinite(b->stats.uncertainty) && b->stats.uncertainty > 0.0)
+		u += b->stats.uncertainty;
+	if (h->has_stats && isfinite(h->stats.uncertainty) && h->stats.uncertainty > 0.0)
+		u += h->stats.uncertainty;
+	return fabs(h->value - b->value) <= u;
+}
+
+/* An observed function with no call to time (results_bench.status):
+ * neither measured nor failed. */
+static bool no_call(const struct results_bench *b)
+{
+	return b->status == RESULTS_STATUS_SKIPPED || b->status == RESULTS_STATUS_NO_CALLS;
+}
+
+/* Why a pair with a side that has no figure has no change. */
+static const char *unmeasured_note(const struct results_bench *b, const struct results_bench *h)
+{
+	if (!h->ok && b && !b->ok)
+		return "no figure in base nor head";
+	if (!h->ok)
+		return h->status == RESULTS_STATUS_SKIPPED ? "skipped in head"
+							   : "no call returned in head";
+	if (!b)
+		return NULL;
+	if (!no_call(b))
+		return "failed in base";
+	return b->status == RESULTS_STATUS_SKIPPED ? "skipped in base" : "no call returned in base";
+}
+
 static int judge(struct results_pair *p, const struct results_compare_opts *o, bool paired)
 {
 	const struct results_bench *b = p->base, *h = p->head;
 	double change;
 
-	if (h && !h->ok) {
+	if (h && !h->ok && !no_call(h)) {
 		p->verdict = RESULTS_FAILED;
 		return 0;
 	}
@@ -230,10 +275,17 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o, b
 		p->verdict = RESULTS_MISSING;
 		return 0;
 	}
+	if (!h->ok) {
+		/* An observed function with no call to time in head: gone
+		 * from what head measured, or from neither. */
+		p->verdict = b && b->ok ? RESULTS_MISSING : RESULTS_UNCHANGED;
+		p->note = unmeasured_note(b, h);
+		return 0;
+	}
 	if (!b || !b->ok) {
 		p->verdict = RESULTS_NEW;
 		if (b)
-			p->note = "failed in base";
+			p->note = unmeasured_note(b, h);
 		return 0;
 	}
 	p->verdict = RESULTS_UNCHANGED;
@@ -252,13 +304,19 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o, b
 		return 0;
 	}
 	if (b->no_time || h->no_time || !(b->value > 0.0) || !(h->value > 0.0)) {
-		p->note = "measured no execution time: not compared";
+		p->note = observed(p) && (b->no_time || h->no_time)
+				  ? "shorter than observe resolves: not compared"
+				  : "measured no execution time: not compared";
 		return 0;
 	}
 	p->has_ratio = true;
 	p->ratio = h->value / b->value;
 	if (results_instrument_exact(p->instrument)) {
 		p->significant = p->ratio != 1.0;
+	} else if (observed(p) && (b->nraw < 2 || h->nraw < 2)) {
+		/* One call has no spread: its change could be any call's noise. */
+		p->note = "a single call in base or head: no spread to judge a change by";
+		return 0;
 	} else {
 		int r = paired ? judge_paired(p, o) : -EDOM;
 
@@ -269,6 +327,10 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o, b
 		}
 		if (r < 0)
 			return r;
+	}
+	if (p->significant && observed(p) && within_uncertainty(b, h)) {
+		p->significant = false;
+		p->note = "within the calls' ± from removing the stops: not significant";
 	}
 	if (!p->significant)
 		return 0;
@@ -327,6 +389,39 @@ static void first_line(const char *s, char *buf, size_t size)
 	snprintf(buf, size, "%.*s", (int)strcspn(s ? s : "?", "\n"), s ? s : "?");
 }
 
+/*
+ * Observed functions called a different number of times in base and head:
+ * the program did other work, and each median is of another mix of calls
+ * (a recursion's levels, a parser's short and long inputs). One note naming
+ * the first few.
+ */
+static int calls_note(const struct results_comparison *c, struct sentences *notes)
+{
+	char list[256] = "";
+	size_t n = 0, len = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct results_pair *p = &c->pairs[i];
+
+		if (!observed(p) || !p->base || !p->head || !p->base->ok || !p->head->ok ||
+		    !p->base->has_stats || !p->head->has_stats ||
+		    p->base->stats.samples == p->head->stats.samples)
+			continue;
+		if (n++ < 3 && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s %zu vs %zu",
+						len ? ", " : "", p->name, p->base->stats.samples,
+						p->head->stats.samples);
+	}
+	if (!n)
+		return 0;
+	strv_addf(notes,
+		  "%zu observed function%s called a different number of times in base and head "
+		  "(%s%s): the programs' work differed, and each median is taken over another "
+		  "mix of calls",
+		  n, n == 1 ? " was" : "s were", list, n > 3 ? ", ..." : "");
+	return notes->nomem ? -ENOMEM : 0;
+}
+
 static int add_warnings(const struct results_file *base, const struct results_file *head,
 			const struct results_index *bix, const struct results_index *hix,
 			const struct results_comparison *c, struct sentences *w, struct sentences *notes)
@@ -342,10 +437,21 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 			first_line(p->head->error, line, sizeof(line));
 			strv_addf(w, "%s failed in head: %s", p->name, line);
 		}
-		if (p->head && p->head->ok && p->head->no_time)
+		if (p->head && p->head->ok && p->head->no_time && observed(p))
+			strv_addf(w,
+				  "%s is shorter than observe can resolve in head: its change is "
+				  "not judged (`benchtrap run --symbol` times it without stops)",
+				  p->name);
+		else if (p->head && p->head->ok && p->head->no_time)
 			strv_addf(w,
 				  "%s measured no execution time in head: the compiler may have "
 				  "removed its body (pass results through benchtrap_black_box())",
+				  p->name);
+		else if (p->base && p->base->ok && p->base->no_time && p->head && p->head->ok &&
+			 observed(p))
+			strv_addf(w,
+				  "%s is shorter than observe can resolve in base: its change is "
+				  "not judged",
 				  p->name);
 		else if (p->base && p->base->ok && p->base->no_time && p->head && p->head->ok)
 			strv_addf(w,
@@ -353,6 +459,9 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 				  "judged",
 				  p->name);
 	}
+	r = calls_note(c, notes);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < head->n; i++)
 		if (find(hix, &head->benches[i]) != &head->benches[i])
 			strv_addf(w, "%s (%s) appears more than once in %s: the first is compared",

@@ -5,9 +5,9 @@
 /*
  * Writing benchtrap's JSON documents, for the results and report modules
  * alone (jansson stays inside them). Every document is written by
- * results_json_dump() or results_json_dump_file(): one number format (ten
- * significant digits), so a figure has the same text in every file that
- * carries it, and a merged file repeats its inputs' numbers to the digit.
+ * results_json_dump() or results_json_dump_file(): one number format (whole
+ * numbers as integers, others with ten significant digits), so a figure has the same text in every
+ * file that carries it, and a merged file repeats its inputs' numbers to the digit.
  */
 
 #include <stdio.h>
@@ -18,14 +18,22 @@
 
 /* A string, or null for NULL. */
 json_t *results_json_str(const char *s);
-/* A number, or null when it is not finite (JSON has no NaN or infinity). */
+/* Whole numbers up to this are integers in a document: every one of them is
+ * a double exactly (2^53). */
+#define RESULTS_JSON_EXACT_MAX 9007199254740992.0
+
+/* A number, or null when it is not finite (JSON has no NaN or infinity). A
+ * whole number up to RESULTS_JSON_EXACT_MAX is an integer, written with all
+ * its digits (a count of 10^10 instructions is not rounded to ten). */
 json_t *results_json_num(double v);
 /* The "environment" object of a results document (docs/results.md): every
  * field, null where it is unknown. */
 json_t *results_json_env(const struct results_env *e);
 
 /*
- * Write 'doc' indented, with a final newline, and release it. 'doc' may be
+ * Write 'doc' indented, with a final newline, and release it. Whole reals
+ * in it are written as integers first (RESULTS_JSON_EXACT_MAX), wherever
+ * they came from. 'doc' may be
  * NULL (a failed json_pack): -ENOMEM. 0, or the write's -errno (-ENOSPC on a
  * full disk; -EIO when the stream gave none) when writing failed.
  */

@@ -210,9 +210,25 @@ fail_errno:
 	return r;
 }
 
+/* Observed calls are timed, with the stops removed: noisy, as walltime. */
+static bool timed(const char *instrument)
+{
+	return !strcmp(instrument, "walltime") || !strcmp(instrument, "observe");
+}
+
 bool results_instrument_exact(const char *instrument)
 {
-	return instrument && strcmp(instrument, "walltime") != 0;
+	return instrument && !timed(instrument);
+}
+
+bool results_file_observed(const struct results_file *f)
+{
+	if (f->instrument)
+		return !strcmp(f->instrument, "observe");
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->benches[i].instrument, "observe"))
+			return true;
+	return false;
 }
 
 static bool fresh(const char *isolation)

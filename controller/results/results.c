@@ -297,6 +297,7 @@ static void parse_stats(struct parser *p, const json_t *obj, const char *base,
 	s->ci_high = get_number(p, obj, base, "ci_high", false);
 	s->confidence = get_number(p, obj, base, "confidence", false);
 	s->cv = get_number(p, obj, base, "cv", false);
+	s->uncertainty = get_number(p, obj, base, "uncertainty", false);
 }
 
 /* The numbers of array obj.key (absent or null: none) into a new *ret of
@@ -377,6 +378,28 @@ static int parse_threads(struct parser *p, const json_t *b, const char *base,
 	return 0;
 }
 
+static const char *const status_names[] = {
+	[RESULTS_STATUS_OK] = "ok",
+	[RESULTS_STATUS_FAILED] = "failed",
+	[RESULTS_STATUS_SKIPPED] = "skipped",
+	[RESULTS_STATUS_NO_CALLS] = "no_calls",
+};
+
+const char *results_status_name(enum results_status s)
+{
+	return (size_t)s < sizeof(status_names) / sizeof(status_names[0]) ? status_names[s] : "?";
+}
+
+static int parse_status(const char *s, enum results_status *ret)
+{
+	for (size_t i = 0; i < sizeof(status_names) / sizeof(status_names[0]); i++)
+		if (!strcmp(s, status_names[i])) {
+			*ret = (enum results_status)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct results_bench *r)
 {
 	char base[48], where[160];
@@ -405,11 +428,11 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 		return -EINVAL;
 	if (!json_is_string(v))
 		return failf(p, where, "expected a string, not %s", type_name(v));
-	if (!strcmp(json_string_value(v), "ok"))
-		r->ok = true;
-	else if (strcmp(json_string_value(v), "failed") != 0)
-		return failf(p, where, "expected \"ok\" or \"failed\", not \"%s\"",
+	if (parse_status(json_string_value(v), &r->status) < 0)
+		return failf(p, where,
+			     "expected \"ok\", \"failed\", \"skipped\" or \"no_calls\", not \"%s\"",
 			     json_string_value(v));
+	r->ok = r->status == RESULTS_STATUS_OK;
 
 	r->value = get_number(p, b, base, "value", r->ok);
 	path_join(where, sizeof(where), base, "value");

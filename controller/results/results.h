@@ -49,6 +49,9 @@ struct results_stats {
 	double median, mean, stddev, min, max, q1, q3;
 	double ci_low, ci_high, confidence; /* NAN when absent */
 	double cv;			    /* NAN when absent */
+	/* observe: the ± in ns every call's figure carries from removing the
+	 * stops (docs/observe.md); NAN when absent */
+	double uncertainty;
 	size_t samples;
 	uint64_t iterations_per_sample;
 };
@@ -60,14 +63,30 @@ struct results_thread {
 	double value;
 };
 
+/*
+ * A benchmark's "status". Only OK has a figure. SKIPPED and NO_CALLS are
+ * written by observe for a function with no call to time: selected by
+ * --skip, or no call of it returned while it was observed.
+ */
+enum results_status {
+	RESULTS_STATUS_OK,
+	RESULTS_STATUS_FAILED,
+	RESULTS_STATUS_SKIPPED,
+	RESULTS_STATUS_NO_CALLS,
+};
+
+/* "ok", "failed", "skipped", "no_calls". */
+const char *results_status_name(enum results_status s);
+
 struct results_bench {
 	char *name;
 	char *symbol;	  /* or NULL */
 	char *build_id;	  /* of the file defining the function, or NULL */
 	char *instrument; /* "walltime", "callgrind", ... */
 	char *unit;	  /* "ns", "instructions", ... */
-	bool ok;	  /* status "ok"; false for "failed" */
-	double value;	  /* the headline; NAN when failed */
+	enum results_status status;
+	bool ok;	  /* status "ok": it has a figure */
+	double value;	  /* the headline; NAN unless ok */
 	char *error;	  /* for failed: what happened, possibly several lines */
 	bool has_stats;
 	struct results_stats stats;
@@ -129,8 +148,14 @@ int results_parse(const char *text, size_t len, const char *label, struct result
 void results_free(struct results_file *f);
 
 /* Whether an instrument counts exactly (callgrind, perf, memory), so that a
- * comparison needs no significance test: every instrument but walltime. */
+ * comparison needs no significance test: every instrument but the timed
+ * ones, walltime and observe. */
 bool results_instrument_exact(const char *instrument);
+
+/* Whether 'f' holds observed calls (`benchtrap observe`: run.instrument,
+ * or without one its benchmarks' instrument, is "observe") rather than
+ * benchmarks run by benchtrap. */
+bool results_file_observed(const struct results_file *f);
 
 /* Whether two run.isolation values measure alike: equal, or "benchmark"
  * and "process" (both start every benchmark from a fresh process's state

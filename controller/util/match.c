@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -118,47 +119,61 @@ char *match_strip_params(const char *demangled)
 int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned max,
 		     unsigned *ret_nargs)
 {
-	const char *open = strchr(text, '(');
-	size_t len = strlen(text);
+	size_t len = strlen(text), open = 0;
 	int64_t parsed[16];
 	unsigned n = 0;
+	int depth = 0;
 	char *name;
 
-	if (!open) {
-		if (!*text)
-			return -EINVAL;
-		name = strdup(text);
-		if (!name)
-			return -ENOMEM;
-		*ret_name = name;
-		*ret_nargs = 0;
-		return 0;
-	}
-	if (open == text || text[len - 1] != ')')
+	if (!*text)
 		return -EINVAL;
-	for (const char *p = open + 1, *end = text + len - 1; p < end;) {
-		char *stop;
-
-		p += strspn(p, " \t");
-		if (p == end && n == 0)
-			break;
-		if (n == max || n == sizeof(parsed) / sizeof(parsed[0]))
-			return -EINVAL;
-		/* Decimal, or hex with 0x; never octal: "010" is ten. */
-		const char *digits = p + (*p == '-' || *p == '+');
-		int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
-
-		errno = 0;
-		parsed[n++] = strtoll(p, &stop, base);
-		if (errno == ERANGE)
-			return -ERANGE;
-		if (stop == p)
-			return -EINVAL;
-		p = stop + strspn(stop, " \t");
-		if (p < end && (*p++ != ',' || p == end))
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '(' && depth++ == 0)
+			open = i;
+		else if (text[i] == ')' && --depth < 0)
 			return -EINVAL;
 	}
-	name = strndup(text, (size_t)(open - text));
+	if (depth)
+		return -EINVAL;
+	/* The last top-level list: arguments when it starts with a digit or
+	 * a sign, else a parameter-type list that is part of the name. */
+	if (text[len - 1] == ')') {
+		const char *p = text + open + 1, *end = text + len - 1;
+
+		if (open == 0)
+			return -EINVAL;
+		p += strspn(p, " \t");
+		if (p < end && (isdigit((unsigned char)*p) || *p == '-' || *p == '+')) {
+			while (p < end) {
+				char *stop;
+
+				if (n == max || n == sizeof(parsed) / sizeof(parsed[0]))
+					return -EINVAL;
+				/* Decimal, or hex with 0x; never octal: "010" is ten. */
+				const char *digits = p + (*p == '-' || *p == '+');
+				int base = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ?
+						   16 :
+						   10;
+
+				errno = 0;
+				parsed[n++] = strtoll(p, &stop, base);
+				if (errno == ERANGE)
+					return -ERANGE;
+				if (stop == p)
+					return -EINVAL;
+				p = stop + strspn(stop, " \t");
+				if (p == end)
+					break;
+				if (*p++ != ',')
+					return -EINVAL;
+				p += strspn(p, " \t");
+				if (p == end)
+					return -EINVAL;
+			}
+			len = open;
+		}
+	}
+	name = strndup(text, len);
 	if (!name)
 		return -ENOMEM;
 	memcpy(args, parsed, n * sizeof(*args));
@@ -167,15 +182,233 @@ int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned 
 	return 0;
 }
 
-bool match_function(const char *pattern, const char *raw, const char *demangled)
+static bool is_ident(char c)
 {
-	char *bare;
-	bool hit;
+	return isalnum((unsigned char)c) || c == '_' || c == '$';
+}
+
+/* The clone suffixes gcc gives a copy or a part of a function. */
+static bool clone_word(const char *w, size_t len)
+{
+	static const char *const words[] = { "cold", "part", "constprop", "isra" };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (len == strlen(words[i]) && !memcmp(w, words[i], len))
+			return true;
+	return false;
+}
+
+/* Where the clone suffixes at the end of s[0..len) start, or len. */
+static size_t clone_tail(const char *s, size_t len)
+{
+	static const char mark[] = " [clone .";
+	size_t end = len;
+
+	/* Demangled: "f(long) [clone .isra.0] [clone .cold]". */
+	while (end > 0 && s[end - 1] == ']') {
+		size_t i = end;
+
+		while (i-- > 0 && strncmp(s + i, mark, sizeof(mark) - 1) != 0)
+			;
+		if (i == (size_t)-1)
+			break;
+		end = i;
+	}
+	if (end != len)
+		return end;
+	/* Not mangled: "f.cold", "f.part.0", "f.constprop.0.isra.0". */
+	const char *dot = memchr(s, '.', len);
+
+	if (dot && !memchr(s, '(', len) && clone_word(dot + 1, strcspn(dot + 1, ".")))
+		return (size_t)(dot - s);
+	return len;
+}
+
+static bool ends_with_word(const char *s, size_t len, const char *word)
+{
+	size_t w = strlen(word);
+
+	return len > w && !memcmp(s + len - w, word, w) && s[len - w - 1] == ' ';
+}
+
+void match_split(const char *d, struct match_sig *ret)
+{
+	static const char *const quals[] = { "const", "volatile", "&&", "&", "noexcept" };
+	size_t len = strlen(d), end, open = 0, name_end;
+	struct match_sig sg = { 0 };
+	size_t space = 0;
+	int depth = 0;
+
+	sg.tail = clone_tail(d, len);
+	end = sg.tail;
+	while (end > 0 && d[end - 1] == ' ')
+		end--;
+	sg.quals_end = end;
+	/* Qualifiers of a member function, after its parameter list. */
+	for (bool more = true; more;) {
+		more = false;
+		for (size_t q = 0; q < sizeof(quals) / sizeof(quals[0]); q++)
+			if (ends_with_word(d, end, quals[q])) {
+				end -= strlen(quals[q]) + 1;
+				more = true;
+				break;
+			}
+	}
+	if (end == 0 || d[end - 1] != ')')
+		end = sg.quals_end;
+	sg.quals_start = end;
+	name_end = end;
+	if (end > 0 && d[end - 1] == ')') {
+		for (size_t i = end; i-- > 0;) {
+			if (d[i] == ')') {
+				depth++;
+			} else if (d[i] == '(' && --depth == 0) {
+				open = i;
+				break;
+			}
+		}
+		if (open > 0) {
+			sg.has_params = true;
+			sg.params_open = open;
+			sg.params_close = end - 1;
+			name_end = open;
+		}
+	}
+	sg.name_end = name_end;
+	/* A return type ends at the last blank outside brackets before the
+	 * name, whose "operator new" or "operator int" has blanks of its own. */
+	depth = 0;
+	for (size_t i = 0; i < name_end; i++) {
+		char c = d[i];
+
+		if (depth == 0 && !strncmp(d + i, "operator", 8) && (i == 0 || !is_ident(d[i - 1])) &&
+		    !is_ident(d[i + 8]))
+			break;
+		if (strchr("<([{", c))
+			depth++;
+		else if (strchr(">)]}", c) && depth > 0)
+			depth--;
+		else if (c == ' ' && depth == 0)
+			space = i;
+	}
+	/* "non-virtual thunk to f()", "transaction clone for f()": not a
+	 * return type. */
+	if (space && !ends_with_word(d, space, "to") && !ends_with_word(d, space, "for")) {
+		sg.ret_end = space;
+		sg.name_start = space + 1;
+	}
+	*ret = sg;
+}
+
+/* s[0..len) without blanks but for one between two characters of names
+ * ("unsigned long"), with "()" appended when 'parens'. */
+static char *squeeze(const char *s, size_t len, bool parens)
+{
+	char *o = malloc(len + 3), *w = o;
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == ' ' || s[i] == '\t') {
+			if (w > o && is_ident(w[-1]) && i + 1 < len && is_ident(s[i + 1]))
+				*w++ = ' ';
+			continue;
+		}
+		*w++ = s[i];
+	}
+	if (parens) {
+		*w++ = '(';
+		*w++ = ')';
+	}
+	*w = '\0';
+	return o;
+}
+
+static bool form_matches(const char *pattern, const char *s, size_t len, bool parens)
+{
+	char *f = squeeze(s, len, parens);
+	bool hit = f && match_glob(pattern, f);
+
+	free(f);
+	return hit;
+}
+
+enum match_how match_function_how(const char *pattern, const char *raw, const char *demangled)
+{
+	struct match_sig sg;
+	enum match_how how = MATCH_NONE;
+	char *pat;
 
 	if (match_glob(pattern, raw) || match_glob(pattern, demangled))
-		return true;
-	bare = match_strip_params(demangled);
-	hit = bare && strcmp(bare, demangled) != 0 && match_glob(pattern, bare);
-	free(bare);
-	return hit;
+		return MATCH_FULL;
+	/* A versioned name ("memcpy@GLIBC_2.2.5") is whole or nothing. */
+	if (strchr(demangled, '@'))
+		return MATCH_NONE;
+	pat = squeeze(pattern, strlen(pattern), false);
+	if (!pat)
+		return MATCH_NONE;
+	match_split(demangled, &sg);
+	if (form_matches(pat, demangled, strlen(demangled), false)) {
+		how = MATCH_FULL;
+		goto out;
+	}
+	/* From the name, and from the return type when there is one: the
+	 * name alone, with its parameters, with its qualifiers. */
+	size_t froms[2] = { sg.name_start, 0 };
+
+	for (size_t k = 0; k < (sg.name_start ? 2u : 1u) && how == MATCH_NONE; k++) {
+		const char *s = demangled + froms[k];
+		size_t from = froms[k];
+
+		if (form_matches(pat, s, sg.name_end - from, false) ||
+		    form_matches(pat, s, sg.quals_end - from, false) ||
+		    (sg.has_params && form_matches(pat, s, sg.params_close + 1 - from, false)) ||
+		    (!sg.has_params && form_matches(pat, s, sg.name_end - from, true)))
+			how = MATCH_BASE;
+	}
+out:
+	free(pat);
+	return how;
+}
+
+bool match_function(const char *pattern, const char *raw, const char *demangled)
+{
+	return match_function_how(pattern, raw, demangled) != MATCH_NONE;
+}
+
+int match_floating_param(const char *demangled, unsigned n)
+{
+	static const char *const floating[] = { "float",     "double",	 "long double",
+						"_Float16",  "_Float32", "_Float64",
+						"_Float128", "__float128", "__bf16" };
+	struct match_sig sg;
+	const char *p, *end;
+	int depth = 0, k = 0;
+
+	match_split(demangled, &sg);
+	if (!sg.has_params)
+		return -1;
+	p = demangled + sg.params_open + 1;
+	end = demangled + sg.params_close;
+	for (const char *q = p; q <= end && (unsigned)k < n; q++) {
+		if (q < end && strchr("<([", *q))
+			depth++;
+		else if (q < end && strchr(">)]", *q))
+			depth--;
+		if (q < end && (*q != ',' || depth))
+			continue;
+		/* One parameter, p..q, blanks trimmed. */
+		while (p < q && *p == ' ')
+			p++;
+		size_t len = (size_t)(q - p);
+
+		while (len && p[len - 1] == ' ')
+			len--;
+		for (size_t i = 0; i < sizeof(floating) / sizeof(floating[0]); i++)
+			if (len == strlen(floating[i]) && !memcmp(p, floating[i], len))
+				return k;
+		k++;
+		p = q + 1;
+	}
+	return -1;
 }

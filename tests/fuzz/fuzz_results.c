@@ -58,7 +58,7 @@ static struct results_file *parse(const uint8_t *text, size_t len, const char *l
 		return NULL;
 	}
 	for (size_t i = 0; report_export_name(i); i++)
-		(void)report_export(f, report_export_name(i), sink);
+		(void)report_export(f, report_export_name(i), sink, NULL);
 	return f;
 }
 

@@ -6,6 +6,10 @@
 # instrument this benchtrap has. Base and head shards run alternately, so a
 # change in the machine's load hits both alike.
 #
+# The GitHub Action's script (scripts/ci/compare.sh) then runs the same
+# pipeline as docs/ci.md's workflow does: shards of base and head side by
+# side, merged, compared, and the pull request's comment written.
+#
 # Walltime on a shared VM: the slowdown is +300% and the threshold 100%,
 # so only a machine whose speed changes by half between two runs a second
 # apart disturbs the verdicts. If it still does, the pipeline runs again
@@ -53,6 +57,7 @@ for inst in walltime callgrind; do
 			continue
 		fi
 	fi
+	[[ $inst != walltime ]] && exact_ran=$inst
 	pipeline "$inst" "$threshold"
 	got=$(verdicts)
 	if [[ $inst == walltime && ($status -ne 1 || $got != "$EXPECTED") ]]; then
@@ -98,6 +103,38 @@ for inst in walltime callgrind; do
 	expect_json 'set(d) == {"chain_1000", "chain_3000", "slow_one", "fib[12]", "fib[16]", "hash_1k"}'
 	ran=$((ran + 1))
 done
+
+# The same pipeline through the GitHub Action's script (scripts/ci/compare.sh,
+# as action.yml runs it): three shards of base and head measured side by
+# side, each its own results document; then the documents merged and
+# compared, with the pull request's comment. Under callgrind when this
+# machine has it (exact counts), else walltime at the 100% threshold.
+inst=walltime threshold=100
+[[ ${exact_ran:-} ]] && inst=callgrind threshold=5
+action() {
+	BT=$BENCHTRAP BT_INSTRUMENT=$inst BT_THRESHOLD=$threshold BT_ARGS="${FAST[*]}" \
+		GITHUB_STEP_SUMMARY= GITHUB_OUTPUT="$TMP/action/output" "$@" "$SOURCE_ROOT/scripts/ci/compare.sh" \
+		>"$TMP/out" 2>"$TMP/err"
+	status=$? out=$(cat "$TMP/out") err=$(cat "$TMP/err")
+}
+rm -rf "$TMP/action" && mkdir -p "$TMP/action"
+for k in 1 2 3; do
+	action env BT_BASE="$BASE" BT_HEAD="$HEAD" BT_SHARD=$k/3 BT_OUT="$TMP/action/shard-$k"
+	expect_status 0
+	checks=$((checks + 1))
+	[[ -s $TMP/action/shard-$k/results.json ]] || fail "shard $k wrote no results document"
+done
+: >"$TMP/action/output"
+action env BT_RESULTS="$TMP/action/shard-*/results.json" BT_OUT="$TMP/action/all" BT_COMMENT=true \
+	BT_COMMENT_ID=benchmarks/compare
+expect_status 0
+checks=$((checks + 1))
+grep -qx 'status=1' "$TMP/action/output" || fail "$inst through the action: $(cat "$TMP/action/output")"
+out=$(cat "$TMP/action/all/comment.md")
+expect_out '^<!-- benchtrap: benchmarks/compare -->$'
+expect_out '^\*\*1 regressed\*\*, 0 improved, 5 unchanged, 0 failed'
+expect_out '^\| slow_one \| .*\*\*regressed\*\*'
+echo "through the action's script ($inst): $(grep -c . "$TMP/action/all/comment.md") lines of comment"
 
 # No child of either build outlived benchtrap.
 checks=$((checks + 1))

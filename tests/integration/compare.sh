@@ -185,13 +185,21 @@ expect_json '[x for x in d if x["name"] == "slower (walltime)"][0]["range"].star
 run export "$TMP/head.json" --format gbench
 expect_status 0
 # Google Benchmark JSON as tools/compare.py reads it: context + benchmarks,
-# each with name, real_time, cpu_time, time_unit; every sample a repetition.
+# each with name, real_time, cpu_time, time_unit; one iteration row per
+# benchmark (its median), then the aggregates over its samples.
 expect_json 'set(d) == {"context", "benchmarks"} and {"date", "num_cpus", "executable"} <= set(d["context"])'
-expect_json 'all({"name", "run_name", "run_type", "repetitions", "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit"} <= set(b) for b in d["benchmarks"])'
+expect_json 'all({"name", "run_name", "run_type", "repetitions", "threads", "iterations", "real_time", "cpu_time", "time_unit"} <= set(b) for b in d["benchmarks"])'
+expect_json 'all(("repetition_index" in b) == (b["run_type"] == "iteration") for b in d["benchmarks"])'
 expect_json 'all(b["time_unit"] == "ns" and b["run_type"] in ("iteration", "aggregate") for b in d["benchmarks"])'
-expect_json 'len([b for b in d["benchmarks"] if b["name"] == "slower" and b["run_type"] == "iteration"]) == 100'
-expect_json '[b["aggregate_name"] for b in d["benchmarks"] if b["run_name"] == "slower" and b["run_type"] == "aggregate"] == ["mean", "median", "stddev", "cv"]'
-expect_json '[b for b in d["benchmarks"] if b["name"] == "crash"][0]["error_occurred"] is True'
+# The file holds walltime and callgrind benchmarks: names carry the instrument.
+expect_json '[(b["repetitions"], b["real_time"]) for b in d["benchmarks"] if b["name"] == "slower (walltime)" and b["run_type"] == "iteration"] == [(1, [x for x in d["benchmarks"] if x["name"] == "slower (walltime)_median"][0]["real_time"])]'
+expect_json '[b["repetitions"] for b in d["benchmarks"] if b["name"] == "slower (walltime)_median"] == [100]'
+expect_json '[b["real_time"] for b in d["benchmarks"] if b["name"] == "exact (callgrind)"] == [1040]'
+# A benchmark that measured no time has no iteration row (compare.py's
+# geometric mean would be zero), only its aggregates.
+expect_json '[b["run_type"] for b in d["benchmarks"] if b["run_name"] == "empty (walltime)"] == ["aggregate"] * 4'
+expect_json '[b["aggregate_name"] for b in d["benchmarks"] if b["run_name"] == "slower (walltime)" and b["run_type"] == "aggregate"] == ["mean", "median", "stddev", "cv"]'
+expect_json '[b for b in d["benchmarks"] if b["name"] == "crash (walltime)"][0]["error_occurred"] is True'
 run export "$TMP/head.json"
 expect_usage_error 'export: which format\?'
 run export "$TMP/head.json" --format csv

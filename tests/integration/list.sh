@@ -60,6 +60,14 @@ expect_out 'fixture_known_function'
 expect_no_out 'fixture_local_function'
 expect_err 'stripped: its local functions are absent'
 
+# A static library's function in a stripped program has no symbol: say
+# so, rather than suggest a library's look-alike name.
+run list "$FX/static_user_stripped" --symbols --filter fxstatic_compress
+expect_usage_error "static_user_stripped: no function matches 'fxstatic_compress': the binary is stripped and exports no such function \(its code may be linked in statically, without a symbol\); list a build that is not stripped$"
+run list "$FX/static_user" --symbols --filter fxstatic_compress
+expect_status 0
+expect_out ' static_user +fxstatic_compress$'
+
 # Demangled C++ and Rust names match by their demangled form.
 if [[ -x $FX/cxx_names ]]; then
 	run list "$FX/cxx_names" --symbols --no-libs --filter 'fixture::Widget<int>::grow'

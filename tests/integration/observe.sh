@@ -167,7 +167,8 @@ expect_file_json 'd["schema"] == "benchtrap-results/1" and d["run"]["instrument"
 d["run"]["end"] == "exited" and d["run"]["exit_code"] == 3
 {b["name"]: b["calls"] for b in d["benchmarks"]} == {"fib": 177, "bail_out": 0}
 {b["name"]: b["unmatched_returns"] for b in d["benchmarks"]} == {"fib": 0, "bail_out": 3}
-all(b["instrument"] == "observe" and b["unit"] == "ns" and b["status"] == "ok" for b in d["benchmarks"])
+all(b["instrument"] == "observe" and b["unit"] == "ns" for b in d["benchmarks"])
+{b["name"]: b["status"] for b in d["benchmarks"]} == {"fib": "ok", "bail_out": "no_calls"}
 d["benchmarks"][0]["value"] == d["benchmarks"][0]["stats"]["median"] and d["benchmarks"][0]["stats"]["samples"] == 177
 sum(h["count"] for h in d["benchmarks"][0]["histogram"]) == 177
 all(h["lt_ns"] == 2 * max(h["ge_ns"], 1) for h in d["benchmarks"][0]["histogram"])
@@ -190,13 +191,109 @@ if [[ -x $OBS/throw ]]; then
 	[b["symbol"] for b in d["benchmarks"]] == ["_ZN2ns7throwerEi", "_ZN2ns5valueIiEET_S1_"]'
 fi
 
-# --format json goes where the table goes: stderr, with a command.
+# --format json: the results document on stdout, as run's, after the
+# program's own output; the table's stream, stderr, has none of it.
 run observe --symbol fib --format json -- "$RECURSE" 4
 expect_status 0
 expect_out '^fib\(4\) = 3$'
 checks=$((checks + 1))
-python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); assert d["benchmarks"][0]["calls"] == 9' <<<"$err" ||
-	fail "JSON on stderr does not count fib(4)'s 9 calls"
+python3 -c 'import json,sys
+s = sys.stdin.read()
+d = json.loads(s[s.index("\n{\n") + 1:])
+assert s.startswith("fib(4) = 3\n")
+assert d["schema"] == "benchtrap-results/1" and d["benchmarks"][0]["calls"] == 9' <<<"$out" ||
+	fail "stdout does not hold the program's output, then the results document with fib(4)'s 9 calls"
+checks=$((checks + 1))
+! grep -q '"schema"' <<<"$err" || fail "the results document went to stderr"
+
+# ---- observe files in compare and export ------------------------------------------------
+# Two observations of one build, with every kind of row: timed (fib,
+# slow_setup), no call returned (bail_out: three longjmps), skipped
+# (crash_now, never reached). Each file is a results file (docs/results.md).
+OBSARGS=(--symbol fib --symbol slow_setup --symbol bail_out --skip crash_now)
+run observe "${OBSARGS[@]}" --output "$TMP/oa.json" -- "$RECURSE" 10
+expect_status 0
+run observe "${OBSARGS[@]}" --output "$TMP/ob.json" -- "$RECURSE" 10
+expect_status 0
+cp "$TMP/oa.json" "$TMP/obs.json"
+expect_file_json '{b["name"]: b["status"] for b in d["benchmarks"]} == {"fib": "ok", "slow_setup": "ok", "bail_out": "no_calls", "crash_now": "skipped"}
+[(b["value"], b["stats"], b["raw_samples"]) for b in d["benchmarks"] if b["status"] != "ok"] == [(None, None, [])] * 2
+any(x.startswith("no call returned: 3 calls left it otherwise") for b in d["benchmarks"] if b["name"] == "bail_out" for x in b["diagnostics"])
+any(x.startswith("skipped (--skip)") for b in d["benchmarks"] if b["name"] == "crash_now" for x in b["diagnostics"])
+all(isinstance(b["no_time"], bool) for b in d["benchmarks"])
+d["benchmarks"][0]["name"] == "fib"
+(lambda b: len(b["raw_samples"]) == b["stats"]["samples"] == b["calls"] == 177 and b["stats"]["iterations_per_sample"] == 1)(d["benchmarks"][0])
+(lambda s: s["stddev"] >= 0 and s["ci_low"] <= s["median"] <= s["ci_high"] and s["confidence"] == 0.95)(d["benchmarks"][0]["stats"])
+sorted(d["benchmarks"][0]["raw_samples"])[88] == d["benchmarks"][0]["stats"]["median"]'
+# compare: one verdict per observed function. The same build with the same
+# arguments, so no change can fail the gate (exit 0 whatever the noise made
+# of fib's and slow_setup's); the rows without a figure are unchanged.
+run compare "$TMP/oa.json" "$TMP/ob.json" --format json
+expect_status 0
+expect_json 'd["same_build"] is True and d["gate"] == "pass" and d["summary"]["counts"]["failed"] == 0'
+expect_json 'sorted(b["name"] for b in d["benchmarks"]) == ["bail_out", "crash_now", "fib", "slow_setup"]'
+expect_json 'all(b["instrument"] == "observe" and b["unit"] == "ns" for b in d["benchmarks"])'
+expect_json '{b["name"]: (b["verdict"], b["note"]) for b in d["benchmarks"] if b["name"] in ("bail_out", "crash_now")} == {"bail_out": ("unchanged", "no figure in base nor head"), "crash_now": ("unchanged", "no figure in base nor head")}'
+expect_json 'all(b["verdict"] in ("regressed", "improved", "unchanged") for b in d["benchmarks"])'
+run compare "$TMP/oa.json" "$TMP/ob.json"
+expect_status 0
+expect_out '^bail_out +no calls +no calls +- +- +unchanged +no figure in base nor head$'
+expect_out '^crash_now +skipped +skipped +- +- +unchanged'
+run compare "$TMP/oa.json" "$TMP/ob.json" --format markdown
+expect_status 0
+expect_out '^### benchtrap: '
+# slow_setup timed in base and skipped in head, or the other way round: by
+# its status, not by noise.
+run observe --symbol fib --skip slow_setup --symbol bail_out --skip crash_now --output "$TMP/oc.json" -- "$RECURSE" 10
+expect_status 0
+run compare "$TMP/oa.json" "$TMP/oc.json" --format json
+expect_status 0
+expect_json '[(b["verdict"], b["note"], b["base"] is None, b["head"] is None, b["base_status"], b["head_status"]) for b in d["benchmarks"] if b["name"] == "slow_setup"] == [("missing", "skipped in head", False, True, "ok", "skipped")]'
+expect_json '{b["name"]: (b["base_status"], b["head_status"]) for b in d["benchmarks"] if b["name"] != "fib"} == {"slow_setup": ("ok", "skipped"), "bail_out": ("no_calls", "no_calls"), "crash_now": ("skipped", "skipped")}'
+run compare "$TMP/oc.json" "$TMP/oa.json" --format json
+expect_status 0
+expect_json '[(b["verdict"], b["note"]) for b in d["benchmarks"] if b["name"] == "slow_setup"] == [("new", "skipped in base")]'
+# export: each format is valid and holds the timed functions alone.
+run export "$TMP/oa.json" --format bmf
+expect_status 0
+expect_json 'sorted(d) == ["fib", "slow_setup"] and all(isinstance(v["latency"]["value"], (int, float)) and v["latency"]["lower_value"] <= v["latency"]["value"] <= v["latency"]["upper_value"] for v in d.values())'
+run export "$TMP/oa.json" --format gbench
+expect_status 0
+expect_json 'sorted(d) == ["benchmarks", "context"] and {b["run_name"] for b in d["benchmarks"]} == {"fib", "slow_setup"}'
+# One iteration row per function (its median call; none when that is shorter
+# than observe resolves) and aggregates over its 177 calls, as Google
+# Benchmark writes repetitions.
+expect_json '[b["real_time"] for b in d["benchmarks"] if b["run_name"] == "fib" and b["run_type"] == "iteration"] == [[f["value"]] if not f["no_time"] else [] for f in json.load(open("'"$TMP/oa.json"'"))["benchmarks"] if f["name"] == "fib"][0] and not any("error_occurred" in b for b in d["benchmarks"])'
+expect_json '{b["repetitions"] for b in d["benchmarks"] if b["run_name"] == "fib" and b["run_type"] == "aggregate"} == {177}'
+expect_json 'all(b["time_unit"] == "ns" and b["iterations"] == 1 and isinstance(b["real_time"], (int, float)) for b in d["benchmarks"])'
+run export "$TMP/oa.json" --format gab
+expect_status 0
+expect_json 'sorted(b["name"] for b in d) == ["fib", "slow_setup"] and all(b["unit"] == "ns" and isinstance(b["value"], (int, float)) and b["extra"].startswith("observe: median of ") for b in d)'
+# A file of run and a file of observe: one line, exit 2, either way round.
+python3 "$SOURCE_ROOT/tests/fixtures/ci/make_results.py" "$TMP/run.json" fib=1000~5
+run compare "$TMP/run.json" "$TMP/oa.json"
+expect_usage_error "compare: .*oa.json holds calls observed by .benchtrap observe. and .*run.json benchmarks of .benchtrap run.: their times are not alike \(compare two observe files, or two run files\)"
+run compare "$TMP/oa.json" "$TMP/run.json" --format json
+expect_usage_error "oa.json holds calls observed by"
+# Still refused: a row with no figure that says "ok" (what observe wrote
+# before the statuses), a status no reader knows.
+python3 - "$TMP/oa.json" "$TMP/bad.json" "$TMP/bad2.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = [b for b in d["benchmarks"] if b["name"] == "bail_out"][0]
+b["status"] = "ok"
+json.dump(d, open(sys.argv[2], "w"))
+b["status"] = "vanished"
+json.dump(d, open(sys.argv[3], "w"))
+PY
+run compare "$TMP/bad.json" "$TMP/ob.json"
+expect_usage_error 'bad.json: benchmarks\[[0-9]\].value: null, but status is "ok"'
+for fmt in bmf gbench gab; do
+	run export "$TMP/bad.json" --format "$fmt"
+	expect_usage_error 'bad.json: benchmarks\[[0-9]\].value: null, but status is "ok"'
+done
+run export "$TMP/bad2.json" --format bmf
+expect_usage_error 'bad2.json: benchmarks\[[0-9]\].status: expected "ok", "failed", "skipped" or "no_calls", not "vanished"'
 
 # ---- --skip on a stripped binary (functions from .dynsym) -------------------------------
 run observe --symbol fib --skip slow_setup --output "$TMP/obs.json" -- "$OBS/recurse_stripped" 5

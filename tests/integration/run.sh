@@ -198,6 +198,17 @@ run run "$EX" --bench fibb
 expect_usage_error "no benchmark matches 'fibb' \(did you mean 'fib\[10\]'"
 run run "$PLAIN" --symbol plain_wrok
 expect_usage_error "no function matches 'plain_wrok' \(did you mean 'plain_work'"
+# A static library's function in a stripped program has no symbol: say
+# so, rather than suggest a library's look-alike name.
+run run "$FIXTURES/elf/static_user_stripped" --symbol fxstatic_compress
+expect_usage_error "static_user_stripped: no function matches 'fxstatic_compress': the binary is stripped and exports no such function \(its code may be linked in statically, without a symbol\); run a build that is not stripped$"
+run run "$FIXTURES/elf/static_user" --symbol fxstatic_compress "${FAST[@]}"
+expect_status 0
+expect_out '^fxstatic_compress '
+if [[ -x /usr/bin/zstd ]] && ! readelf -S /usr/bin/zstd | grep -q "\.symtab"; then
+	run run /usr/bin/zstd --symbol ZSTD_compress
+	expect_usage_error "zstd: no function matches 'ZSTD_compress': the binary is stripped"
+fi
 run run "$PLAIN"
 expect_usage_error 'registers no benchmarks with target-stub; select functions with --symbol'
 run run "$PLAIN" --symbol 'plain_args(1,x)'

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "report/report.h"
 #include "results/results.h"
 #include "stats/stats.h"
 
@@ -386,7 +387,8 @@ static void test_parse_errors(void **state)
 		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
 		  "[{\"name\": \"a\", \"instrument\": \"walltime\", \"unit\": \"ns\","
 		  " \"status\": \"fine\"}]}",
-		  "h.json: benchmarks[0].status: expected \"ok\" or \"failed\", not \"fine\"" },
+		  "h.json: benchmarks[0].status: expected \"ok\", \"failed\", \"skipped\" or "
+		  "\"no_calls\", not \"fine\"" },
 		{ "{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
 		  "[{\"name\": \"a\", \"instrument\": \"walltime\", \"unit\": \"ns\","
 		  " \"status\": \"ok\", \"value\": 1, \"stats\": {\"median\": \"fast\"}}]}",
@@ -988,6 +990,398 @@ static void test_isolation_alike(void **state)
 	assert_false(results_isolation_alike("benchmark", "fork"));
 }
 
+/* ---- the Markdown report for a pull-request comment ---------------------- */
+
+/* A comparison of n pairs made by hand: pair i's verdict is verdicts[i % nv],
+ * its change +i/10 percent. One warning per failed pair. */
+struct made {
+	struct results_comparison c;
+	struct results_bench *b;
+	char (*names)[40];
+	char **warnings;
+};
+
+static void made_init(struct made *m, size_t n, const enum results_verdict *verdicts, size_t nv)
+{
+	memset(m, 0, sizeof(*m));
+	m->c.pairs = calloc(n, sizeof(*m->c.pairs));
+	m->b = calloc(2 * n, sizeof(*m->b));
+	m->names = calloc(n, sizeof(*m->names));
+	m->warnings = calloc(n, sizeof(*m->warnings));
+	assert_true(m->c.pairs && m->b && m->names && m->warnings);
+	m->c.n = n;
+	m->c.threshold = 0.05;
+	m->c.confidence = 0.99;
+	m->c.warnings = m->warnings;
+	for (size_t i = 0; i < n; i++) {
+		struct results_pair *p = &m->c.pairs[i];
+
+		snprintf(m->names[i], sizeof(m->names[i]), "bench_%04zu", i);
+		p->name = m->names[i];
+		p->instrument = "walltime";
+		p->unit = "ns";
+		p->verdict = verdicts[i % nv];
+		m->b[2 * i].ok = true;
+		m->b[2 * i].value = 1000.0;
+		m->b[2 * i + 1].ok = p->verdict != RESULTS_FAILED;
+		m->b[2 * i + 1].value = 1000.0 + (double)i;
+		p->base = &m->b[2 * i];
+		p->head = &m->b[2 * i + 1];
+		p->has_ratio = p->verdict != RESULTS_FAILED;
+		p->ratio = 1.0 + (double)i / 1000.0;
+		m->c.counts[p->verdict]++;
+		if (p->verdict == RESULTS_FAILED)
+			assert_true(asprintf(&m->warnings[m->c.nwarnings++],
+					     "bench_%04zu failed in head: killed by SIGSEGV",
+					     i) > 0);
+	}
+}
+
+static void made_clear(struct made *m)
+{
+	for (size_t i = 0; i < m->c.nwarnings; i++)
+		free(m->warnings[i]);
+	free(m->warnings);
+	free(m->c.pairs);
+	free(m->b);
+	free(m->names);
+}
+
+static char *markdown_of(const struct results_comparison *c, size_t max_bytes, const char *url,
+			 int *ret, bool *ret_capped)
+{
+	struct report_markdown_limit lim = { max_bytes, url };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	*ret = report_compare_markdown_limited(c, &lim, f, ret_capped);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void test_changed_order(void **state)
+{
+	static const enum results_verdict v[] = { RESULTS_UNCHANGED, RESULTS_IMPROVED,
+						  RESULTS_MISSING,   RESULTS_REGRESSED,
+						  RESULTS_NEW,	     RESULTS_FAILED,
+						  RESULTS_REGRESSED };
+	struct made m;
+	size_t order[14], k;
+
+	(void)state;
+	made_init(&m, 14, v, ARRAY_SIZE(v));
+	k = report_compare_changed_order(&m.c, order);
+	/* 14 pairs, 2 unchanged (0 and 7): failed, regressed, improved, new,
+	 * missing, each in the comparison's order. */
+	assert_int_equal(k, 12);
+	const size_t want[] = { 5, 12, 3, 6, 10, 13, 1, 8, 4, 11, 2, 9 };
+	for (size_t i = 0; i < k; i++)
+		assert_int_equal(order[i], want[i]);
+	made_clear(&m);
+}
+
+static void test_rows_fitting(void **state)
+{
+	const size_t sizes[] = { 10, 20, 30, 0, 5 };
+
+	(void)state;
+	assert_int_equal(report_rows_fitting(sizes, 5, 0), 0);
+	assert_int_equal(report_rows_fitting(sizes, 5, 9), 0);
+	assert_int_equal(report_rows_fitting(sizes, 5, 10), 1);
+	assert_int_equal(report_rows_fitting(sizes, 5, 59), 2);
+	/* A row of no size after one that fits rides along; the rows stay a
+	 * prefix: 5 does not jump over 30. */
+	assert_int_equal(report_rows_fitting(sizes, 5, 60), 4);
+	assert_int_equal(report_rows_fitting(sizes, 5, 64), 4);
+	assert_int_equal(report_rows_fitting(sizes, 5, 65), 5);
+	assert_int_equal(report_rows_fitting(sizes, 0, 100), 0);
+}
+
+/* 1000 benchmarks: 100 regressed, 100 improved, 790 unchanged, 10 failed. */
+static void test_markdown_limited(void **state)
+{
+	enum results_verdict v[100];
+	struct made m;
+	char *full, *md, *line;
+	bool capped = true;
+	size_t cut = 0;
+	int r;
+
+	(void)state;
+	for (size_t i = 0; i < 100; i++)
+		v[i] = i < 10 ? RESULTS_REGRESSED : i < 20 ? RESULTS_IMPROVED : RESULTS_UNCHANGED;
+	v[99] = RESULTS_FAILED;
+	made_init(&m, 1000, v, 100);
+
+	/* No limit, and a limit the whole fits in: the report as it is. */
+	full = markdown_of(&m.c, 0, NULL, &r, &capped);
+	assert_int_equal(r, 0);
+	assert_false(capped);
+	md = markdown_of(&m.c, strlen(full), NULL, &r, &capped);
+	assert_int_equal(r, 0);
+	assert_false(capped);
+	assert_string_equal(md, full);
+	free(md);
+	assert_non_null(strstr(full, "<details>"));
+
+	/* One byte less: capped, within the limit, no <details>. */
+	for (size_t max = strlen(full) - 1; max >= 2048; max = max * 2 / 3) {
+		size_t shown = 0, left = 0, unchanged = 0;
+		const char *p, *last_regressed = NULL, *first_improved = NULL;
+
+		md = markdown_of(&m.c, max, "https://ci.example/run/7", &r, &capped);
+		assert_int_equal(r, 0);
+		assert_true(capped);
+		assert_true(strlen(md) <= max);
+		assert_null(strstr(md, "<details>"));
+		assert_non_null(strstr(md, "### benchtrap: "));
+		assert_non_null(strstr(md, "**100 regressed**, 100 improved, 790 unchanged, "
+					   "**10 failed**"));
+		/* Failed, then regressed, then improved; rows counted. */
+		for (p = md; (p = strstr(p, "\n| bench_")); p++) {
+			const char *eol = strchr(p + 1, '\n');
+
+			shown++;
+			if (strstr(p, "| **failed** |") && strstr(p, "| **failed** |") < eol)
+				assert_null(last_regressed);
+			if (strstr(p, "| **regressed** |") &&
+			    strstr(p, "| **regressed** |") < eol) {
+				assert_null(first_improved);
+				last_regressed = p;
+			}
+			if (strstr(p, "| improved |") && strstr(p, "| improved |") < eol)
+				first_improved = first_improved ? first_improved : p;
+			assert_false(strstr(p, "| unchanged |") &&
+				     strstr(p, "| unchanged |") < eol);
+		}
+		line = strstr(md, "not shown here** (at most ");
+		assert_non_null(line);
+		assert_non_null(strstr(line, "see [the full report](https://ci.example/run/7)."));
+		while (line > md && line[-1] != '\n')
+			line--;
+		if (sscanf(line, "**%zu more changed benchmarks and %zu unchanged", &left,
+			   &unchanged) == 2) {
+			assert_int_equal(shown + left, 210);
+			assert_int_equal(unchanged, 790);
+			cut += shown > 0;
+		} else {
+			assert_int_equal(shown, 210);
+		}
+		free(md);
+	}
+	assert_true(cut > 0); /* some limit showed a part of the changed rows */
+
+	/* Rows are cut before the warnings; the warnings are cut with a count. */
+	md = markdown_of(&m.c, 2048, NULL, &r, &capped);
+	assert_int_equal(r, 0);
+	assert_true(strlen(md) <= 2048);
+	assert_non_null(strstr(md, "**Warnings**"));
+	assert_null(strstr(md, "see [the full report]"));
+	free(md);
+
+	/* Too small for the heading: nothing written. */
+	md = markdown_of(&m.c, 200, NULL, &r, &capped);
+	assert_int_equal(r, -ENOSPC);
+	assert_string_equal(md, "");
+	free(md);
+	free(full);
+	made_clear(&m);
+}
+
+/* ---- files of benchtrap observe ---------------------------------------------- */
+
+/* What observe writes: a timed function, one selected by --skip and one
+ * whose calls never returned; readers take the two statuses without a
+ * figure, and the ± of the stops. */
+static const char observe_doc[] =
+	"{\"schema\": \"benchtrap-results/1\","
+	" \"environment\": {\"build_id\": \"ab\"},"
+	" \"run\": {\"instrument\": \"observe\", \"command\": [\"benchtrap\", \"observe\","
+	"  \"--symbol\", \"f\", \"--\", \"./prog\"]},"
+	" \"benchmarks\": ["
+	"  {\"name\": \"f\", \"instrument\": \"observe\", \"unit\": \"ns\", \"value\": 5000,"
+	"   \"status\": \"ok\", \"error\": null, \"no_time\": false,"
+	"   \"stats\": {\"median\": 5000, \"mean\": 5100, \"stddev\": 300, \"min\": 4000,"
+	"    \"max\": 9000, \"q1\": 4800, \"q3\": 5200, \"p10\": 4500, \"p90\": 6000,"
+	"    \"samples\": 3, \"iterations_per_sample\": 1, \"uncertainty\": 250.5,"
+	"    \"calibration\": 30000}, \"raw_samples\": [4000, 5000, 9000], \"calls\": 3},"
+	"  {\"name\": \"setup\", \"instrument\": \"observe\", \"unit\": \"ns\", \"value\": null,"
+	"   \"status\": \"skipped\", \"error\": null, \"stats\": null, \"raw_samples\": [],"
+	"   \"diagnostics\": [\"skipped (--skip)\"]},"
+	"  {\"name\": \"jumps\", \"instrument\": \"observe\", \"unit\": \"ns\", \"value\": null,"
+	"   \"status\": \"no_calls\", \"error\": null, \"stats\": null}"
+	" ]}";
+
+static void test_parse_observe(void **state)
+{
+	struct results_file *f = NULL, *run = NULL;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(results_parse(observe_doc, strlen(observe_doc), "o.json", &f, &err), 0);
+	assert_null(err);
+	assert_int_equal(f->n, 3);
+	assert_true(results_file_observed(f));
+	assert_int_equal(f->benches[0].status, RESULTS_STATUS_OK);
+	assert_true(f->benches[0].ok);
+	assert_true(f->benches[0].stats.uncertainty == 250.5);
+	assert_int_equal(f->benches[0].stats.iterations_per_sample, 1);
+	assert_int_equal(f->benches[0].nraw, 3);
+	assert_int_equal(f->benches[1].status, RESULTS_STATUS_SKIPPED);
+	assert_false(f->benches[1].ok);
+	assert_true(isnan(f->benches[1].value));
+	assert_false(f->benches[1].has_stats);
+	assert_int_equal(f->benches[2].status, RESULTS_STATUS_NO_CALLS);
+	assert_false(f->benches[2].ok);
+	assert_string_equal(results_status_name(RESULTS_STATUS_NO_CALLS), "no_calls");
+	assert_string_equal(results_status_name(RESULTS_STATUS_FAILED), "failed");
+
+	/* A run's file is not observed; nor is its stats' ± there. */
+	assert_int_equal(results_parse(good_doc, strlen(good_doc), "r.json", &run, NULL), 0);
+	assert_false(results_file_observed(run));
+	assert_int_equal(run->benches[1].status, RESULTS_STATUS_FAILED);
+	assert_true(isnan(run->benches[0].stats.uncertainty));
+	results_free(run);
+
+	/* Without run.instrument, the benchmarks' instrument says it. */
+	free(f->instrument);
+	f->instrument = NULL;
+	assert_true(results_file_observed(f));
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->benches[i].instrument);
+		f->benches[i].instrument = strdup("walltime");
+	}
+	assert_false(results_file_observed(f));
+	results_free(f);
+
+	/* A timed row still needs its figure. */
+	static const char bad[] =
+		"{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
+		"[{\"name\": \"f\", \"instrument\": \"observe\", \"unit\": \"ns\", \"value\": null,"
+		" \"status\": \"ok\", \"stats\": null}]}";
+	assert_int_equal(results_parse(bad, strlen(bad), "o.json", &f, &err), -EINVAL);
+	assert_string_equal(err, "o.json: benchmarks[0].value: null, but status is \"ok\"");
+	free(err);
+}
+
+/* An observed function in base and head. */
+static struct results_bench *add_observed(struct results_file *f, const char *name, double centre,
+					  double uncertainty, uint64_t seed)
+{
+	struct results_bench *b = add_bench(f, name, "observe", centre);
+
+	free(b->unit);
+	b->unit = strdup("ns");
+	b->stats.uncertainty = uncertainty;
+	set_samples(b, 400, centre, centre * 0.01, seed);
+	b->stats.samples = 400;
+	return b;
+}
+
+static struct results_bench *add_no_figure(struct results_file *f, const char *name,
+					   enum results_status status)
+{
+	struct results_bench *b = add_bench(f, name, "observe", NAN);
+
+	b->status = status;
+	b->ok = false;
+	b->has_stats = false;
+	return b;
+}
+
+/*
+ * Observed calls are timed, not counted: a change needs significance over
+ * the calls and to exceed the two files' ± together; a function with no
+ * call to time on one side is missing or new, and says which, on both
+ * sides unchanged; none of them fails the gate.
+ */
+static void test_compare_observed(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_compare_opts o = opts_with(0.05);
+	struct results_comparison c;
+	struct results_bench *b;
+
+	(void)state;
+	assert_false(results_instrument_exact("observe"));
+	assert_false(results_instrument_exact("walltime"));
+	assert_true(results_instrument_exact("callgrind"));
+
+	/* 20% slower, calls within 1% of their centre: significant. */
+	add_observed(base, "slower", 10000, 100, 1);
+	add_observed(head, "slower", 12000, 100, 2);
+	/* The same 20%, but each file's ± is 1500 ns: within 3000. */
+	add_observed(base, "within", 10000, 1500, 3);
+	b = add_observed(head, "within", 12000, 1500, 4);
+	b->stats.samples = 380; /* the program made other calls */
+	/* Called in base only, in head only, in neither. */
+	add_observed(base, "gone", 10000, 100, 5);
+	add_no_figure(head, "gone", RESULTS_STATUS_NO_CALLS);
+	add_no_figure(base, "came", RESULTS_STATUS_SKIPPED);
+	add_observed(head, "came", 10000, 100, 6);
+	add_no_figure(base, "never", RESULTS_STATUS_NO_CALLS);
+	add_no_figure(head, "never", RESULTS_STATUS_NO_CALLS);
+	/* One call on a side: no spread, not judged, however far apart. */
+	b = add_observed(base, "once", 10000, 100, 9);
+	b->nraw = 1;
+	b = add_observed(head, "once", 20000, 100, 10);
+	b->nraw = 1;
+	/* Shorter than observe resolves in head. */
+	add_observed(base, "tiny", 10000, 100, 7);
+	b = add_observed(head, "tiny", 10000, 100, 8);
+	b->no_time = true;
+
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_int_equal(c.n, 7);
+	assert_int_equal(pair(&c, "slower")->verdict, RESULTS_REGRESSED);
+	assert_true(pair(&c, "slower")->has_interval);
+	assert_int_equal(pair(&c, "within")->verdict, RESULTS_UNCHANGED);
+	assert_true(pair(&c, "within")->has_ratio);
+	assert_false(pair(&c, "within")->significant);
+	assert_non_null(strstr(pair(&c, "within")->note, "±"));
+	assert_int_equal(pair(&c, "gone")->verdict, RESULTS_MISSING);
+	assert_string_equal(pair(&c, "gone")->note, "no call returned in head");
+	assert_int_equal(pair(&c, "came")->verdict, RESULTS_NEW);
+	assert_string_equal(pair(&c, "came")->note, "skipped in base");
+	assert_int_equal(pair(&c, "never")->verdict, RESULTS_UNCHANGED);
+	assert_string_equal(pair(&c, "never")->note, "no figure in base nor head");
+	assert_int_equal(pair(&c, "once")->verdict, RESULTS_UNCHANGED);
+	assert_true(pair(&c, "once")->has_ratio);
+	assert_false(pair(&c, "once")->significant);
+	assert_string_equal(pair(&c, "once")->note,
+			    "a single call in base or head: no spread to judge a change by");
+	assert_int_equal(pair(&c, "tiny")->verdict, RESULTS_UNCHANGED);
+	assert_false(pair(&c, "tiny")->has_ratio);
+	assert_string_equal(pair(&c, "tiny")->note, "shorter than observe resolves: not compared");
+	assert_true(has_warning(&c, "tiny is shorter than observe can resolve in head: its change "
+				    "is not judged (`benchtrap run --symbol` times it without "
+				    "stops)"));
+	assert_int_equal(c.counts[RESULTS_FAILED], 0);
+	bool said = false;
+
+	for (size_t i = 0; i < c.nnotes; i++)
+		said |= !strcmp(c.notes[i],
+				"1 observed function was called a different number of "
+				"times in base and head (within 400 vs 380): the "
+				"programs' work differed, and each median is taken over "
+				"another mix of calls");
+	assert_true(said);
+	/* slower regressed, and the build-ids differ: the gate fails on it alone. */
+	assert_true(c.gate_failed);
+	results_comparison_clear(&c);
+
+	/* Without slower, nothing fails the gate. */
+	free(base->benches[0].name);
+	base->benches[0].name = strdup("slower_base");
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_false(c.gate_failed);
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1016,6 +1410,11 @@ int main(void)
 		cmocka_unit_test(test_merge_numbers),
 		cmocka_unit_test(test_isolation_alike),
 		cmocka_unit_test(test_exact_zero),
+		cmocka_unit_test(test_changed_order),
+		cmocka_unit_test(test_rows_fitting),
+		cmocka_unit_test(test_markdown_limited),
+		cmocka_unit_test(test_parse_observe),
+		cmocka_unit_test(test_compare_observed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

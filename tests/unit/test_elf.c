@@ -183,7 +183,7 @@ static void test_needed(void **state)
 	bool saw_fxlib = false, saw_libc = false;
 
 	assert_int_equal(elf_needed_count(ef) >= 2, true);
-	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing), 0);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, NULL), 0);
 	assert_non_null(missing);
 	assert_null(missing[0]);
 	for (size_t i = 0; i < n; i++) {
@@ -215,13 +215,134 @@ static void test_static_needs_nothing(void **state)
 	struct elf_file **libs = NULL;
 	char **missing = NULL;
 	size_t n = 99;
+	enum elf_libs_how how = ELF_LIBS_NONE;
 
 	assert_int_equal(elf_needed_count(ef), 0);
-	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing), 0);
+	/* No loader is asked (glibc's crashes on a static binary). */
+	assert_int_equal(elf_loader_needed(ef, &libs, &n, &missing), -EINVAL);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, &how), 0);
+	assert_int_equal(how, ELF_LIBS_STATIC);
 	assert_int_equal(n, 0);
 	assert_null(missing[0]);
 	free(libs);
 	elf_strv_free(missing);
+	elf_close(ef);
+}
+
+/* The level of libhwfx.so that hwprog's loader loads, as the program
+ * itself prints it when run ("hwfx level 2"): the truth to compare with. */
+static int hwprog_level(void)
+{
+	FILE *p = popen(FIXTURE_DIR "/hwcaps/hwprog", "r");
+	int level = 0;
+
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "hwfx level %d", &level), 1);
+	assert_int_equal(pclose(p), 0);
+	return level;
+}
+
+/* The libhwfx.so among libs, or NULL. */
+static struct elf_file *find_hwfx(struct elf_file **libs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(strrchr(elf_path(libs[i]), '/'), "/libhwfx.so"))
+			return libs[i];
+	return NULL;
+}
+
+static void close_libs(struct elf_file **libs, size_t n, char **missing)
+{
+	for (size_t i = 0; i < n; i++)
+		elf_close(libs[i]);
+	free(libs);
+	elf_strv_free(missing);
+}
+
+/*
+ * hwprog's DT_RUNPATH directory holds libhwfx.so and, below it,
+ * glibc-hwcaps/x86-64-v2/libhwfx.so. The loader asked names the one the
+ * program really loads (the hwcaps one on a CPU that supports
+ * x86-64-v2); a search by DT_RUNPATH alone finds the other.
+ */
+static void test_loader_hwcaps(void **state)
+{
+	struct elf_file *ef = open_fixture("hwcaps/hwprog");
+	struct elf_file **libs = NULL, *hw;
+	char **missing = NULL;
+	size_t n = 0;
+	enum elf_libs_how how = ELF_LIBS_NONE;
+	int level;
+
+	/* meson's test environment points LD_LIBRARY_PATH at the build's
+	 * libraries, these among them: the loader would take it. */
+	unsetenv("LD_LIBRARY_PATH");
+	level = hwprog_level();
+
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, &how), 0);
+	assert_int_equal(how, ELF_LIBS_LOADER);
+	assert_null(missing[0]);
+	hw = find_hwfx(libs, n);
+	assert_non_null(hw);
+	assert_int_equal(strstr(elf_path(hw), "/glibc-hwcaps/x86-64-v2/") != NULL, level == 2);
+	assert_int_equal(elf_symbol_by_name(hw, "hwfx_v2_only") != NULL, level == 2);
+	assert_int_equal(elf_symbol_by_name(hw, "hwfx_base_only") != NULL, level == 1);
+	close_libs(libs, n, missing);
+
+	/* The search by the loader's rules does not know glibc-hwcaps/. */
+	assert_int_equal(elf_search_needed(ef, &libs, &n, &missing), 0);
+	hw = find_hwfx(libs, n);
+	assert_non_null(hw);
+	assert_null(strstr(elf_path(hw), "glibc-hwcaps"));
+	assert_non_null(elf_symbol_by_name(hw, "hwfx_base_only"));
+	close_libs(libs, n, missing);
+	elf_close(ef);
+}
+
+/* A library the loader does not find is named, the others still listed. */
+static void test_loader_missing(void **state)
+{
+	char dir[] = "/tmp/benchtrap-test-elf.XXXXXX", path[64], cmd[256];
+	struct elf_file *ef, **libs = NULL;
+	char **missing = NULL;
+	size_t n = 0;
+	enum elf_libs_how how = ELF_LIBS_NONE;
+
+	unsetenv("LD_LIBRARY_PATH"); /* (test_loader_hwcaps) */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/hwprog", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s/hwcaps/hwprog %s", FIXTURE_DIR, path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(elf_open(path, &ef, NULL), 0);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, &how), 0);
+	assert_int_equal(how, ELF_LIBS_LOADER);
+	assert_non_null(missing[0]);
+	assert_string_equal(missing[0], "libhwfx.so");
+	assert_null(missing[1]);
+	assert_null(find_hwfx(libs, n));
+	assert_true(n >= 1); /* libc */
+	close_libs(libs, n, missing);
+	elf_close(ef);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* An interpreter that is not there: no loader to ask, no library. */
+static void test_loader_no_interp(void **state)
+{
+	struct elf_file *ef = open_fixture("hwcaps/nointerp");
+	struct elf_file **libs = NULL;
+	char **missing = NULL;
+	size_t n = 99;
+	enum elf_libs_how how = ELF_LIBS_NONE;
+
+	assert_non_null(strstr(elf_interp(ef), "/nonexistent/"));
+	assert_int_equal(elf_loader_needed(ef, &libs, &n, &missing), -ENOENT);
+	assert_int_equal(elf_resolve_needed(ef, &libs, &n, &missing, &how), 0);
+	assert_int_equal(how, ELF_LIBS_NO_INTERP);
+	assert_int_equal(n, 0);
+	assert_null(missing[0]);
+	close_libs(libs, n, missing);
 	elf_close(ef);
 }
 
@@ -244,6 +365,145 @@ static void test_cxx(void **state)
 	s = elf_symbol_by_name(ef, "main");
 	assert_non_null(s);
 	assert_ptr_equal(s->demangled, s->name);
+	elf_close(ef);
+#endif
+}
+
+static void test_fn_kind(void **state)
+{
+	assert_int_equal(elf_fn_kind_of("work"), ELF_FN_PLAIN);
+	assert_int_equal(elf_fn_kind_of("work.cold"), ELF_FN_FRAGMENT);
+	assert_int_equal(elf_fn_kind_of("work.cold.3"), ELF_FN_FRAGMENT);
+	assert_int_equal(elf_fn_kind_of("work.part.0"), ELF_FN_FRAGMENT);
+	assert_int_equal(elf_fn_kind_of("_ZN3num10rare_errorEl.cold"), ELF_FN_FRAGMENT);
+	assert_int_equal(elf_fn_kind_of("work.isra.0.cold"), ELF_FN_FRAGMENT);
+	assert_int_equal(elf_fn_kind_of("work.constprop.0"), ELF_FN_CLONE);
+	assert_int_equal(elf_fn_kind_of("_ZN3numL6with_kEll.constprop.0"), ELF_FN_CLONE);
+	assert_int_equal(elf_fn_kind_of("work.constprop.0.isra.0"), ELF_FN_CLONE);
+	assert_int_equal(elf_fn_kind_of("work.isra.1"), ELF_FN_CLONE);
+	assert_int_equal(elf_fn_kind_of("work.lto_priv.0"), ELF_FN_PLAIN);
+	assert_int_equal(elf_fn_kind_of("work.localalias"), ELF_FN_PLAIN);
+	assert_int_equal(elf_fn_kind_of("coldest.partial"), ELF_FN_PLAIN);
+	assert_int_equal(elf_fn_kind_of("memcpy@GLIBC_2.2.5"), ELF_FN_PLAIN);
+	assert_int_equal(elf_fn_kind_of("f.cold@V_1.0"), ELF_FN_FRAGMENT);
+}
+
+#ifdef HAVE_CXX_FIXTURE
+/* Select 'selector' alone in ef: the return of measure_select(). */
+static int select_one(struct elf_file *ef, const char *selector, struct measure_selection *sel,
+		      struct measure_miss *miss)
+{
+	*sel = (struct measure_selection){ 0 };
+	*miss = (struct measure_miss){ 0 };
+	return measure_select(ef, NULL, 0, &selector, 1, NULL, sel, miss);
+}
+
+/* The symbol of ef whose raw name ends with 'suffix', or NULL. */
+static const struct elf_symbol *symbol_ending(struct elf_file *ef, const char *suffix)
+{
+	for (size_t i = 0; i < elf_symbol_count(ef); i++) {
+		const struct elf_symbol *s = elf_symbol(ef, i);
+		size_t n = strlen(s->name), k = strlen(suffix);
+
+		if (n > k && !strcmp(s->name + n - k, suffix))
+			return s;
+	}
+	return NULL;
+}
+#endif
+
+/* Overloads, templates, const members and gcc's pieces of functions
+ * (tests/fixtures/elf/cxx_select.cc). */
+static void test_cxx_select(void **state)
+{
+#ifndef HAVE_CXX_FIXTURE
+	skip();
+#else
+	struct elf_file *ef = open_fixture("cxx_select");
+	struct measure_selection sel;
+	struct measure_miss miss;
+	const struct elf_symbol *s;
+
+	/* An exact name of three overloads: refused, all three named. */
+	assert_int_equal(select_one(ef, "num::scale(7)", &sel, &miss), -EINVAL);
+	assert_int_equal(miss.what, MEASURE_MISS_AMBIGUOUS);
+	assert_string_equal(miss.names,
+			    "'num::scale(double)', 'num::scale(long)' and 'num::scale(long, long)'");
+	/* the suggestion is an overload that can take the arguments */
+	assert_string_equal(miss.function, "num::scale(long)(7)");
+	assert_string_equal(miss.selector, "num::scale(7)");
+	measure_miss_clear(&miss);
+
+	/* One by its parameter types; names keep them. */
+	static const struct {
+		const char *selector, *name;
+		unsigned nargs;
+	} picks[] = {
+		{ "num::scale(long)(7)", "num::scale(long)(7)", 1 },
+		{ "num::scale(long,long)(3, 4)", "num::scale(long, long)(3,4)", 2 },
+		{ "num::scale(double)", "num::scale(double)", 0 },
+		{ "_ZN3num5scaleEd", "num::scale(double)", 0 },
+		{ "num::unroll<8>(5)", "long num::unroll<8>(long)(5)", 1 },
+		{ "long num::unroll<8>", "long num::unroll<8>(long)", 0 },
+		{ "Grid<int>::sum", "Grid<int>::sum() const", 0 },
+		{ "Grid<int>::sum()", "Grid<int>::sum() const", 0 },
+		{ "num::rare_error", "num::rare_error(long)", 0 },
+	};
+	for (size_t i = 0; i < sizeof(picks) / sizeof(picks[0]); i++) {
+		assert_int_equal(select_one(ef, picks[i].selector, &sel, &miss), 0);
+		assert_int_equal(sel.n, 1);
+		assert_string_equal(sel.v[0].name, picks[i].name);
+		assert_int_equal(sel.v[0].nargs, picks[i].nargs);
+		assert_false(sel.v[0].clone);
+		measure_selection_clear(&sel);
+	}
+
+	/* Integers for a floating-point parameter: refused. */
+	assert_int_equal(select_one(ef, "num::scale(double)(2)", &sel, &miss), -EINVAL);
+	assert_int_equal(miss.what, MEASURE_MISS_FLOATING);
+	assert_string_equal(miss.function, "num::scale(double)");
+	measure_miss_clear(&miss);
+
+	/* A glob: every function once, no piece of one, names unique. */
+	assert_int_equal(select_one(ef, "num::*", &sel, &miss), 0);
+	assert_true(sel.n >= 6);
+	for (size_t i = 0; i < sel.n; i++) {
+		assert_int_equal(elf_fn_kind_of(sel.v[i].symbol) == ELF_FN_FRAGMENT, false);
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(sel.v[i].name, sel.v[j].name);
+	}
+	measure_selection_clear(&sel);
+
+	/* What gcc made of the fixture, where it did. */
+	s = symbol_ending(ef, ".cold");
+	if (s) {
+		assert_int_equal(s->kind, ELF_FN_FRAGMENT);
+		assert_int_equal(select_one(ef, s->name, &sel, &miss), -EINVAL);
+		assert_int_equal(miss.what, MEASURE_MISS_FRAGMENT);
+		measure_miss_clear(&miss);
+		assert_int_equal(select_one(ef, s->demangled, &sel, &miss), -EINVAL);
+		assert_int_equal(miss.what, MEASURE_MISS_FRAGMENT);
+		measure_miss_clear(&miss);
+	}
+	s = symbol_ending(ef, ".part.0");
+	if (s) {
+		assert_int_equal(s->kind, ELF_FN_FRAGMENT);
+		/* num::guarded exists only as its piece */
+		assert_int_equal(select_one(ef, "num::guarded", &sel, &miss), -EINVAL);
+		assert_int_equal(miss.what, MEASURE_MISS_FRAGMENT);
+		measure_miss_clear(&miss);
+	}
+	s = symbol_ending(ef, ".constprop.0");
+	if (s) {
+		assert_int_equal(s->kind, ELF_FN_CLONE);
+		assert_int_equal(select_one(ef, "num::with_k", &sel, &miss), 0);
+		assert_int_equal(sel.n, 1);
+		assert_true(sel.v[0].clone);
+		measure_selection_clear(&sel);
+	}
+	s = symbol_ending(ef, ".isra.0");
+	if (s)
+		assert_int_equal(s->kind, ELF_FN_CLONE);
 	elf_close(ef);
 #endif
 }
@@ -502,6 +762,32 @@ static void test_select(void **state)
 	elf_close(ef);
 }
 
+/* A function of a static library linked into a stripped program has no
+ * symbol: the miss says the binary is stripped and suggests no library's
+ * look-alike; the same program unstripped has the function. */
+static void test_select_stripped_static(void **state)
+{
+	struct elf_file *ef = open_fixture("static_user_stripped");
+	const char *symbols[] = { "fxstatic_compress" };
+	struct measure_selection sel = { 0 };
+	struct measure_miss miss = { 0 };
+
+	assert_true(elf_is_stripped(ef));
+	assert_int_equal(measure_select(ef, NULL, 0, symbols, 1, NULL, &sel, &miss), -ENOENT);
+	assert_int_equal(miss.what, MEASURE_MISS_SYMBOL);
+	assert_true(miss.stripped);
+	assert_string_equal(miss.suggest, "");
+	measure_miss_clear(&miss);
+	elf_close(ef);
+
+	ef = open_fixture("static_user");
+	assert_int_equal(measure_select(ef, NULL, 0, symbols, 1, NULL, &sel, &miss), 0);
+	assert_int_equal(sel.n, 1);
+	assert_true(sel.v[0].in_main);
+	measure_selection_clear(&sel);
+	elf_close(ef);
+}
+
 /* What every build of threads_bench.c registers, in source order. */
 static const struct {
 	const char *name, *base;
@@ -693,11 +979,17 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_needed),
 		cmocka_unit_test(test_static_needs_nothing),
 		cmocka_unit_test(test_cxx),
+		cmocka_unit_test(test_fn_kind),
+		cmocka_unit_test(test_cxx_select),
 		cmocka_unit_test(test_demangle_strings),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_empty_build_id),
 		cmocka_unit_test(test_nobits_comment),
 		cmocka_unit_test(test_select),
+		cmocka_unit_test(test_select_stripped_static),
+		cmocka_unit_test(test_loader_hwcaps),
+		cmocka_unit_test(test_loader_missing),
+		cmocka_unit_test(test_loader_no_interp),
 		cmocka_unit_test(test_threads_registry),
 		cmocka_unit_test(test_threads_registry_bad),
 		cmocka_unit_test(test_threads_select),

@@ -248,15 +248,15 @@ static void test_results_document(void **state)
 	assert_int_equal(json_integer_value(json_array_get(json_object_get(b, "args"), 0)), 20);
 	assert_string_equal(json_string_value(json_object_get(b, "status")), "ok");
 	assert_true(json_is_null(json_object_get(b, "error")));
-	assert_true(json_real_value(json_object_get(b, "value")) == 11.0);
-	assert_true(json_real_value(json_object_get(json_object_get(b, "stats"), "median")) ==
+	assert_true(json_number_value(json_object_get(b, "value")) == 11.0);
+	assert_true(json_number_value(json_object_get(json_object_get(b, "stats"), "median")) ==
 		    11.0);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "stats"),
 							     "iterations_per_sample")),
 			 1000);
 	assert_int_equal(json_array_size(json_object_get(b, "raw_samples")), 3);
 	assert_true(json_is_true(json_object_get(b, "no_time")));
-	assert_true(json_real_value(json_object_get(json_object_get(b, "stats"), "resolution")) ==
+	assert_true(json_number_value(json_object_get(json_object_get(b, "stats"), "resolution")) ==
 		    0.25);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(b, "diagnostics"), 0)),
 			    "note 1");

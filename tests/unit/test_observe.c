@@ -8,10 +8,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
+#include "report/report.h"
+#include "results/results.h"
 #include "unwind/unwind.h"
 #include "observe/observe.h"
 
@@ -124,8 +128,15 @@ static void test_summarize(void **state)
 	assert_true(s.min == 1 && s.max == 5 && s.median == 3 && s.mean == 3);
 	assert_true(s.q1 == 2 && s.q3 == 4);
 	assert_true(fabs(s.p10 - 1.4) < 1e-9 && fabs(s.p90 - 4.6) < 1e-9);
+	/* The sample standard deviation (n - 1): sqrt(10 / 4). */
+	assert_true(fabs(s.stddev - sqrt(2.5)) < 1e-12);
 	assert_int_equal(observe_summarize(NULL, 0, &s), 0);
 	assert_int_equal(s.n, 0);
+	/* One call: no spread. */
+	double one = 7;
+
+	assert_int_equal(observe_summarize(&one, 1, &s), 0);
+	assert_true(s.stddev == 0 && s.median == 7);
 }
 
 static struct observe_call call(int64_t a, int64_t b, pid_t tid)
@@ -269,6 +280,70 @@ static void test_profile_cut(void **state)
 	assert_int_equal(observe_profile_cut(fr, 0, 0x1000), 0);
 }
 
+/*
+ * observe's results document is a results file: what it writes for a timed
+ * function, a skipped one and one whose calls never returned reads back
+ * through results_parse, with the statuses, the stats a reader needs, the
+ * ± and the calls' durations in the order they returned.
+ */
+static void test_results_document(void **state)
+{
+	double ns[] = { 300, 100, 200 }, sorted[] = { 100, 200, 300 };
+	struct observe_func_result funcs[3] = {
+		{ .name = "timed",
+		  .object = "prog",
+		  .calls = 3,
+		  .ns = ns,
+		  .uncertainty = 12.5,
+		  .ci_low = 100,
+		  .ci_high = 300 },
+		{ .name = "skipped", .object = "prog", .skip = true, .calls = 2 },
+		{ .name = "jumps", .object = "prog", .unmatched = 3 },
+	};
+	struct observe_result res = { .funcs = funcs, .nfuncs = 3, .calibrated = true };
+	char *argv[] = { "observe", "--symbol", "timed", "--", "./prog" };
+	char *const target[] = { "./prog", NULL };
+	struct report_observe rep = { .argv = argv, .argc = 5, .target_argv = target, .res = &res };
+	struct results_file *f = NULL;
+	char *text = NULL, *err = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	(void)state;
+	rep.env.cores = 2;
+	rep.env.aslr = 1;
+	assert_int_equal(observe_summarize(sorted, 3, &funcs[0].sum), 0);
+	out = open_memstream(&text, &len);
+	assert_non_null(out);
+	assert_int_equal(report_observe_json(&rep, out), 0);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(results_parse(text, len, "obs.json", &f, &err), 0);
+	assert_null(err);
+	assert_true(results_file_observed(f));
+	assert_int_equal(f->n, 3);
+	assert_int_equal(f->benches[0].status, RESULTS_STATUS_OK);
+	assert_true(f->benches[0].value == 200);
+	assert_true(f->benches[0].stats.stddev == 100);
+	assert_int_equal(f->benches[0].stats.samples, 3);
+	assert_int_equal(f->benches[0].stats.iterations_per_sample, 1);
+	assert_true(f->benches[0].stats.uncertainty == 12.5);
+	assert_true(f->benches[0].stats.ci_low == 100 && f->benches[0].stats.ci_high == 300);
+	assert_int_equal(f->benches[0].nraw, 3);
+	assert_true(f->benches[0].raw[0] == 300 && f->benches[0].raw[2] == 200);
+	assert_false(f->benches[0].no_time);
+	assert_int_equal(f->benches[1].status, RESULTS_STATUS_SKIPPED);
+	assert_false(f->benches[1].has_stats);
+	assert_int_equal(f->benches[1].nraw, 0);
+	assert_string_equal(f->benches[1].diagnostics[0],
+			    "skipped (--skip): its calls returned 0 at once and were not timed");
+	assert_int_equal(f->benches[2].status, RESULTS_STATUS_NO_CALLS);
+	assert_string_equal(f->benches[2].diagnostics[0],
+			    "no call returned: 3 calls left it otherwise (longjmp, an exception, "
+			    "or an exit inside it)");
+	results_free(f);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,7 +352,7 @@ int main(void)
 		cmocka_unit_test(test_hist),	    cmocka_unit_test(test_summarize),
 		cmocka_unit_test(test_rounds),	    cmocka_unit_test(test_calibrate),
 		cmocka_unit_test(test_unresolved),  cmocka_unit_test(test_maps),
-		cmocka_unit_test(test_profile_cut),
+		cmocka_unit_test(test_profile_cut), cmocka_unit_test(test_results_document),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -108,6 +108,134 @@ static void test_function_names(void **state)
 	assert_false(match_function("ns::g", "_ZN2ns1fIiEEvic", "ns::f<int>(int, char)"));
 }
 
+/* Parts of a demangled name, as strings. */
+static void check_split(const char *d, const char *ret, const char *name, const char *params,
+			const char *quals, const char *tail)
+{
+	struct match_sig sg;
+	char buf[256];
+
+	match_split(d, &sg);
+	snprintf(buf, sizeof(buf), "%.*s", (int)sg.ret_end, d);
+	assert_string_equal(buf, ret);
+	snprintf(buf, sizeof(buf), "%.*s", (int)(sg.name_end - sg.name_start), d + sg.name_start);
+	assert_string_equal(buf, name);
+	if (params) {
+		assert_true(sg.has_params);
+		snprintf(buf, sizeof(buf), "%.*s", (int)(sg.params_close - sg.params_open - 1),
+			 d + sg.params_open + 1);
+		assert_string_equal(buf, params);
+	} else {
+		assert_false(sg.has_params);
+	}
+	snprintf(buf, sizeof(buf), "%.*s", (int)(sg.quals_end - sg.quals_start), d + sg.quals_start);
+	assert_string_equal(buf, quals);
+	assert_string_equal(d + sg.tail, tail);
+}
+
+static void test_split(void **state)
+{
+	check_split("long num::unroll<8>(long)", "long", "num::unroll<8>", "long", "", "");
+	check_split("Grid<int>::sum() const", "", "Grid<int>::sum", "", " const", "");
+	check_split("A::f() const &&", "", "A::f", "", " const &&", "");
+	check_split("A::g(int) volatile &", "", "A::g", "int", " volatile &", "");
+	check_split("std::vector<int, std::allocator<int> > ns::make<int>(unsigned long)",
+		    "std::vector<int, std::allocator<int> >", "ns::make<int>", "unsigned long",
+		    "", "");
+	check_split("unsigned long ns::h<3>()", "unsigned long", "ns::h<3>", "", "", "");
+	check_split("num::f(long) [clone .isra.0] [clone .cold]", "", "num::f", "long", "",
+		    " [clone .isra.0] [clone .cold]");
+	check_split("work.part.0", "", "work", NULL, "", ".part.0");
+	check_split("work.constprop.0.isra.0", "", "work", NULL, "", ".constprop.0.isra.0");
+	check_split("work.lto_priv.0", "", "work.lto_priv.0", NULL, "", "");
+	check_split("(anonymous namespace)::g(void (*)(int))", "", "(anonymous namespace)::g",
+		    "void (*)(int)", "", "");
+	check_split("ns::Foo::operator()(int)", "", "ns::Foo::operator()", "int", "", "");
+	check_split("bool operator< <int>(A<int> const&, A<int> const&)", "bool",
+		    "operator< <int>", "A<int> const&, A<int> const&", "", "");
+	check_split("ns::Foo::operator unsigned long() const", "", "ns::Foo::operator unsigned long",
+		    "", " const", "");
+	check_split("void* operator new(unsigned long)", "void*", "operator new", "unsigned long",
+		    "", "");
+	check_split("non-virtual thunk to ns::B::f()", "", "non-virtual thunk to ns::B::f", "", "",
+		    "");
+	check_split("plain_c_name", "", "plain_c_name", NULL, "", "");
+}
+
+static void test_match_cxx(void **state)
+{
+	const char *tmpl = "long num::unroll<8>(long)", *tmpl_raw = "_ZN3num6unrollILi8EEEll";
+	const char *sum = "Grid<int>::sum() const", *sum_raw = "_ZNK4GridIiE3sumEv";
+
+	/* A function template: with or without its return type. */
+	assert_int_equal(match_function_how("num::unroll<8>", tmpl_raw, tmpl), MATCH_BASE);
+	assert_int_equal(match_function_how("long num::unroll<8>", tmpl_raw, tmpl), MATCH_BASE);
+	assert_int_equal(match_function_how("num::unroll<8>(long)", tmpl_raw, tmpl), MATCH_BASE);
+	assert_int_equal(match_function_how("num::unroll<*>", tmpl_raw, tmpl), MATCH_BASE);
+	assert_int_equal(match_function_how(tmpl, tmpl_raw, tmpl), MATCH_FULL);
+	assert_int_equal(match_function_how(tmpl_raw, tmpl_raw, tmpl), MATCH_FULL);
+	assert_true(match_function("BM_*", "_Z12BM_TemplateIiEvRN9benchmark5StateE",
+				   "void BM_Template<int>(benchmark::State&)"));
+	assert_false(match_function("num::unroll<9>", tmpl_raw, tmpl));
+	assert_false(match_function("int num::unroll<8>", tmpl_raw, tmpl));
+
+	/* Qualifiers of a member function may be left out. */
+	assert_true(match_function("Grid<int>::sum", sum_raw, sum));
+	assert_true(match_function("Grid<int>::sum()", sum_raw, sum));
+	assert_true(match_function("Grid<int>::sum() const", sum_raw, sum));
+	assert_true(match_function("Grid<int>::sum()const", sum_raw, sum));
+	assert_true(match_function("Grid<*>::s*", sum_raw, sum));
+	assert_false(match_function("Grid<int>::sum(int)", sum_raw, sum));
+	assert_false(match_function("Grid<int>::sum() &&", sum_raw, sum));
+	assert_true(match_function("A::f() &", "_ZNR1A1fEv", "A::f() &"));
+	assert_true(match_function("A::f", "_ZNO1A1fEv", "A::f() &&"));
+
+	/* Overloads by parameter types, blanks or none after commas. */
+	assert_true(match_function("num::scale(long)", "_ZN3num5scaleEl", "num::scale(long)"));
+	assert_false(match_function("num::scale(long)", "_ZN3num5scaleEll",
+				    "num::scale(long, long)"));
+	assert_true(match_function("num::scale(long,long)", "_ZN3num5scaleEll",
+				   "num::scale(long, long)"));
+	assert_false(match_function("num::scale(long)", "_ZN3num5scaleEd", "num::scale(double)"));
+	assert_true(match_function("num::scale", "_ZN3num5scaleEd", "num::scale(double)"));
+	assert_false(match_function("num::scale(unsignedlong)", "_ZN3num5scaleEm",
+				    "num::scale(unsigned long)"));
+
+	/* A name without parameters also as "f()". */
+	assert_true(match_function("lzma_crc32()", "lzma_crc32", "lzma_crc32"));
+	assert_false(match_function("lzma_crc32(int)", "lzma_crc32", "lzma_crc32"));
+
+	/* Clone suffixes: by the whole name, or by the function's. */
+	const char *cold = "num::rare(long) [clone .cold]", *cold_raw = "_ZN3num4rareEl.cold";
+
+	assert_int_equal(match_function_how(cold, cold_raw, cold), MATCH_FULL);
+	assert_int_equal(match_function_how(cold_raw, cold_raw, cold), MATCH_FULL);
+	assert_int_equal(match_function_how("num::rare", cold_raw, cold), MATCH_BASE);
+	assert_int_equal(match_function_how("num::rare(long)", cold_raw, cold), MATCH_BASE);
+	assert_int_equal(match_function_how("work", "work.part.0", "work.part.0"), MATCH_BASE);
+	assert_int_equal(match_function_how("work.part.0", "work.part.0", "work.part.0"),
+			 MATCH_FULL);
+
+	/* A versioned name is whole or nothing. */
+	assert_true(match_function("memcpy@GLIBC_2.2.5", "memcpy@GLIBC_2.2.5",
+				   "memcpy@GLIBC_2.2.5"));
+	assert_false(match_function("memcpy", "memcpy@GLIBC_2.2.5", "memcpy@GLIBC_2.2.5"));
+}
+
+static void test_floating_param(void **state)
+{
+	assert_int_equal(match_floating_param("num::scale(double)", 1), 0);
+	assert_int_equal(match_floating_param("num::scale(double)", 0), -1);
+	assert_int_equal(match_floating_param("num::scale(long)", 1), -1);
+	assert_int_equal(match_floating_param("f(long, float)", 1), -1);
+	assert_int_equal(match_floating_param("f(long, float)", 2), 1);
+	assert_int_equal(match_floating_param("f(long double)", 1), 0);
+	assert_int_equal(match_floating_param("f(std::pair<double, int>, int)", 2), -1);
+	assert_int_equal(match_floating_param("f(double*)", 1), -1);
+	assert_int_equal(match_floating_param("c_function", 3), -1);
+	assert_int_equal(match_floating_param("A::f(double) const", 1), 0);
+}
+
 static void test_parse_call(void **state)
 {
 	int64_t args[6];
@@ -128,9 +256,32 @@ static void test_parse_call(void **state)
 	assert_int_equal(args[3], 10); /* never octal */
 	free(name);
 
+	/* An empty list is part of the name: "g()" selects g as "g" does,
+	 * and "Grid<int>::sum()" the overload without parameters. */
 	assert_int_equal(match_parse_call("g()", &name, args, 6, &n), 0);
-	assert_string_equal(name, "g");
+	assert_string_equal(name, "g()");
 	assert_int_equal(n, 0);
+	free(name);
+
+	/* A parameter-type list is part of the name, arguments follow it. */
+	assert_int_equal(match_parse_call("num::scale(long)", &name, args, 6, &n), 0);
+	assert_string_equal(name, "num::scale(long)");
+	assert_int_equal(n, 0);
+	free(name);
+	assert_int_equal(match_parse_call("num::scale(long, long)( 3 , -4 )", &name, args, 6, &n),
+			 0);
+	assert_string_equal(name, "num::scale(long, long)");
+	assert_int_equal(n, 2);
+	assert_int_equal(args[0], 3);
+	assert_int_equal(args[1], -4);
+	free(name);
+	assert_int_equal(match_parse_call("Grid<int>::sum() const", &name, args, 6, &n), 0);
+	assert_string_equal(name, "Grid<int>::sum() const");
+	assert_int_equal(n, 0);
+	free(name);
+	assert_int_equal(match_parse_call("(anonymous namespace)::f(7)", &name, args, 6, &n), 0);
+	assert_string_equal(name, "(anonymous namespace)::f");
+	assert_int_equal(n, 1);
 	free(name);
 
 	name = NULL;
@@ -140,6 +291,9 @@ static void test_parse_call(void **state)
 	assert_int_equal(match_parse_call("(1)", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("f(1,2,3,4,5,6,7)", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(1, )", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(long))(1)", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(double)(2.5)", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("f(99999999999999999999)", &name, args, 6, &n), -ERANGE);
 	assert_null(name); /* untouched on failure */
 }
@@ -387,6 +541,9 @@ int main(void)
 		cmocka_unit_test(test_suggest),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_function_names),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_match_cxx),
+		cmocka_unit_test(test_floating_param),
 		cmocka_unit_test(test_parse_call),
 		cmocka_unit_test(test_find_in_path),
 		cmocka_unit_test(test_procmaps),
