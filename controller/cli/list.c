@@ -11,7 +11,9 @@
 #include "report/table.h"
 #include "util/strutil.h"
 #include "util/match.h"
+#include "gbench/gbench.h"
 #include "cli/cli.h"
+#include "cli/gbench.h"
 
 static const char usage[] =
 	"usage: benchtrap list BINARY [--symbols] [--filter GLOB]... [--no-libs] [--json]\n"
@@ -25,6 +27,10 @@ static const char usage[] =
 	"dynamic loader resolves them, asked in trace mode as ldd does): any of them can\n"
 	"be run with `benchtrap run --symbol`, but for those NOTE marks not callable\n"
 	"(pieces gcc split off a function: .cold, .part).\n"
+	"\n"
+	"A Google Benchmark binary lists its benchmark instances as it names them\n"
+	"('BM_memcpy/8'), asked of the binary itself (--benchmark_list_tests) in a\n"
+	"fresh child (docs/gbench.md).\n"
 	"\n"
 	"options:\n"
 	"  --symbols        list function symbols instead of registered benchmarks\n"
@@ -336,7 +342,9 @@ int cli_list(int argc, char **argv)
 		goto out;
 	}
 	r = o.symbols ? cli_open_binary_symbols(o.binary, &ef) : cli_open_binary(o.binary, &ef);
-	if (r == 0)
+	if (r == 0 && !o.symbols && gbench_detect(ef))
+		r = cli_gbench_list(o.binary, o.filters, o.nfilters, o.json);
+	else if (r == 0)
 		r = o.symbols ? list_symbols(&o, ef) : list_benches(&o, ef);
 out:
 	elf_close(ef);

@@ -17,6 +17,7 @@
 #include "results/results.h"
 #include "util/atomic.h"
 #include "cli/cli.h"
+#include "cli/gbench.h"
 #include "cli/runopts.h"
 
 /* One build: its binary, what was selected in it, and what came out. */
@@ -192,8 +193,8 @@ out:
 
 /* The results document, held in memory and read back as `compare` reads
  * a file: what is judged is what --output writes. */
-static int judge(const struct report_run *rep, const struct results_compare_opts *copts,
-		 struct results_file **ret_file, struct results_comparison *ret)
+int cli_compare_judge(const struct report_run *rep, const struct results_compare_opts *copts,
+		      struct results_file **ret_file, struct results_comparison *ret)
 {
 	char *text = NULL, *msg = NULL;
 	int r;
@@ -226,8 +227,14 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 	size_t ncommon = 0;
 	int r, code = EXIT_USAGE;
 
+	bool gbench = false;
+
 	if (cli_run_opts_check("compare", o) != 0)
 		goto out;
+	code = cli_gbench_compare(base_path, head_path, o, copts, argc, argv, &gbench);
+	if (gbench)
+		goto out;
+	code = EXIT_USAGE;
 	if (o->profile) {
 		cli_error("compare: --profile does not apply to two binaries; profile each "
 			  "with run --profile");
@@ -342,7 +349,7 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 	}
 	head.rep.paired_base = &base.rep;
 
-	r = judge(&head.rep, copts, &doc, &cmp);
+	r = cli_compare_judge(&head.rep, copts, &doc, &cmp);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			cli_error("out of memory");

@@ -13,7 +13,9 @@
 #include "measure/measure.h"
 #include "report/report.h"
 #include "util/atomic.h"
+#include "gbench/gbench.h"
 #include "cli/cli.h"
+#include "cli/gbench.h"
 #include "cli/runopts.h"
 
 static const char usage[] =
@@ -25,6 +27,11 @@ static const char usage[] =
 	"that calls the benchmark n times between two clock reads, and reads the\n"
 	"result at the end of each sample. No trap falls inside a timed interval; the\n"
 	"loop's own cost is measured in the same child and subtracted.\n"
+	"\n"
+	"A Google Benchmark binary is taken as it is: --bench selects the instances\n"
+	"it lists ('BM_memcpy/8', 'BM_x/threads:2'), each run alone in a fresh\n"
+	"process of the binary, Google Benchmark's flags passed after '--'\n"
+	"(docs/gbench.md).\n"
 	"\n"
 	"selection (default: every benchmark registered with target-stub):\n"
 	"  --bench GLOB        registered benchmarks by name: 'fib*', 'fib[20]'\n"
@@ -105,6 +112,7 @@ static const char usage_tail[] =
 	"  benchtrap run /usr/bin/xz --symbol lzma_version_number\n"
 	"  benchtrap run ./benches --instrument memory --bench 'parse*'\n"
 	"  benchtrap run ./benches --bench 'queue_*' --threads 1,2,4,8\n"
+	"  benchtrap run ./bm_gbench --bench 'BM_memcpy/*' -- --benchmark_min_time=0.2\n"
 	"  benchtrap run ./prog --symbol 'checksum(4096)' -- --config test.conf\n"
 	"\n"
 	"exit status: 0 all measured, 1 a benchmark failed (crashed, exited, timed\n"
@@ -193,6 +201,12 @@ int cli_run(int argc, char **argv)
 		goto out;
 	if (cli_open_binary(o.binary, &ef) != 0 || cli_check_interp(o.binary, ef) != 0)
 		goto out;
+	/* A Google Benchmark binary is run by the names it gives its
+	 * benchmarks, unless functions are asked for by --symbol. */
+	if (!o.nsymbols && gbench_detect(ef)) {
+		exit_code = cli_gbench_run(&o, ef, &hs, argc, command);
+		goto out;
+	}
 
 	r = measure_select(ef, (const char *const *)o.benches, o.nbenches,
 			   (const char *const *)o.symbols, o.nsymbols, NULL, &specs, &miss);

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_GBENCH_H
+#define BENCHTRAP_GBENCH_H
+
+/*
+ * Google Benchmark binaries, unmodified (docs/gbench.md). A binary built
+ * with Google Benchmark's library is recognized by its symbols; its
+ * benchmarks are what the binary itself lists (--benchmark_list_tests),
+ * under the names it gives them ("BM_memcpy/8", "BM_x/threads:2"); each
+ * is run alone in a fresh process of the binary, selected by an anchored
+ * --benchmark_filter:
+ *
+ *   walltime   the child traced by benchtrap's engine (a crash gets a
+ *              backtrace); Google Benchmark's own timing of the instance
+ *              read from its JSON output, one sample per repetition
+ *   callgrind  the binary under valgrind, counted inside the benchmark's
+ *              function only (--toggle-collect), one profile per batch
+ *              (--dump-after): instructions per iteration are the slope
+ *              between the last two batches, whose iteration counts the
+ *              library logs (--v=2)
+ *
+ * The parsing below is pure, for the unit tests; nothing here prints.
+ * jansson stays inside this module.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "measure/measure.h"
+
+struct elf_file;
+
+/* ---- recognizing a binary (detect.c) ------------------------------------ */
+
+/* true when 'ef', or a shared library it needs, defines Google Benchmark's
+ * benchmark::RunSpecifiedBenchmarks or
+ * benchmark::internal::RegisterBenchmarkInternal. */
+bool gbench_detect(struct elf_file *ef);
+
+/*
+ * The function that runs instance 'name' of 'ef', which callgrind and the
+ * memory instrument count inside: the demangled name of the first of
+ * gbench_function_candidates() that 'ef' defines (malloc'ed), its link-time
+ * address in *ret_addr (when not NULL); or NULL when none (a benchmark
+ * registered as a lambda with RegisterBenchmark has no function of its
+ * own).
+ */
+char *gbench_function(const struct elf_file *ef, const char *name, uint64_t *ret_addr);
+
+/*
+ * The demangled names the function of instance 'name' may have, the most
+ * specific first: "Fix_Foo_Benchmark::BenchmarkCase(benchmark::State&)"
+ * for a fixture's "Fix/Foo", "BM_x(benchmark::State&)" and
+ * "void BM_x(benchmark::State&)" (a template instance) for "BM_x/8".
+ * Up to GBENCH_MAX_CANDIDATES, malloc'ed, into ret[]; returns how many,
+ * or -ENOMEM.
+ */
+#define GBENCH_MAX_CANDIDATES 3
+int gbench_function_candidates(const char *name, char *ret[GBENCH_MAX_CANDIDATES]);
+
+/* ---- the binary's own words (parse.c) ----------------------------------- */
+
+/*
+ * The names --benchmark_list_tests printed in text[0..len): one a line,
+ * blank lines skipped. -EINVAL for a line with a control character or not
+ * valid as a name (a name with "\n" cannot be told apart); -ENOMEM. On
+ * success *ret_names (NULL-terminated, str_free_n) and *ret_n.
+ */
+int gbench_parse_list(const char *text, size_t len, char ***ret_names, size_t *ret_n);
+
+/* "^" + name with every regex metacharacter escaped + "$": a filter that
+ * selects exactly the instance 'name' (malloc'ed; NULL: out of memory). */
+char *gbench_filter_regex(const char *name);
+
+/*
+ * The iteration count of each batch of instance 'name', in order, from
+ * the library's log at --v=2 ("-- LOG(2): Running NAME for N"): into
+ * ret[0..max), *ret_n of them (those past max are counted, not kept).
+ */
+void gbench_parse_batches(const char *log, const char *name, uint64_t *ret, size_t max,
+			  size_t *ret_n);
+
+/*
+ * What the memory instrument counts in one call of the function: the
+ * allocations (malloc, calloc, realloc to a size, memalign, aligned_alloc,
+ * posix_memalign; operator new through malloc), the frees (free of a
+ * block, realloc to size 0) and the bytes asked for.
+ */
+struct gbench_alloc_counts {
+	uint64_t allocations, frees, bytes;
+};
+
+/* The allocator functions the memory instrument stops at, and how each
+ * call is counted: kind GBENCH_ALLOC_SIZE_ARG(i) asks for argument i's
+ * bytes, GBENCH_ALLOC_CALLOC for arg0 * arg1, GBENCH_ALLOC_REALLOC for
+ * arg1 (0: a free), GBENCH_ALLOC_FREE frees arg0 (NULL: nothing). */
+enum gbench_alloc_kind {
+	GBENCH_ALLOC_SIZE0,
+	GBENCH_ALLOC_SIZE1,
+	GBENCH_ALLOC_SIZE2,
+	GBENCH_ALLOC_CALLOC,
+	GBENCH_ALLOC_REALLOC,
+	GBENCH_ALLOC_FREE,
+};
+
+/* Count one call of an allocator of 'kind' with arguments args[0..3). */
+void gbench_alloc_count(struct gbench_alloc_counts *c, enum gbench_alloc_kind kind,
+			const uint64_t args[3]);
+
+/* One run of an instance, as the JSON output reports it ("run_type":
+ * "iteration"): times in ns per iteration. */
+#define GBENCH_MAX_COUNTERS 12
+struct gbench_run {
+	uint64_t iterations; /* every thread's together */
+	unsigned threads;
+	double real_ns, cpu_ns;
+	bool error;	     /* "error_occurred" (SkipWithError) */
+	char *error_message; /* or NULL */
+	/* The user's counters (and bytes_per_second, items_per_second):
+	 * names malloc'ed. */
+	char *counter_names[GBENCH_MAX_COUNTERS];
+	double counter_values[GBENCH_MAX_COUNTERS];
+	size_t ncounters;
+};
+
+/*
+ * The runs of instance 'name' in a --benchmark_out_format=json document
+ * text[0..len) (the repetitions, aggregates left out): *ret (free with
+ * gbench_runs_free) and *ret_n, possibly 0. -EINVAL with *ret_error (a
+ * line, to free) when it is not such a document, -ENOMEM.
+ */
+int gbench_parse_json(const char *text, size_t len, const char *name, struct gbench_run **ret,
+		      size_t *ret_n, char **ret_error);
+void gbench_runs_free(struct gbench_run *v, size_t n);
+
+/*
+ * A walltime result from runs[0..n) of one instance: one sample per
+ * repetition (its real time per iteration), benchtrap's statistics of them,
+ * iterations per sample, and as counters the median cpu time and each user
+ * counter's median ("cpu_time", then the names Google Benchmark gives).
+ * Counter names are interned for the life of the process
+ * (gbench_strings_clear). res must have been begun
+ * (measure_result_begin). 0 or -ENOMEM; a run with an error fails res.
+ */
+int gbench_result_from_runs(const struct gbench_run *runs, size_t n, struct bench_result *res);
+
+/* Frees the interned counter names: after the last result is written. */
+void gbench_strings_clear(void);
+
+/*
+ * Instructions per iteration from callgrind's profiles, one per thread's
+ * call of the function per batch (dumps[0..ndumps) in order) and each
+ * batch's iteration count per thread (iters[0..nbatches)), on 'threads'
+ * threads: the slope between the last two batches, which cancels what a
+ * call costs once (the set-up before the loop); with one batch, its count
+ * over its iterations (*ret_with_setup is then true). -EINVAL when the
+ * dumps are not threads per batch, or the last two batches have equal
+ * counts.
+ */
+int gbench_per_iteration(const uint64_t *dumps, size_t ndumps, const uint64_t *iters,
+			 size_t nbatches, unsigned threads, double *ret, bool *ret_with_setup);
+
+/* ---- running (run.c) ---------------------------------------------------- */
+
+/*
+ * The instances 'binary' lists, asking it (--benchmark_list_tests=true) in
+ * a fresh child with t's environment and target arguments. 0, or a negative
+ * errno with *ret_error saying why (to free).
+ */
+int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret_names,
+		size_t *ret_n, char **ret_error);
+
+/*
+ * Run specs[0..n) (spec.name an instance; spec.symbol, for callgrind, the
+ * demangled function from gbench_function(), or NULL) of t, each in a fresh
+ * process, under 'instrument' ("walltime" or "callgrind"), filling
+ * results[i]. t->argv holds the binary and the arguments passed through to
+ * it; 'plan' gives the repetitions (min_samples) and --benchmark_min_time
+ * (time_ns over them) when those arguments do not. Returns 0, or a negative
+ * errno when nothing could be run (valgrind missing...) with *ret_error.
+ */
+int gbench_measure(const struct measure_target *t, const char *instrument,
+		   const struct bench_spec *specs, size_t n, const struct measure_plan *plan,
+		   const struct measure_hooks *hooks, struct bench_result *results,
+		   char **ret_error);
+
+/*
+ * compare BASE HEAD under walltime (docs/gbench.md): for each i, instance
+ * bspecs[i] of 'base' and hspecs[i] of 'head' (the same name), in rounds
+ * of one repetition of each build, each in a fresh process, the order
+ * alternating from round to round (base, head; head, base; ...):
+ * plan->min_samples rounds of plan->time_ns over them each. bres[i] and
+ * hres[i] are filled as gbench_measure fills them, one sample per round,
+ * and hres[i].pair_ratios with head over base of each round. A build that
+ * fails an instance is failed there; the other goes on alone. Returns 0,
+ * or a negative errno with *ret_error.
+ */
+int gbench_measure_paired(const struct measure_target *base, const struct measure_target *head,
+			  const struct bench_spec *bspecs, const struct bench_spec *hspecs,
+			  size_t n, const struct measure_plan *plan,
+			  const struct measure_hooks *hooks, struct bench_result *bres,
+			  struct bench_result *hres, char **ret_error);
+
+#endif

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a Google Benchmark binary says, in its own formats: the list of its
+ * instances, its JSON output, its log of batches; and the figures benchtrap
+ * makes of them. Pure functions: the unit tests feed them text.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "stats/stats.h"
+#include "util/strutil.h"
+#include "gbench/gbench.h"
+
+int gbench_parse_list(const char *text, size_t len, char ***ret_names, size_t *ret_n)
+{
+	char **v = NULL;
+	size_t n = 0;
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+		size_t l = (size_t)(e - p);
+		char **nv;
+		char *s;
+
+		if (l && p[l - 1] == '\r')
+			l--;
+		if (l == 0) {
+			p = e + 1;
+			continue;
+		}
+		s = strndup(p, l);
+		if (!s)
+			goto nomem;
+		if (strlen(s) != l || str_has_control(s)) {
+			free(s);
+			str_free_n(v, n);
+			return -EINVAL;
+		}
+		nv = realloc(v, (n + 2) * sizeof(*v));
+		if (!nv) {
+			free(s);
+			goto nomem;
+		}
+		v = nv;
+		v[n++] = s;
+		v[n] = NULL;
+		p = e + 1;
+	}
+	if (!v) {
+		v = calloc(1, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+	}
+	*ret_names = v;
+	*ret_n = n;
+	return 0;
+nomem:
+	str_free_n(v, n);
+	return -ENOMEM;
+}
+
+char *gbench_filter_regex(const char *name)
+{
+	/* Google Benchmark compiles the filter as a POSIX extended regex
+	 * (or std::regex, ECMAScript): a backslash before any of these
+	 * makes it literal in both. */
+	static const char meta[] = "\\^$.|?*+()[]{}";
+	size_t n = strlen(name);
+	char *out = malloc(2 * n + 3), *o = out;
+
+	if (!out)
+		return NULL;
+	*o++ = '^';
+	for (const char *p = name; *p; p++) {
+		if (strchr(meta, *p))
+			*o++ = '\\';
+		*o++ = *p;
+	}
+	*o++ = '$';
+	*o = '\0';
+	return out;
+}
+
+void gbench_parse_batches(const char *log, const char *name, uint64_t *ret, size_t max,
+			  size_t *ret_n)
+{
+	static const char tag[] = "Running ";
+	size_t n = 0, nl = strlen(name);
+
+	for (const char *line = log; line && *line;) {
+		const char *end = strchr(line, '\n');
+		const char *at = strstr(line, "LOG(2): ");
+
+		if (at && (!end || at < end)) {
+			at += strlen("LOG(2): ");
+			if (!strncmp(at, tag, sizeof(tag) - 1) &&
+			    !strncmp(at + sizeof(tag) - 1, name, nl) &&
+			    !strncmp(at + sizeof(tag) - 1 + nl, " for ", 5)) {
+				char *e;
+				unsigned long long v =
+					strtoull(at + sizeof(tag) - 1 + nl + 5, &e, 10);
+
+				if (e != at + sizeof(tag) - 1 + nl + 5 && (*e == '\n' || !*e)) {
+					if (n < max)
+						ret[n] = v;
+					n++;
+				}
+			}
+		}
+		line = end ? end + 1 : NULL;
+	}
+	*ret_n = n;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static double unit_ns(const char *unit)
+{
+	if (!unit || !strcmp(unit, "ns"))
+		return 1;
+	if (!strcmp(unit, "us"))
+		return 1e3;
+	if (!strcmp(unit, "ms"))
+		return 1e6;
+	if (!strcmp(unit, "s"))
+		return 1e9;
+	return NAN;
+}
+
+/* The fields of a run that are not counters. */
+static bool known_field(const char *k)
+{
+	static const char *const known[] = {
+		"name",
+		"family_index",
+		"per_family_instance_index",
+		"run_name",
+		"run_type",
+		"repetitions",
+		"repetition_index",
+		"threads",
+		"iterations",
+		"real_time",
+		"cpu_time",
+		"time_unit",
+		"aggregate_name",
+		"aggregate_unit",
+		"error_occurred",
+		"error_message",
+		"label",
+		"big_o",
+		"rms",
+		"complexity",
+		NULL,
+	};
+
+	for (size_t i = 0; known[i]; i++)
+		if (!strcmp(known[i], k))
+			return true;
+	return false;
+}
+
+void gbench_runs_free(struct gbench_run *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].error_message);
+		for (size_t k = 0; k < v[i].ncounters; k++)
+			free(v[i].counter_names[k]);
+	}
+	free(v);
+}
+
+static int bad(char **ret_error, const char *what, const char *detail)
+{
+	if (ret_error && asprintf(ret_error, "%s%s", what, detail) < 0)
+		*ret_error = NULL;
+	return -EINVAL;
+}
+
+static int read_run(json_t *b, struct gbench_run *r)
+{
+	json_t *it = json_object_get(b, "iterations");
+	json_t *th = json_object_get(b, "threads");
+	json_t *err = json_object_get(b, "error_occurred");
+	json_t *msg = json_object_get(b, "error_message");
+	double unit = unit_ns(json_string_value(json_object_get(b, "time_unit")));
+	const char *k;
+	json_t *v;
+
+	r->error = json_is_true(err);
+	if (json_is_string(msg)) {
+		r->error_message = strdup(json_string_value(msg));
+		if (!r->error_message)
+			return -ENOMEM;
+	}
+	if (r->error)
+		return 0;
+	if (!json_is_integer(it) || json_integer_value(it) < 0 ||
+	    !json_is_number(json_object_get(b, "real_time")) || isnan(unit))
+		return -EINVAL;
+	r->iterations = (uint64_t)json_integer_value(it);
+	r->threads = json_is_integer(th) && json_integer_value(th) > 0
+			     ? (unsigned)json_integer_value(th)
+			     : 1;
+	r->real_ns = json_number_value(json_object_get(b, "real_time")) * unit;
+	r->cpu_ns = json_is_number(json_object_get(b, "cpu_time"))
+			    ? json_number_value(json_object_get(b, "cpu_time")) * unit
+			    : NAN;
+	json_object_foreach(b, k, v)
+	{
+		if (known_field(k) || !json_is_number(v) || r->ncounters == GBENCH_MAX_COUNTERS)
+			continue;
+		r->counter_names[r->ncounters] = strdup(k);
+		if (!r->counter_names[r->ncounters])
+			return -ENOMEM;
+		r->counter_values[r->ncounters++] = json_number_value(v);
+	}
+	return 0;
+}
+
+int gbench_parse_json(const char *text, size_t len, const char *name, struct gbench_run **ret,
+		      size_t *ret_n, char **ret_error)
+{
+	json_error_t je;
+	json_t *doc = json_loadb(text, len, 0, &je), *benches;
+	struct gbench_run *v = NULL;
+	size_t n = 0, i;
+	json_t *b;
+	int r = 0;
+
+	if (!doc)
+		return bad(ret_error, "not JSON: ", je.text);
+	benches = json_object_get(doc, "benchmarks");
+	if (!json_is_array(benches)) {
+		r = bad(ret_error, "no \"benchmarks\" array: not Google Benchmark's JSON", "");
+		goto out;
+	}
+	v = calloc(json_array_size(benches) + 1, sizeof(*v));
+	if (!v) {
+		r = -ENOMEM;
+		goto out;
+	}
+	json_array_foreach(benches, i, b)
+	{
+		const char *bn = json_string_value(json_object_get(b, "name"));
+		const char *rt = json_string_value(json_object_get(b, "run_type"));
+
+		if (!bn || strcmp(bn, name) || (rt && strcmp(rt, "iteration")))
+			continue;
+		r = read_run(b, &v[n]);
+		n++;
+		if (r == -EINVAL) {
+			r = bad(ret_error, "no iterations, real_time or time_unit in the run of ",
+				bn);
+			goto out;
+		}
+		if (r < 0)
+			goto out;
+	}
+	*ret = v;
+	*ret_n = n;
+	v = NULL;
+out:
+	if (v)
+		gbench_runs_free(v, n);
+	json_decref(doc);
+	return r;
+}
+
+/* ---- figures --------------------------------------------------------------- */
+
+/* Counter names are few and shared by every result; results point into
+ * this list until gbench_strings_clear(). */
+static char **interned;
+static size_t ninterned;
+
+static const char *intern(const char *s)
+{
+	char **v;
+
+	for (size_t i = 0; i < ninterned; i++)
+		if (!strcmp(interned[i], s))
+			return interned[i];
+	v = realloc(interned, (ninterned + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	interned = v;
+	interned[ninterned] = strdup(s);
+	return interned[ninterned] ? interned[ninterned++] : NULL;
+}
+
+void gbench_strings_clear(void)
+{
+	str_free_n(interned, ninterned);
+	interned = NULL;
+	ninterned = 0;
+}
+
+static int add_counter(struct bench_result *res, const char *name, double *vals, size_t n)
+{
+	const char *in;
+
+	if (res->ncounters == MEASURE_MAX_COUNTERS || n == 0)
+		return 0;
+	in = intern(name);
+	if (!in)
+		return -ENOMEM;
+	res->counters[res->ncounters++] =
+		(struct measure_counter){ .name = in, .value = stats_median(vals, n) };
+	return 0;
+}
+
+int gbench_result_from_runs(const struct gbench_run *runs, size_t n, struct bench_result *res)
+{
+	struct stats_options so = stats_options_default();
+	double *vals;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (runs[i].error) {
+			res->status = BENCH_FAILED;
+			if (asprintf(&res->error, "the benchmark reported an error: %s",
+				     runs[i].error_message ? runs[i].error_message
+							   : "(no message)") < 0)
+				res->error = NULL;
+			return res->error ? 0 : -ENOMEM;
+		}
+	}
+	if (n == 0) {
+		res->status = BENCH_FAILED;
+		res->error = strdup("the binary reported no run of this benchmark");
+		return res->error ? 0 : -ENOMEM;
+	}
+	res->samples = malloc(n * sizeof(*res->samples));
+	vals = malloc(n * sizeof(*vals));
+	if (!res->samples || !vals) {
+		free(vals);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		res->samples[i] = runs[i].real_ns;
+	res->nsamples = n;
+	res->iterations = runs[n - 1].iterations;
+	res->calls = 0;
+	for (size_t i = 0; i < n; i++)
+		res->calls += runs[i].iterations;
+	if (stats_summarize(res->samples, n, &so, &res->stats) < 0) {
+		free(vals);
+		res->status = BENCH_FAILED;
+		res->error = strdup("no usable time in Google Benchmark's output");
+		return res->error ? 0 : -ENOMEM;
+	}
+	res->value = res->stats.median;
+	res->resolution = NAN;
+	res->status = BENCH_OK;
+
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(runs[i].cpu_ns))
+			vals[k++] = runs[i].cpu_ns;
+	r = add_counter(res, "cpu_time", vals, k);
+	for (size_t c = 0; r == 0 && c < runs[0].ncounters; c++) {
+		const char *cn = runs[0].counter_names[c];
+
+		k = 0;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < runs[i].ncounters; j++)
+				if (!strcmp(runs[i].counter_names[j], cn))
+					vals[k++] = runs[i].counter_values[j];
+		r = add_counter(res, cn, vals, k);
+	}
+	free(vals);
+	return r;
+}
+
+int gbench_per_iteration(const uint64_t *dumps, size_t ndumps, const uint64_t *iters,
+			 size_t nbatches, unsigned threads, double *ret, bool *ret_with_setup)
+{
+	uint64_t last = 0, prev = 0;
+
+	if (threads == 0)
+		threads = 1;
+	if (nbatches == 0 || ndumps != nbatches * threads)
+		return -EINVAL;
+	for (unsigned t = 0; t < threads; t++) {
+		last += dumps[(nbatches - 1) * threads + t];
+		if (nbatches > 1)
+			prev += dumps[(nbatches - 2) * threads + t];
+	}
+	if (nbatches == 1) {
+		if (iters[0] == 0)
+			return -EINVAL;
+		*ret = (double)last / ((double)iters[0] * threads);
+		*ret_with_setup = true;
+		return 0;
+	}
+	if (iters[nbatches - 1] <= iters[nbatches - 2])
+		return -EINVAL;
+	*ret = ((double)last - (double)prev) /
+	       ((double)(iters[nbatches - 1] - iters[nbatches - 2]) * threads);
+	*ret_with_setup = false;
+	return 0;
+}
+
+void gbench_alloc_count(struct gbench_alloc_counts *c, enum gbench_alloc_kind kind,
+			const uint64_t args[3])
+{
+	switch (kind) {
+	case GBENCH_ALLOC_SIZE0:
+	case GBENCH_ALLOC_SIZE1:
+	case GBENCH_ALLOC_SIZE2:
+		c->allocations++;
+		c->bytes += args[kind - GBENCH_ALLOC_SIZE0];
+		break;
+	case GBENCH_ALLOC_CALLOC:
+		c->allocations++;
+		/* An overflowing product fails in calloc: nothing asked. */
+		if (!args[1] || args[0] <= UINT64_MAX / args[1])
+			c->bytes += args[0] * args[1];
+		break;
+	case GBENCH_ALLOC_REALLOC:
+		if (args[1] == 0) {
+			if (args[0])
+				c->frees++;
+			break;
+		}
+		c->allocations++;
+		c->bytes += args[1];
+		break;
+	case GBENCH_ALLOC_FREE:
+		if (args[0])
+			c->frees++;
+		break;
+	}
+}

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/* Google Benchmark binaries: their list, the anchored filter, their JSON
+ * output made into results, the batches' log, the per-iteration count,
+ * and the names a benchmark's function may have. */
+#include <errno.h>
+#include <math.h>
+#include <regex.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gbench/gbench.h"
+#include "util/strutil.h"
+
+static void test_list(void **state)
+{
+	static const char out[] = "BM_memcpy/8\nBM_memcpy/64\n\nBM_x/threads:4\r\n"
+				  "BM_y/real_time\nFix/Foo/16\nBM_t<int>\n";
+	char **names = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(gbench_parse_list(out, strlen(out), &names, &n), 0);
+	assert_int_equal(n, 6);
+	assert_string_equal(names[0], "BM_memcpy/8");
+	assert_string_equal(names[2], "BM_x/threads:4");
+	assert_string_equal(names[3], "BM_y/real_time");
+	assert_string_equal(names[5], "BM_t<int>");
+	assert_null(names[6]);
+	str_free_n(names, n);
+
+	/* Nothing listed: an empty list, not an error. */
+	assert_int_equal(gbench_parse_list("", 0, &names, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(names[0]);
+	str_free_n(names, n);
+
+	/* A name with a control character cannot be selected exactly. */
+	assert_int_equal(gbench_parse_list("BM_a\nBM_\033b\n", 11, &names, &n), -EINVAL);
+	/* Nor one with a NUL byte in it. */
+	assert_int_equal(gbench_parse_list("BM_a\0b\n", 7, &names, &n), -EINVAL);
+}
+
+/* The filter matches its own name and no other, as a POSIX extended
+ * regex (what the library compiles it as). */
+static void check_filter(const char *name, const char *other)
+{
+	char *re = gbench_filter_regex(name);
+	regex_t rx;
+
+	assert_non_null(re);
+	assert_int_equal(re[0], '^');
+	assert_int_equal(re[strlen(re) - 1], '$');
+	assert_int_equal(regcomp(&rx, re, REG_EXTENDED | REG_NOSUB), 0);
+	assert_int_equal(regexec(&rx, name, 0, NULL, 0), 0);
+	if (other)
+		assert_int_not_equal(regexec(&rx, other, 0, NULL, 0), 0);
+	regfree(&rx);
+	free(re);
+}
+
+static void test_filter(void **state)
+{
+	char *re;
+
+	(void)state;
+	re = gbench_filter_regex("BM_memcpy/8");
+	assert_string_equal(re, "^BM_memcpy/8$");
+	free(re);
+	re = gbench_filter_regex("a.b*c+(d)[e]{f}|g?h^i$j\\k");
+	assert_string_equal(re, "^a\\.b\\*c\\+\\(d\\)\\[e\\]\\{f\\}\\|g\\?h\\^i\\$j\\\\k$");
+	free(re);
+	/* Anchored: /8 does not select /80 or /8/real_time. */
+	check_filter("BM_memcpy/8", "BM_memcpy/80");
+	check_filter("BM_memcpy/8", "BM_memcpy/8/real_time");
+	check_filter("BM_memcpy/8", "xBM_memcpy/8");
+	check_filter("BM_x/threads:4", "BM_x/threads:40");
+	check_filter("BM_t<int>", "BM_t<long>");
+	/* A dot is a dot. */
+	check_filter("BM_f/0.5", "BM_f/015");
+	check_filter("BM_p/(a|b)", "BM_p/a");
+	check_filter("BM_s/[x]+", "BM_s/xx");
+}
+
+static const char json[] =
+	"{\"context\": {\"date\": \"x\", \"num_cpus\": 2},\n"
+	" \"benchmarks\": [\n"
+	"  {\"name\": \"BM_m/8\", \"run_name\": \"BM_m/8\", \"run_type\": \"iteration\",\n"
+	"   \"repetitions\": 3, \"repetition_index\": 0, \"threads\": 1,\n"
+	"   \"iterations\": 1000, \"real_time\": 2.0, \"cpu_time\": 1.5, \"time_unit\": \"us\",\n"
+	"   \"bytes_per_second\": 4.0e9, \"size\": 8},\n"
+	"  {\"name\": \"BM_m/8\", \"run_name\": \"BM_m/8\", \"run_type\": \"iteration\",\n"
+	"   \"repetitions\": 3, \"repetition_index\": 1, \"threads\": 1,\n"
+	"   \"iterations\": 1000, \"real_time\": 4.0, \"cpu_time\": 2.5, \"time_unit\": \"us\",\n"
+	"   \"bytes_per_second\": 2.0e9, \"size\": 8},\n"
+	"  {\"name\": \"BM_m/8\", \"run_name\": \"BM_m/8\", \"run_type\": \"iteration\",\n"
+	"   \"repetitions\": 3, \"repetition_index\": 2, \"threads\": 1,\n"
+	"   \"iterations\": 1000, \"real_time\": 3.0, \"cpu_time\": 2.0, \"time_unit\": \"us\",\n"
+	"   \"bytes_per_second\": 3.0e9, \"size\": 8},\n"
+	"  {\"name\": \"BM_m/8_mean\", \"run_name\": \"BM_m/8\", \"run_type\": \"aggregate\",\n"
+	"   \"aggregate_name\": \"mean\", \"iterations\": 3, \"real_time\": 3.0,\n"
+	"   \"cpu_time\": 2.0, \"time_unit\": \"us\"},\n"
+	"  {\"name\": \"BM_m/80\", \"run_type\": \"iteration\", \"iterations\": 5,\n"
+	"   \"real_time\": 9.0, \"cpu_time\": 9.0, \"time_unit\": \"ns\"},\n"
+	"  {\"name\": \"BM_t/threads:2\", \"run_type\": \"iteration\", \"threads\": 2,\n"
+	"   \"iterations\": 200, \"real_time\": 0.5, \"cpu_time\": 1.0, \"time_unit\": \"ms\"},\n"
+	"  {\"name\": \"BM_e\", \"run_type\": \"iteration\", \"error_occurred\": true,\n"
+	"   \"error_message\": \"no input\", \"iterations\": 0}\n"
+	" ]}\n";
+
+static void test_json(void **state)
+{
+	struct gbench_run *runs = NULL;
+	struct bench_result res;
+	char *err = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(gbench_parse_json(json, strlen(json), "BM_m/8", &runs, &n, &err), 0);
+	/* The three repetitions; neither the aggregate nor BM_m/80. */
+	assert_int_equal(n, 3);
+	assert_int_equal(runs[0].iterations, 1000);
+	assert_int_equal(runs[0].threads, 1);
+	assert_true(fabs(runs[0].real_ns - 2000.0) < 1e-9);
+	assert_true(fabs(runs[1].cpu_ns - 2500.0) < 1e-9);
+	assert_int_equal(runs[0].ncounters, 2);
+	assert_string_equal(runs[0].counter_names[0], "bytes_per_second");
+	assert_string_equal(runs[0].counter_names[1], "size");
+
+	measure_result_begin(&res, NULL, "walltime", "ns");
+	assert_int_equal(gbench_result_from_runs(runs, n, &res), 0);
+	assert_int_equal(res.status, BENCH_OK);
+	/* One sample per repetition, the median the headline. */
+	assert_int_equal(res.nsamples, 3);
+	assert_true(fabs(res.value - 3000.0) < 1e-9);
+	assert_true(fabs(res.stats.min - 2000.0) < 1e-9);
+	assert_true(fabs(res.stats.max - 4000.0) < 1e-9);
+	assert_int_equal(res.iterations, 1000);
+	assert_int_equal(res.calls, 3000);
+	/* cpu_time, then the library's and the user's counters, medians. */
+	assert_int_equal(res.ncounters, 3);
+	assert_string_equal(res.counters[0].name, "cpu_time");
+	assert_true(fabs(res.counters[0].value - 2000.0) < 1e-9);
+	assert_string_equal(res.counters[1].name, "bytes_per_second");
+	assert_true(fabs(res.counters[1].value - 3.0e9) < 1);
+	assert_string_equal(res.counters[2].name, "size");
+	assert_true(fabs(res.counters[2].value - 8) < 1e-9);
+	bench_result_clear(&res);
+	gbench_runs_free(runs, n);
+
+	/* Threads: every thread's iterations together, times in ms. */
+	assert_int_equal(gbench_parse_json(json, strlen(json), "BM_t/threads:2", &runs, &n, &err),
+			 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(runs[0].threads, 2);
+	assert_int_equal(runs[0].iterations, 200);
+	assert_true(fabs(runs[0].real_ns - 5e5) < 1e-6);
+	gbench_runs_free(runs, n);
+
+	/* SkipWithError: a failure saying the benchmark's own words. */
+	assert_int_equal(gbench_parse_json(json, strlen(json), "BM_e", &runs, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_true(runs[0].error);
+	measure_result_begin(&res, NULL, "walltime", "ns");
+	assert_int_equal(gbench_result_from_runs(runs, n, &res), 0);
+	assert_int_equal(res.status, BENCH_FAILED);
+	assert_non_null(strstr(res.error, "no input"));
+	bench_result_clear(&res);
+	gbench_runs_free(runs, n);
+
+	/* A name the output does not have: no runs, and a failed result. */
+	assert_int_equal(gbench_parse_json(json, strlen(json), "BM_none", &runs, &n, &err), 0);
+	assert_int_equal(n, 0);
+	measure_result_begin(&res, NULL, "walltime", "ns");
+	assert_int_equal(gbench_result_from_runs(runs, n, &res), 0);
+	assert_int_equal(res.status, BENCH_FAILED);
+	bench_result_clear(&res);
+	gbench_runs_free(runs, n);
+
+	/* Not JSON, and JSON of something else. */
+	assert_int_equal(gbench_parse_json("{", 1, "BM_m/8", &runs, &n, &err), -EINVAL);
+	assert_non_null(err);
+	free(err);
+	err = NULL;
+	assert_int_equal(gbench_parse_json("{\"a\":1}", 7, "BM_m/8", &runs, &n, &err), -EINVAL);
+	assert_non_null(strstr(err, "benchmarks"));
+	free(err);
+	err = NULL;
+	/* A run without its time unit is refused, not read as ns. */
+	static const char unitless[] = "{\"benchmarks\":[{\"name\":\"a\",\"iterations\":1,"
+				       "\"real_time\":1,\"time_unit\":\"fortnights\"}]}";
+
+	assert_int_equal(gbench_parse_json(unitless, strlen(unitless), "a", &runs, &n, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err, "time_unit"));
+	free(err);
+	gbench_strings_clear();
+}
+
+static void test_batches(void **state)
+{
+	static const char log[] = "2026-12-03T12:23:40+00:00\n"
+				  "Running ./bm\n"
+				  "-- LOG(2): Running BM_m/8 for 1\n"
+				  "-- LOG(2): Ran in 1.9e-06/2.7e-06\n"
+				  "-- LOG(2): Running BM_m/80 for 7\n"
+				  "-- LOG(2): Running BM_m/8 for 10\n"
+				  "-- LOG(2): Running BM_m/8 for 100x\n"
+				  "-- LOG(2): Running BM_m/8 for 1000\n"
+				  "-- LOG(2): Running BM_m/8 for 13557";
+	uint64_t it[3];
+	size_t n = 0;
+
+	(void)state;
+	gbench_parse_batches(log, "BM_m/8", it, 3, &n);
+	/* Four batches of this name (not BM_m/80, not a malformed count);
+	 * those past the room given are counted. */
+	assert_int_equal(n, 4);
+	assert_int_equal(it[0], 1);
+	assert_int_equal(it[1], 10);
+	assert_int_equal(it[2], 1000);
+	gbench_parse_batches("", "BM_m/8", it, 3, &n);
+	assert_int_equal(n, 0);
+}
+
+static void test_per_iteration(void **state)
+{
+	/* a + b n with a = 1618 (set-up), b = 25: the slope is b whatever
+	 * the first batches did. */
+	const uint64_t dumps[] = { 10571, 2002, 4118, 26618, 251618 };
+	const uint64_t iters[] = { 1, 10, 100, 1000, 10000 };
+	/* Two threads: two profiles a batch, summed. */
+	const uint64_t tdumps[] = { 500, 700, 1100, 1300, 10100, 10300 };
+	const uint64_t titers[] = { 1, 10, 100 };
+	double v = 0;
+	bool setup = true;
+
+	(void)state;
+	assert_int_equal(gbench_per_iteration(dumps, 5, iters, 5, 1, &v, &setup), 0);
+	assert_true(fabs(v - 25.0) < 1e-9);
+	assert_false(setup);
+	/* (20400 - 2400) / (90 * 2) */
+	assert_int_equal(gbench_per_iteration(tdumps, 6, titers, 3, 2, &v, &setup), 0);
+	assert_true(fabs(v - 100.0) < 1e-9);
+	/* One batch: its count over its iterations, set-up included. */
+	assert_int_equal(gbench_per_iteration(dumps, 1, iters, 1, 1, &v, &setup), 0);
+	assert_true(fabs(v - 10571.0) < 1e-9);
+	assert_true(setup);
+	/* Profiles that are not threads per batch. */
+	assert_int_equal(gbench_per_iteration(dumps, 4, iters, 5, 1, &v, &setup), -EINVAL);
+	assert_int_equal(gbench_per_iteration(dumps, 5, iters, 5, 2, &v, &setup), -EINVAL);
+	/* The last two batches of one count: no slope. */
+	assert_int_equal(
+		gbench_per_iteration(dumps, 2, (const uint64_t[]){ 5, 5 }, 2, 1, &v, &setup),
+		-EINVAL);
+}
+
+static void test_candidates(void **state)
+{
+	char *c[GBENCH_MAX_CANDIDATES];
+	int n;
+
+	(void)state;
+	n = gbench_function_candidates("Fix/Foo/16", c);
+	assert_int_equal(n, 3);
+	assert_string_equal(c[0], "Fix_Foo_Benchmark::BenchmarkCase(benchmark::State&)");
+	assert_string_equal(c[1], "Fix(benchmark::State&)");
+	assert_string_equal(c[2], "void Fix(benchmark::State&)");
+	for (int i = 0; i < n; i++)
+		free(c[i]);
+	n = gbench_function_candidates("BM_t<int>", c);
+	assert_int_equal(n, 2);
+	assert_string_equal(c[0], "BM_t<int>(benchmark::State&)");
+	assert_string_equal(c[1], "void BM_t<int>(benchmark::State&)");
+	for (int i = 0; i < n; i++)
+		free(c[i]);
+}
+
+static void test_alloc_count(void **state)
+{
+	struct gbench_alloc_counts c = { 0 };
+
+	(void)state;
+	gbench_alloc_count(&c, GBENCH_ALLOC_SIZE0, (const uint64_t[3]){ 100, 0, 0 }); /* malloc */
+	gbench_alloc_count(&c, GBENCH_ALLOC_CALLOC, (const uint64_t[3]){ 4, 10, 0 });
+	gbench_alloc_count(&c, GBENCH_ALLOC_SIZE1,
+			   (const uint64_t[3]){ 64, 256, 0 }); /* memalign */
+	gbench_alloc_count(&c, GBENCH_ALLOC_SIZE2,
+			   (const uint64_t[3]){ 0x1000, 64, 32 }); /* posix_memalign */
+	assert_int_equal(c.allocations, 4);
+	assert_int_equal(c.bytes, 100 + 40 + 256 + 32);
+	/* realloc to a size is an allocation of that size; to 0, a free. */
+	gbench_alloc_count(&c, GBENCH_ALLOC_REALLOC, (const uint64_t[3]){ 0x1234, 50, 0 });
+	gbench_alloc_count(&c, GBENCH_ALLOC_REALLOC, (const uint64_t[3]){ 0x1234, 0, 0 });
+	assert_int_equal(c.allocations, 5);
+	assert_int_equal(c.bytes, 428 + 50);
+	assert_int_equal(c.frees, 1);
+	/* free(NULL) frees nothing. */
+	gbench_alloc_count(&c, GBENCH_ALLOC_FREE, (const uint64_t[3]){ 0, 0, 0 });
+	gbench_alloc_count(&c, GBENCH_ALLOC_FREE, (const uint64_t[3]){ 0x10, 0, 0 });
+	assert_int_equal(c.frees, 2);
+	/* A calloc whose product overflows fails: nothing asked. */
+	gbench_alloc_count(&c, GBENCH_ALLOC_CALLOC, (const uint64_t[3]){ UINT64_MAX, 2, 0 });
+	assert_int_equal(c.bytes, 478);
+	assert_int_equal(c.allocations, 6);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_list),	      cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_json),	      cmocka_unit_test(test_batches),
+		cmocka_unit_test(test_per_iteration), cmocka_unit_test(test_candidates),
+		cmocka_unit_test(test_alloc_count),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
