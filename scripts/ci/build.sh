@@ -20,8 +20,19 @@ fi
 src=$(cd "$1" && pwd -P) prefix=$2
 
 if $key; then
-	sum=$(cd "$src" && find meson.build meson_options.txt controller target-stub -type f -print0 |
-		LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+	# Every file of the tree: the build reads the sources, scripts/,
+	# completions/, docs/ (man pages, installed documentation), benches/ and
+	# tests/; leaving one out would restore a stale build. A git checkout
+	# lists its tracked files (build directories and other untracked files
+	# are no source); an unpacked archive, as the runner's copy of an
+	# action is, lists every file. The contents are hashed, so a change not
+	# yet committed counts too.
+	if git -C "$src" rev-parse --show-toplevel 2>/dev/null | grep -qxF "$src"; then
+		list() { git -C "$src" ls-files -z; }
+	else
+		list() { (cd "$src" && find . -path ./.git -prune -o -type f -printf '%P\0'); }
+	fi
+	sum=$(list | LC_ALL=C sort -z | (cd "$src" && xargs -0 sha256sum --) | sha256sum | cut -c1-16)
 	os=$(. /etc/os-release && echo "$ID-$VERSION_ID")
 	where=$(printf '%s' "$prefix" | sha256sum | cut -c1-8)
 	echo "benchtrap-$os-$(uname -m)-$where-$sum"

@@ -36,10 +36,16 @@ mkdir -p "$TMP/bad/docs" "$TMP/bad/comment"
 cp "$SOURCE_ROOT/action.yml" "$TMP/bad/"
 cp "$SOURCE_ROOT/comment/action.yml" "$TMP/bad/comment/"
 "$PY" - "$SOURCE_ROOT/docs/ci.md" "$TMP/bad/docs/ci.md" <<'PY'
-import sys
+import re, sys
 s = open(sys.argv[1]).read()
-s = s.replace("actions/checkout@v6", "actions/checkout@v4", 1)
-s = s.replace("actions/download-artifact@v7", "actions/download-artifact@v6", 1)
+s = re.sub(r"actions/checkout@[0-9a-f]{40} # v6[.0-9]*", "actions/checkout@v4", s, 1)
+s = re.sub(r"actions/download-artifact@[0-9a-f]{40} # v7[.0-9]*", "actions/download-artifact@v6", s,
+           1)
+# A commit whose comment names another release, one without a comment.
+s = re.sub(r"(actions/upload-artifact@[0-9a-f]{40} # )v6[.0-9]*", r"\g<1>v6.9.9", s, 1)
+s = re.sub(r"(actions/upload-artifact@[0-9a-f]{40}) # v6(?!\.9\.9)[.0-9]*", r"\1", s, 1)
+# The comment job on forks' pull requests too.
+s = s.replace(" &&\n      github.event.pull_request.head.repo.full_name == github.repository", "", 1)
 # The job that builds the pull request may write.
 s = s.replace("    permissions:\n      contents: read\n    strategy:",
               "    permissions:\n      contents: read\n      pull-requests: write\n    strategy:", 1)
@@ -48,12 +54,21 @@ s = s.replace("      - uses: OWNER/benchtrap/comment@v0.1.0",
 s = s.replace("    - git worktree prune\n", "    - git worktree prune\n    - if [ x\n", 1)
 open(sys.argv[2], "w").write(s)
 PY
-sed -i 's/actions\/cache@v5/actions\/cache@v4/' "$TMP/bad/action.yml"
+# action.yml: cache on a Node.js 20 major, and the URL of the fetch made of
+# github.action_repository, which is empty in a composite action.
+sed -i -E 's/actions\/cache@[0-9a-f]{40} # v5[.0-9]*/actions\/cache@v4/' "$TMP/bad/action.yml"
+sed -i -E 's|^( *)REPOSITORY: \$\{\{ inputs.repository \}\}|\1REPOSITORY: ${{ github.action_repository }}|' \
+	"$TMP/bad/action.yml"
 out=$("$PY" "$(dirname "$0")/ci_workflows.py" "$TMP/bad" "$TMP/steps" 2>&1)
 status=$?
 expect_status 1
 expect_out 'action.yml: .*actions/cache@v4 runs on the deprecated Node.js 20: use v5'
 expect_out 'job measure: step 1: actions/checkout@v4 runs on the deprecated Node.js 20'
+expect_out 'job measure: step 1: actions/checkout@v4: a tag can be moved; pin the commit'
+expect_out 'job measure: step 3: actions/upload-artifact@b7c566a772e6b6bfb58ed0dc250532a479d7789f is actions/upload-artifact v6.0.0, not v6.9.9'
+expect_out 'job compare: step 3: actions/upload-artifact@b7c566a772e6b6bfb58ed0dc250532a479d7789f: a commit needs its release in a comment'
+expect_out 'job comment: has write permission but runs on forks.* pull requests'
+expect_out 'action.yml: step [0-9]+ \(Fetch benchtrap at ref\): github.action_repository and action_ref are empty'
 expect_out 'job compare: step 1: actions/download-artifact@v6 runs on the deprecated'
 expect_out 'job measure: has write permission and checks out or runs'
 expect_out 'job comment: has write permission but does not post the comment'
@@ -140,31 +155,83 @@ for i in 1 2; do
 	[[ $(cat built-from) == head && $(cat "$TMP/runner-temp/benchtrap-base/built-from") == base ]] ||
 		fail "the build step, run $i, did not build head and base"
 done
-# Fetching benchtrap at a ref, and the cache key of what was fetched: the
-# same source gives the same key, another source another.
+# Fetching benchtrap at a ref. Inside a composite action
+# github.action_repository is empty: the URL the step used to make of it was
+# the server's alone. Without the input repository the step now stops with
+# one line and fetches nothing; with owner/name it fetches from the server,
+# with a path or URL from there.
 step 'Fetch benchtrap at ref' >"$TMP/fetch-step.sh" && step "The build's cache key" >"$TMP/key-step.sh" ||
 	fail "no fetch or key step"
+SRCDIR=$TMP/runner-temp/benchtrap-src
+fetch() {
+	rm -rf "$SRCDIR"
+	SERVER=$TMP/server REF=$1 REPOSITORY=$2 DIR=$SRCDIR bash -e "$TMP/fetch-step.sh" >"$TMP/out" 2>"$TMP/err"
+	status=$? out=$(cat "$TMP/out") err=$(cat "$TMP/err")
+}
+fetch v0.1.0 ''
+expect_status 2
+expect_out "^::error::benchtrap: ref 'v0.1.0' needs the input repository"
+checks=$((checks + 1))
+[[ ! -e $SRCDIR ]] || fail "the fetch step without repository made $SRCDIR"
+fetch v0.1.0 'o/b; rm -rf /'
+expect_status 2
+expect_out "repository 'o/b; rm -rf /' is neither owner/name nor a git URL"
 if git -C "$SOURCE_ROOT" rev-parse --verify -q HEAD >/dev/null; then
-	REPO=$SOURCE_ROOT REF=HEAD DIR=$TMP/runner-temp/benchtrap-src bash -e "$TMP/fetch-step.sh" 2>"$TMP/err" ||
-		fail "the fetch step: $(cat "$TMP/err")"
+	want=$(git -C "$SOURCE_ROOT" rev-parse HEAD)
+	mkdir -p "$TMP/server/owner" && ln -s "$SOURCE_ROOT" "$TMP/server/owner/benchtrap"
+	for repository in owner/benchtrap "$SOURCE_ROOT" "file://$SOURCE_ROOT"; do
+		fetch HEAD "$repository"
+		expect_status 0
+		checks=$((checks + 1))
+		[[ $(git -C "$SRCDIR" rev-parse HEAD) == "$want" ]] || fail "fetched from $repository: not $want"
+	done
 else
 	echo "note: the source is no git checkout: the fetch step is not run, the key is of a copy"
-	mkdir -p "$TMP/runner-temp/benchtrap-src"
-	cp -r "$SOURCE_ROOT"/{meson.build,meson_options.txt,controller,target-stub} "$TMP/runner-temp/benchtrap-src/"
+	mkdir -p "$SRCDIR"
+	tar -C "$SOURCE_ROOT" --exclude=./.git --exclude='./build*' -cf - . | tar -C "$SRCDIR" -xf -
 fi
+
+# The cache key of what was fetched: the same source gives the same key, a
+# change to any file the build reads another. As fetched (a git checkout)
+# and as the runner unpacks the action (no .git: every file).
 key() {
 	: >"$TMP/key-out"
-	SRC=$TMP/runner-temp/benchtrap-src SCRIPTS=$SOURCE_ROOT/scripts/ci PREFIX=$TMP/runner-temp/benchtrap \
+	SRC=$1 SCRIPTS=$SOURCE_ROOT/scripts/ci PREFIX=$TMP/runner-temp/benchtrap \
 		GITHUB_OUTPUT=$TMP/key-out bash -e "$TMP/key-step.sh" || fail "the key step"
 	sed -n 's/^key=//p' "$TMP/key-out"
 }
-k1=$(key) k2=$(key)
-echo >>"$TMP/runner-temp/benchtrap-src/controller/main.c"
-k3=$(key)
-echo "cache keys: $k1, then $k3 after a change"
+unpacked=$TMP/runner-temp/unpacked
+mkdir -p "$unpacked" && cp -r "$SRCDIR"/. "$unpacked/" && rm -rf "$unpacked/.git"
+for src in "$SRCDIR" "$unpacked"; do
+	k1=$(key "$src") k2=$(key "$src")
+	checks=$((checks + 1))
+	[[ $k1 =~ ^benchtrap-[a-z0-9.-]+-$(uname -m)-[0-9a-f]{8}-[0-9a-f]{16}$ && $k1 == "$k2" ]] ||
+		fail "cache keys of $src: $k1 $k2"
+	# One tracked file under each directory the build reads (sources,
+	# meson files, scripts, man pages and docs, completions, benches,
+	# tests and their fixtures), and the top-level meson files.
+	changed=0 files=()
+	for dir in controller target-stub scripts docs/man docs completions benches tests/fixtures tests; do
+		f=$(cd "$src" && find "$dir" -maxdepth 1 -type f | LC_ALL=C sort | head -n1)
+		[[ $f ]] || fail "no file under $dir of $src"
+		files+=("$f")
+	done
+	for f in "${files[@]}" meson.build meson_options.txt; do
+		cp "$src/$f" "$TMP/keep"
+		echo >>"$src/$f"
+		k3=$(key "$src")
+		cp "$TMP/keep" "$src/$f"
+		checks=$((checks + 1))
+		[[ $k3 != "$k1" ]] || fail "the key of $src did not change with $f"
+		changed=$((changed + 1))
+	done
+	checks=$((checks + 1))
+	[[ $(key "$src") == "$k1" ]] || fail "the key of $src is not back to $k1"
+	echo "cache key of ${src##*/}: $k1; another after a change to each of $changed files"
+done
+# The fetched checkout and the unpacked copy of the same files: one key.
 checks=$((checks + 1))
-[[ $k1 =~ ^benchtrap-[a-z0-9.-]+-$(uname -m)-[0-9a-f]{8}-[0-9a-f]{16}$ && $k1 == "$k2" && $k3 != "$k1" ]] ||
-	fail "cache keys: $k1 $k2 $k3"
+[[ $(key "$SRCDIR") == $(key "$unpacked") ]] || fail "a checkout and its unpacked copy have two keys"
 cd "$TMP" || fail "cd $TMP"
 
 # ---- the comment of 1000 benchmarks -----------------------------------------

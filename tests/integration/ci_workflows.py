@@ -25,16 +25,46 @@ def problem(msg):
     problems.append(msg)
 
 
+# The commits of the releases pinned, each read from the action's own
+# repository (git show-ref --tags of a clone): a pin must say which release
+# it is, and a known commit must be the release it says.
+RELEASES = {
+    "27d5ce7f107fe9357f9df03efb73ab90386fccae": ("actions/cache", "v5.0.5"),
+    "b7c566a772e6b6bfb58ed0dc250532a479d7789f": ("actions/upload-artifact", "v6.0.0"),
+    "37930b1c2abaa49bbe596cd826c3c89aef350131": ("actions/download-artifact", "v7.0.0"),
+    "d23441a48e516b6c34aea4fa41551a30e30af803": ("actions/checkout", "v6.1.0"),
+}
+# uses -> the versions in the comments of its lines, in the order of the
+# text, from every file's text (YAML drops comments); each check takes the
+# next.
+COMMENTS = {}
+
+
+def read_comments(text):
+    for m in re.finditer(r"uses:\s*(\S+)[ \t]*(?:#[ \t]*(\S+))?", text):
+        COMMENTS.setdefault(m.group(1), []).append(m.group(2))
+
+
 def check_uses(where, uses):
     name, _, ref = uses.partition("@")
     if not ref:
         problem("%s: %s is not pinned to a ref" % (where, uses))
         return
+    if re.fullmatch(r"[0-9a-f]{40}", ref):
+        version = (COMMENTS.get(uses) or [None]).pop(0)
+        if not version or not re.fullmatch(r"v\d+(\.\d+)*", version):
+            problem("%s: %s: a commit needs its release in a comment, '# vN.N.N'" % (where, uses))
+            return
+        if ref in RELEASES and RELEASES[ref] != (name, version):
+            problem("%s: %s is %s %s, not %s" % (where, uses, RELEASES[ref][0], RELEASES[ref][1],
+                                                 version))
+        ref = version
+    elif name.startswith("actions/"):
+        problem("%s: %s: a tag can be moved; pin the commit, '@SHA # vN.N.N'" % (where, uses))
     if name in FIRST_NODE24:
         m = re.fullmatch(r"v(\d+)(\.\d+)*", ref)
         if not m:
-            if not re.fullmatch(r"[0-9a-f]{40}", ref):
-                problem("%s: %s: pin a major (v%d) or a commit" % (where, uses, FIRST_NODE24[name]))
+            problem("%s: %s: pin a commit of v%d or later" % (where, uses, FIRST_NODE24[name]))
         elif int(m.group(1)) < FIRST_NODE24[name]:
             problem("%s: %s runs on the deprecated Node.js 20: use v%d or later"
                     % (where, uses, FIRST_NODE24[name]))
@@ -60,6 +90,7 @@ def check_action(rel):
     path = os.path.join(root, rel)
     with open(path) as f:
         text = f.read()
+    read_comments(text)
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -83,6 +114,12 @@ def check_action(rel):
         where = "%s: step %d (%s)" % (rel, i + 1, step.get("name", step.get("uses", "")))
         if "id" in step:
             ids.add(step["id"])
+        # Empty inside a composite action (the runner fills them for the
+        # workflow's own steps only): a URL made of them names no repository.
+        if re.search(r"github\.action_(repository|ref)\b|GITHUB_ACTION_(REPOSITORY|REF)\b",
+                     str({k: v for k, v in step.items() if k != "name"})):
+            problem("%s: github.action_repository and action_ref are empty in a composite action"
+                    % where)
         if "uses" in step:
             check_uses(where, step["uses"])
         elif "run" in step:
@@ -152,6 +189,12 @@ def check_github(wf):
                         % jw)
             if not any("/comment@" in s.get("uses", "") for s in job.get("steps", [])):
                 problem("%s: has write permission but does not post the comment" % jw)
+            # A fork's pull request gets a read-only token: the job would
+            # fail on every one of them.
+            cond = re.sub(r"\s+", " ", str(job.get("if", "")))
+            if "github.event.pull_request.head.repo.full_name == github.repository" not in cond:
+                problem("%s: has write permission but runs on forks' pull requests, whose token "
+                        "is read-only: skip it there" % jw)
     if writers != 1:
         problem("%s: %d jobs may write; the comment job alone should" % (where, writers))
 
@@ -169,6 +212,7 @@ check_action("action.yml")
 check_action("comment/action.yml")
 with open(os.path.join(root, "docs/ci.md")) as f:
     md = f.read()
+read_comments(md)
 blocks = []
 for b in re.findall(r"```yaml\n(.*?)```", md, re.S):
     try:
