@@ -20,7 +20,6 @@
 #include <cmocka.h>
 
 #include "report/report.h"
-#include "report/table.h"
 #include "results/results.h"
 #include "stats/stats.h"
 
@@ -1100,84 +1099,6 @@ static void test_rows_fitting(void **state)
 	assert_int_equal(report_rows_fitting(sizes, 0, 100), 0);
 }
 
-/* A table printed to a string. */
-static char *table_text(const struct table *t, bool markdown)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	if (markdown)
-		table_print_markdown(t, f);
-	else
-		table_print_text(t, f);
-	fclose(f);
-	return buf;
-}
-
-/* Template instances keep their <...> in Markdown cells; a name of
- * thousands of characters is cut in the text table, which stays aligned. */
-static void test_table_long_and_markup(void **state)
-{
-	static const char *const h[] = { "BENCHMARK", "VALUE", "NOTE" };
-	static const enum table_align al[] = { TABLE_LEFT, TABLE_RIGHT, TABLE_LEFT };
-	struct table *t = table_new(3, h, al);
-	size_t len = 20000;
-	char *longname = malloc(len + 1), *out, *line, *save, *lines[4];
-	size_t n = 0, col = 0;
-
-	(void)state;
-	assert_non_null(t);
-	assert_non_null(longname);
-	memset(longname, 'x', len);
-	memcpy(longname, "twice<", 6);
-	memcpy(longname + len - 5, "<9>()", 5);
-	longname[len] = '\0';
-	assert_int_equal(table_add(t, (const char *const[]){ "long twice<long>(long)(9)", "1.0 ns",
-							      "a|b" }), 0);
-	assert_int_equal(table_add(t, (const char *const[]){ longname, "2.0 ns", "ok" }), 0);
-
-	out = table_text(t, true);
-	assert_non_null(strstr(out, "| long twice\\<long>(long)(9) | 1.0 ns | a\\|b |"));
-	assert_null(strstr(out, " twice<"));
-	/* Markdown keeps the whole name. */
-	assert_true(strlen(out) > len);
-	free(out);
-
-	out = table_text(t, false);
-	assert_true(strlen(out) < 400);
-	for (line = strtok_r(out, "\n", &save); line && n < 4; line = strtok_r(NULL, "\n", &save))
-		lines[n++] = line;
-	assert_int_equal(n, 3);
-	/* Every row has its value column ending at the same place. */
-	for (size_t i = 0; i < n; i++) {
-		const char *v = strstr(lines[i], i == 0 ? "VALUE" : i == 1 ? "1.0 ns" : "2.0 ns");
-		size_t chars = 0;
-
-		assert_non_null(v);
-		for (const char *p = lines[i]; p < v; p++)
-			chars += ((unsigned char)*p & 0xc0) != 0x80;
-		chars += strlen(i == 0 ? "VALUE" : "1.0 ns");
-		if (i == 0)
-			col = chars;
-		assert_int_equal(chars, col);
-	}
-	/* Cut in the middle: the start, "…", the end. */
-	assert_non_null(strstr(lines[2], "twice<xxx"));
-	assert_non_null(strstr(lines[2], "x…x"));
-	assert_non_null(strstr(lines[2], "xx<9>()"));
-	free(out);
-
-	/* Kept whole when asked (benchtrap list). */
-	table_keep_long_cells(t);
-	out = table_text(t, false);
-	assert_true(strlen(out) > len);
-	free(out);
-	table_free(t);
-	free(longname);
-}
-
 /* 1000 benchmarks: 100 regressed, 100 improved, 790 unchanged, 10 failed. */
 static void test_markdown_limited(void **state)
 {
@@ -1492,7 +1413,6 @@ int main(void)
 		cmocka_unit_test(test_changed_order),
 		cmocka_unit_test(test_rows_fitting),
 		cmocka_unit_test(test_markdown_limited),
-		cmocka_unit_test(test_table_long_and_markup),
 		cmocka_unit_test(test_parse_observe),
 		cmocka_unit_test(test_compare_observed),
 	};
