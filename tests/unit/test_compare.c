@@ -1081,8 +1081,6 @@ static void test_report_names(void **state)
 	a[2998] = '1';
 	b[2998] = '2';
 	a[2999] = b[2999] = '>';
-	base->path = strdup("base.json");
-	head->path = strdup("head.json");
 	add_bench(base, "long twice<long>(long)(9)", "callgrind", 100);
 	add_bench(head, "long twice<long>(long)(9)", "callgrind", 200);
 	add_bench(base, a, "callgrind", 100);
