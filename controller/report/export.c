@@ -207,6 +207,7 @@ static json_t *gbench_entry(const struct results_bench *b, const char *name, siz
 			    double v, size_t reps, const char *aggregate)
 {
 	json_t *e;
+	json_int_t iters;
 	char *full = NULL;
 
 	if (aggregate && asprintf(&full, "%s_%s", name, aggregate) < 0)
@@ -226,11 +227,11 @@ static json_t *gbench_entry(const struct results_bench *b, const char *name, siz
 		json_object_set_new(e, "aggregate_unit",
 				    json_string(!strcmp(aggregate, "cv") ? "percentage" : "time"));
 	}
-	json_object_set_new(
-		e, "iterations",
-		json_integer(aggregate ? (json_int_t)reps
-			     : b->has_stats ? (json_int_t)b->stats.iterations_per_sample
-					    : 1));
+	/* An aggregate is over 'reps' runs; a run is of the calls per sample. */
+	iters = aggregate      ? (json_int_t)reps
+		: b->has_stats ? (json_int_t)b->stats.iterations_per_sample
+			       : 1;
+	json_object_set_new(e, "iterations", json_integer(iters));
 	json_object_set_new(e, "real_time", results_json_num(v));
 	json_object_set_new(e, "cpu_time", results_json_num(v));
 	json_object_set_new(e, "time_unit", json_string("ns"));

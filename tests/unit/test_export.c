@@ -293,16 +293,17 @@ static char *bench_no_time(const char *name, const char *instrument, const char 
 {
 	char *s;
 
-	assert_true(asprintf(&s,
-			     "{\"name\": \"%s\", \"instrument\": \"%s\", \"unit\": \"ns\", "
-			     "\"value\": %s, \"status\": \"ok\", \"error\": null, \"no_time\": true, "
-			     "\"stats\": {\"median\": %s, \"mean\": %s, \"stddev\": 1, "
-			     "\"min\": %s, \"max\": %s, \"q1\": %s, \"q3\": %s, "
-			     "\"samples\": 3, \"iterations_per_sample\": 10, \"cv\": 0.5, "
-			     "\"ci_low\": %s, \"ci_high\": %s, \"confidence\": 0.95}, "
-			     "\"raw_samples\": [%s, %s, %s], \"diagnostics\": []}",
-			     name, instrument, value, value, value, value, value, value, value, lo,
-			     hi, value, value, value) > 0);
+	assert_true(
+		asprintf(&s,
+			 "{\"name\": \"%s\", \"instrument\": \"%s\", \"unit\": \"ns\", "
+			 "\"value\": %s, \"status\": \"ok\", \"error\": null, \"no_time\": true, "
+			 "\"stats\": {\"median\": %s, \"mean\": %s, \"stddev\": 1, "
+			 "\"min\": %s, \"max\": %s, \"q1\": %s, \"q3\": %s, "
+			 "\"samples\": 3, \"iterations_per_sample\": 10, \"cv\": 0.5, "
+			 "\"ci_low\": %s, \"ci_high\": %s, \"confidence\": 0.95}, "
+			 "\"raw_samples\": [%s, %s, %s], \"diagnostics\": []}",
+			 name, instrument, value, value, value, value, value, value, value, lo, hi,
+			 value, value, value) > 0);
 	assert_true(nmade < sizeof(made) / sizeof(made[0]));
 	made[nmade++] = s;
 	return s;
@@ -406,8 +407,8 @@ static void test_no_time_everywhere(void **state)
 			fail_msg("%s export lacks kept:\n%s", report_export_name(i), text);
 		if (strstr(text, "empty") || strstr(text, "unresolved") || strstr(text, "dead") ||
 		    strstr(text, "1337") || strstr(text, "-0.0"))
-			fail_msg("%s export has a row without a figure:\n%s",
-				 report_export_name(i), text);
+			fail_msg("%s export has a row without a figure:\n%s", report_export_name(i),
+				 text);
 		assert_int_equal(notes.failed, 1);
 		assert_int_equal(notes.no_time, 2);
 		assert_int_equal(notes.shortened, 0);

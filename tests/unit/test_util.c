@@ -385,7 +385,8 @@ static void test_table(void **state)
 	longname[70] = '\0';
 	assert_int_equal(table_add(t, (const char *const[]){ longname, "1 ns", "z" }), 0);
 	out = print_to_string(t, false);
-	assert_non_null(strstr(out, "\nfib[20]" "                                                     "
+	assert_non_null(strstr(out, "\nfib[20]"
+				    "                                                     "
 				    "  1.5 µs\n"));
 	assert_non_null(strstr(out, "\nabxxxxxxxxxxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxxxxxxxxxxxxxxyzx"
 				    "    1 ns  z\n"));
@@ -422,8 +423,9 @@ static void test_table_long_and_markup(void **state)
 	memcpy(longname, "twice<", 6);
 	memcpy(longname + len - 5, "<9>()", 5);
 	longname[len] = '\0';
-	assert_int_equal(table_add(t, (const char *const[]){ "long twice<long>(long)(9)", "1.0 ns",
-							      "a|b" }), 0);
+	assert_int_equal(
+		table_add(t, (const char *const[]){ "long twice<long>(long)(9)", "1.0 ns", "a|b" }),
+		0);
 	assert_int_equal(table_add(t, (const char *const[]){ longname, "2.0 ns", "ok" }), 0);
 
 	out = print_to_string(t, true);
