@@ -24,17 +24,21 @@ static const char usage[] =
 	"           perf-instructions (perf), bytes (memory)\n"
 	"  gbench   Google Benchmark JSON, for its tools/compare.py: one iteration\n"
 	"           row per benchmark, its median, so OVERALL_GEOMEAN weighs each\n"
-	"           once; then the mean, median, stddev and cv over its samples. A\n"
-	"           median not above zero has the aggregates only\n"
+	"           once; then the mean, median, stddev and cv over its N samples\n"
+	"           (repetitions N, as Google Benchmark writes N repetitions). A\n"
+	"           median of zero (a count of none) has the aggregates only\n"
 	"  gab      github-action-benchmark, tool 'customSmallerIsBetter':\n"
 	"           [{name, unit, value, range, extra}]\n"
 	"\n"
-	"Failed benchmarks have no value: bmf and gab leave them out, gbench marks\n"
-	"them with error_occurred. In a file of several instruments, gbench and gab\n"
-	"names end in ' (INSTRUMENT)'. Names longer than Bencher's 1024 bytes are\n"
-	"shortened to a prefix, '~' and a hash of the whole name, said on stderr.\n"
-	"Whole numbers are written with all their digits. docs/ci.md shows each\n"
-	"format.\n"
+	"Every format leaves out the same benchmarks, and says on stderr how many:\n"
+	"failed ones (they have no figure) and those that measured no time\n"
+	"(\"no_time\": not told from an empty function, observe's unresolved, or\n"
+	"a time not above zero), whose figure is noise a threshold would alert\n"
+	"on. In a file of several instruments, gbench and gab names end in\n"
+	"' (INSTRUMENT)'. bmf only: names longer than Bencher's 1024 bytes are\n"
+	"shortened to a prefix, '~' and a hash of the whole name, said on\n"
+	"stderr; gbench and gab keep whole names. Whole numbers are written\n"
+	"with all their digits. docs/ci.md shows each format.\n"
 	"\n"
 	"options:\n"
 	"  --format FMT        bmf, gbench or gab (required)\n"
@@ -117,5 +121,14 @@ int cli_export(int argc, char **argv)
 			"bytes) shortened to a prefix and a hash of the whole name\n",
 			notes.shortened, notes.shortened == 1 ? "" : "s",
 			!strcmp(fmt, "bmf") ? "Bencher" : fmt, notes.limit);
+	if (notes.failed)
+		fprintf(stderr, "benchtrap: export: %zu failed benchmark%s left out (no figure)\n",
+			notes.failed, notes.failed == 1 ? "" : "s");
+	if (notes.no_time)
+		fprintf(stderr,
+			"benchtrap: export: %zu benchmark%s that measured no time left out (a "
+			"figure within the noise; the results file has %s)\n",
+			notes.no_time, notes.no_time == 1 ? "" : "s",
+			notes.no_time == 1 ? "it" : "them");
 	return EXIT_OK;
 }

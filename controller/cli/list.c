@@ -133,6 +133,7 @@ static int list_benches(struct list_opts *o, struct elf_file *ef)
 		r = cli_error("out of memory");
 		goto out;
 	}
+	table_keep_long_cells(t); /* names to copy into --filter: whole */
 	for (size_t i = 0; i < n; i++) {
 		const struct elf_bench *b = elf_bench(ef, i);
 		const char *sym = b->symbol ? b->symbol->name : NULL;
@@ -208,6 +209,8 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 		total += elf_symbol_count(scope.objs[k]);
 	t = table_new(6, headers, align);
 	syms = calloc(total + 1, sizeof(*syms));
+	if (t)
+		table_keep_long_cells(t); /* names to copy into --symbol: whole */
 	if (!t || !syms) {
 		r = cli_error("out of memory");
 		goto out;

@@ -101,7 +101,8 @@ static bool mixed_instruments(const struct results_comparison *c)
 
 /* The cells of one pair: name, base, head, change, interval, verdict, note. */
 struct cells {
-	char name[512], base[64], head[64], change[32], ci[80], verdict[32];
+	char *name; /* whole (a template instance can take kilobytes); to free */
+	char base[64], head[64], change[32], ci[80], verdict[32];
 	const char *note;
 };
 
@@ -126,12 +127,12 @@ static void status_cell(const struct results_bench *b, char *buf, size_t size)
 	snprintf(buf, size, "%s", !strcmp(s, "no_calls") ? "no calls" : s);
 }
 
-static void pair_cells(const struct results_pair *p, bool mixed, struct cells *c)
+/* 0, or -ENOMEM with nothing to free. */
+static int pair_cells(const struct results_pair *p, bool mixed, struct cells *c)
 {
-	if (mixed)
-		snprintf(c->name, sizeof(c->name), "%s (%s)", p->name, p->instrument);
-	else
-		snprintf(c->name, sizeof(c->name), "%s", p->name);
+	if (mixed ? asprintf(&c->name, "%s (%s)", p->name, p->instrument) < 0
+		  : !(c->name = strdup(p->name)))
+		return -ENOMEM;
 	format_value(bench_value(p->base), p->unit, c->base, sizeof(c->base));
 	format_value(bench_value(p->head), p->unit, c->head, sizeof(c->head));
 	if (p->base && !p->base->ok)
@@ -153,6 +154,7 @@ static void pair_cells(const struct results_pair *p, bool mixed, struct cells *c
 	}
 	snprintf(c->verdict, sizeof(c->verdict), "%s", results_verdict_name(p->verdict));
 	c->note = p->note ? p->note : "";
+	return 0;
 }
 
 /* A table of the pairs order[0..n) of c, or of every pair when order is
@@ -185,14 +187,20 @@ static struct table *pairs_table(const struct results_comparison *c, const size_
 		const struct results_pair *p = &c->pairs[order ? order[i] : i];
 		struct cells cl;
 		char verdict[40];
+		int r;
 
-		pair_cells(p, mixed, &cl);
+		if (pair_cells(p, mixed, &cl) < 0) {
+			table_free(t);
+			return NULL;
+		}
 		if (markdown && (p->verdict == RESULTS_REGRESSED || p->verdict == RESULTS_FAILED))
 			snprintf(verdict, sizeof(verdict), "**%s**", cl.verdict);
 		else
 			snprintf(verdict, sizeof(verdict), "%s", cl.verdict);
-		if (table_add(t, (const char *const[]){ cl.name, cl.base, cl.head, cl.change, cl.ci,
-							verdict, cl.note }) < 0) {
+		r = table_add(t, (const char *const[]){ cl.name, cl.base, cl.head, cl.change, cl.ci,
+							verdict, cl.note });
+		free(cl.name);
+		if (r < 0) {
 			table_free(t);
 			return NULL;
 		}

@@ -17,6 +17,30 @@ static bool has_ci(const struct results_bench *b)
 	return b->has_stats && isfinite(b->stats.ci_low) && isfinite(b->stats.ci_high);
 }
 
+/*
+ * Whether benchmark 'b' is exported, in every format alike: only with a
+ * figure, and not when it measured no time (walltime: not told from an
+ * empty function; observe: unresolved; callgrind, perf: almost no
+ * instructions). Such a figure is noise: a median of 0 with an interval
+ * below zero, or an observed 1337 ns the tool itself calls unresolved,
+ * would hand Bencher or a threshold a precision the measurement lacks.
+ * Counts what it leaves out in 'notes'.
+ */
+static bool exported(const struct results_bench *b, struct report_export_notes *notes)
+{
+	if (b->status == RESULTS_STATUS_FAILED)
+		notes->failed++;
+	if (!b->ok || !isfinite(b->value))
+		return false;
+	/* A time not above zero is no time whatever the file says (a writer
+	 * that set no "no_time"); a count of zero is a measurement. */
+	if (b->no_time || (!strcmp(b->unit, "ns") && !(b->value > 0.0))) {
+		notes->no_time++;
+		return false;
+	}
+	return true;
+}
+
 /* ---- names ----------------------------------------------------------------- */
 
 /* Whether the benchmarks of 'rf' were measured by more than one instrument
@@ -116,8 +140,7 @@ static const char *bmf_measure(const struct results_bench *b, char *buf, size_t 
 /*
  * Bencher Metric Format: { "NAME": { "MEASURE": { "value": V,
  * "lower_value": L, "upper_value": U } } }, bounds optional. The bounds are
- * the confidence interval of the median. Failed benchmarks have no value
- * and are left out.
+ * the confidence interval of the median. Only exported() benchmarks.
  */
 static json_t *export_bmf(const struct results_file *rf, struct report_export_notes *notes)
 {
@@ -128,7 +151,7 @@ static json_t *export_bmf(const struct results_file *rf, struct report_export_no
 		char buf[64], *name;
 		json_t *bench, *m;
 
-		if (!b->ok || !isfinite(b->value))
+		if (!exported(b, notes))
 			continue;
 		name = export_name(b, false, BMF_NAME_MAX, notes);
 		if (!name)
@@ -167,11 +190,15 @@ nomem:
  * holding its median (benchtrap's headline) and weighs once, as the
  * benchmarks of a Google Benchmark run with one repetition count do; rows
  * of each sample would weigh a benchmark by its number of samples. The
- * aggregates mean, median, stddev and cv over the samples follow, with
- * "repetitions" the number of samples. A benchmark whose median is not
- * above zero (walltime measured nothing beyond the empty loop; a count of
- * none) is left out of benchtrap compare's geometric mean and would make
- * compare.py's zero or NaN: it has the aggregates only. benchtrap measures
+ * aggregates mean, median, stddev and cv over the samples follow. As
+ * Google Benchmark writes a run of N repetitions, every row has
+ * "repetitions" N (the number of samples) and the aggregates' "iterations"
+ * is N too (statistics.cc: an aggregate is over N measurements); the
+ * iteration row's "iterations" is the calls per sample. Only exported()
+ * benchmarks: a failed one would be a row with real_time 0, which
+ * compare.py reads as a -100% change. A count of none (memory: 0 bytes)
+ * is left out of benchtrap compare's geometric mean and would make
+ * compare.py's zero: it has the aggregates only. benchtrap measures
  * wall time only: cpu_time repeats real_time. A count (callgrind, memory)
  * goes in real_time with time_unit "ns" and is also given under its unit's
  * name, with a label saying so.
@@ -180,6 +207,7 @@ static json_t *gbench_entry(const struct results_bench *b, const char *name, siz
 			    double v, size_t reps, const char *aggregate)
 {
 	json_t *e;
+	json_int_t iters;
 	char *full = NULL;
 
 	if (aggregate && asprintf(&full, "%s_%s", name, aggregate) < 0)
@@ -199,9 +227,11 @@ static json_t *gbench_entry(const struct results_bench *b, const char *name, siz
 		json_object_set_new(e, "aggregate_unit",
 				    json_string(!strcmp(aggregate, "cv") ? "percentage" : "time"));
 	}
-	json_object_set_new(
-		e, "iterations",
-		json_integer(b->has_stats ? (json_int_t)b->stats.iterations_per_sample : 1));
+	/* An aggregate is over 'reps' runs; a run is of the calls per sample. */
+	iters = aggregate      ? (json_int_t)reps
+		: b->has_stats ? (json_int_t)b->stats.iterations_per_sample
+			       : 1;
+	json_object_set_new(e, "iterations", json_integer(iters));
 	json_object_set_new(e, "real_time", results_json_num(v));
 	json_object_set_new(e, "cpu_time", results_json_num(v));
 	json_object_set_new(e, "time_unit", json_string("ns"));
@@ -225,26 +255,9 @@ static int gbench_bench(json_t *benches, const struct results_bench *b, const ch
 {
 	const struct results_stats *s = &b->stats;
 	size_t reps = b->has_stats && s->samples ? s->samples : b->nraw ? b->nraw : 1;
-	json_t *x;
 
-	/* An observed function with no call to time has nothing to report,
-	 * and did not fail. */
-	if (b->status == RESULTS_STATUS_SKIPPED || b->status == RESULTS_STATUS_NO_CALLS)
-		return 0;
-	if (!b->ok) {
-		x = gbench_entry(b, name, family, 0.0, 1, NULL);
-		if (x) {
-			size_t len = b->error ? strcspn(b->error, "\n") : 0;
-			char *msg = b->error ? strndup(b->error, len) : NULL;
-
-			json_object_set_new(x, "error_occurred", json_true());
-			json_object_set_new(x, "error_message", json_string(msg ? msg : "failed"));
-			free(msg);
-		}
-		return gbench_append(benches, x);
-	}
-	if (isfinite(b->value) && b->value > 0.0 && !b->no_time &&
-	    gbench_append(benches, gbench_entry(b, name, family, b->value, 1, NULL)) < 0)
+	if (b->value > 0.0 &&
+	    gbench_append(benches, gbench_entry(b, name, family, b->value, reps, NULL)) < 0)
 		return -ENOMEM;
 	const struct {
 		const char *name;
@@ -274,9 +287,13 @@ static json_t *export_gbench(const struct results_file *rf, struct report_export
 	if (!benches)
 		return NULL;
 	for (size_t i = 0; i < rf->n; i++) {
-		char *name = export_name(&rf->benches[i], mixed, 0, notes);
-		int r = name ? gbench_bench(benches, &rf->benches[i], name, i) : -ENOMEM;
+		char *name;
+		int r;
 
+		if (!exported(&rf->benches[i], notes))
+			continue;
+		name = export_name(&rf->benches[i], mixed, 0, notes);
+		r = name ? gbench_bench(benches, &rf->benches[i], name, i) : -ENOMEM;
 		free(name);
 		if (r < 0) {
 			json_decref(benches);
@@ -293,7 +310,8 @@ static json_t *export_gbench(const struct results_file *rf, struct report_export
 		"library_build_type", "release", "library_version", results_json_str(e->benchtrap),
 		"cpu", results_json_str(e->cpu), "benchtrap_rows",
 		"one iteration row per benchmark, its median; aggregates over its "
-		"samples; none for a benchmark that measured no time",
+		"samples, repetitions and the aggregates' iterations the number of samples; "
+		"no rows for a benchmark that failed or measured no time",
 		"benchmarks", benches);
 }
 
@@ -314,7 +332,7 @@ static const char *text_num(char *buf, double v)
  * github-action-benchmark, tool "customSmallerIsBetter": an array of
  * { "name", "unit", "value", "range", "extra" }; range and extra are
  * free text. range is the half-width of the confidence interval of the
- * median. Failed benchmarks have no value and are left out.
+ * median. Only exported() benchmarks.
  */
 static json_t *export_gab(const struct results_file *rf, struct report_export_notes *notes)
 {
@@ -326,7 +344,7 @@ static json_t *export_gab(const struct results_file *rf, struct report_export_no
 		char range[64] = "", extra[512], lo[32], hi[32], *name;
 		json_t *x;
 
-		if (!b->ok || !isfinite(b->value))
+		if (!exported(b, notes))
 			continue;
 		if (has_ci(b))
 			snprintf(range, sizeof(range), "± %s",

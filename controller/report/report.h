@@ -138,11 +138,17 @@ const char *report_export_name(size_t i);
 struct report_export_notes {
 	size_t shortened; /* names longer than the consumer takes, shortened */
 	size_t limit;	  /* to this many bytes */
+	size_t failed;	  /* failed benchmarks left out: they have no figure */
+	size_t no_time;	  /* benchmarks that measured no time ("no_time": their
+			   * figure is within the noise) left out */
 };
 
 /* 'rf' in the export format named 'format'. 0, -EINVAL for a name
  * report_export_name() does not give, or a negative errno. On success
- * *ret_notes (when not NULL) says what was shortened. */
+ * *ret_notes (when not NULL) says what was shortened and left out. Every
+ * format leaves out the same benchmarks: those without a figure (failed,
+ * skipped, an observed function never called) and those that measured no
+ * time, whose figure is within the noise (docs/ci.md, "Exports"). */
 int report_export(const struct results_file *rf, const char *format, FILE *f,
 		  struct report_export_notes *ret_notes);
 

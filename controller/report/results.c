@@ -287,8 +287,11 @@ void report_print_table(const struct report_run *run, FILE *f, enum report_forma
 			format_value(r, r->stats.ci_low, lo, sizeof(lo));
 			format_value(r, r->stats.ci_high, hi, sizeof(hi));
 			/* Under five samples an interval or a spread would only
-			 * look confident. */
-			if (r->stats.n >= 5)
+			 * look confident; a benchmark that measured no time has
+			 * no interval worth a figure (its bounds may lie below
+			 * zero, around a median of 0), as the exports leave it
+			 * out. */
+			if (r->stats.n >= 5 && !r->no_time)
 				snprintf(ci, sizeof(ci), "%s … %s", lo, hi);
 			else
 				snprintf(ci, sizeof(ci), "-");
@@ -301,7 +304,9 @@ void report_print_table(const struct report_run *run, FILE *f, enum report_forma
 				snprintf(cv, sizeof(cv), "-");
 			snprintf(samples, sizeof(samples), "%zu × %" PRIu64, r->stats.n,
 				 r->iterations);
-			if (r->ndiagnostics)
+			if (r->no_time)
+				note = r->ndiagnostics ? "no time, see below" : "no time";
+			else if (r->ndiagnostics)
 				note = "see below";
 		} else {
 			note = "FAILED";

@@ -12,6 +12,7 @@ struct table {
 	size_t ncols, nrows, cap;
 	char **cells; /* (nrows + 1) * ncols; row 0 is the header */
 	enum table_align *align;
+	bool keep_long; /* table_keep_long_cells() */
 };
 
 static size_t width(const char *s)
@@ -77,18 +78,48 @@ size_t table_rows(const struct table *t)
 	return t->nrows;
 }
 
+void table_keep_long_cells(struct table *t)
+{
+	t->keep_long = true;
+}
+
+/* Byte offset of the character 'n' characters into 's' (UTF-8). */
+static size_t char_offset(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && n-- == 0)
+			break;
+	return i;
+}
+
+/* Cell 's' of 'sw' characters in TABLE_MAX_WIDTH of them: its start, "…"
+ * and its end, which tells template instances apart more often than the
+ * start alone would. */
+static void print_cut(const char *s, size_t sw, FILE *f)
+{
+	size_t head = (TABLE_MAX_WIDTH - 1) / 2, tail = TABLE_MAX_WIDTH - 1 - head;
+
+	fprintf(f, "%.*s…%s", (int)char_offset(s, head), s, s + char_offset(s, sw - tail));
+}
+
 void table_print_text(const struct table *t, FILE *f)
 {
 	size_t *w = calloc(t->ncols, sizeof(*w));
 
 	if (!w)
 		return;
-	/* A very long cell (a C++ name of 700 characters) overflows its
+	/* A very long cell (a C++ name of 700 characters) is cut to
+	 * TABLE_MAX_WIDTH in every column but the last, so the columns after
+	 * it stay aligned; with table_keep_long_cells() it overflows its
 	 * column rather than widening it for every row. */
 	for (size_t r = 0; r <= t->nrows; r++)
 		for (size_t c = 0; c < t->ncols; c++) {
 			size_t cw = width(t->cells[r * t->ncols + c]);
 
+			if (cw > TABLE_MAX_WIDTH && !t->keep_long && c + 1 < t->ncols)
+				cw = TABLE_MAX_WIDTH;
 			if (cw > w[c] && cw <= TABLE_MAX_WIDTH)
 				w[c] = cw;
 		}
@@ -105,7 +136,11 @@ void table_print_text(const struct table *t, FILE *f)
 
 			if (c)
 				fputs("  ", f);
-			if (t->align[c] == TABLE_RIGHT)
+			if (sw > TABLE_MAX_WIDTH && !t->keep_long && c + 1 < t->ncols) {
+				print_cut(s, sw, f);
+				if (c + 1 < last)
+					fprintf(f, "%*s", (int)(w[c] - TABLE_MAX_WIDTH), "");
+			} else if (t->align[c] == TABLE_RIGHT)
 				fprintf(f, "%*s%s", pad, "", s);
 			else if (c + 1 < last)
 				fprintf(f, "%s%*s", s, pad, "");
@@ -117,10 +152,12 @@ void table_print_text(const struct table *t, FILE *f)
 	free(w);
 }
 
+/* A cell's text: '|' would end the cell, and '<' would start an HTML tag
+ * GitHub drops ("twice<long>" would show as "twice"). */
 static void markdown_cell(const char *s, FILE *f)
 {
 	for (; *s; s++) {
-		if (*s == '|')
+		if (*s == '|' || *s == '<')
 			fputc('\\', f);
 		fputc(*s, f);
 	}

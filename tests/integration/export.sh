@@ -2,12 +2,14 @@
 # benchtrap export on results files of real runs (tests/fixtures/ci, base
 # and head builds) under callgrind (exact counts) and walltime, and on a
 # merged file of both; then on crafted files for what runs do not make:
-# 2000-byte names, counts of 10^10 and more, a median at or below zero.
+# 2000-byte names, counts of 10^10 and more, a median at or below zero,
+# a benchmark that measured no time, one that failed in head.
 #  - gbench: Google Benchmark's own tools/compare.py (libbenchmark-tools)
 #    gives the same OVERALL_GEOMEAN as benchtrap compare on the same files;
 #  - bmf: the shape of Bencher's schema (checked below), names within its
 #    1024 and still distinct, one line on stderr saying so;
 #  - a merged walltime+callgrind file: distinct names and measures;
+#  - no time and failures left out of every format, counted on stderr;
 #  - whole numbers keep every digit in every export and in merge's output.
 # No verdict here depends on the machine: the geometric means compared are
 # computed from the same files by both tools.
@@ -106,6 +108,14 @@ checks=$((checks + 1))
 python3 -c 'import json,sys; sys.exit(len({b["stats"]["samples"] for b in json.load(open(sys.argv[1]))["benchmarks"]}) < 2)' "$TMP/wt-base.json" ||
 	echo "note: every walltime benchmark took the same number of samples this time"
 same_geomean "$TMP/wt-base.json" "$TMP/wt-head.json" 6
+# As Google Benchmark writes N repetitions: every row's repetitions N (the
+# samples), and an aggregate's iterations N too (the runs it is over).
+run export "$TMP/wt-head.json" --format gbench
+expect_status 0
+samples=$(python3 -c 'import json,sys; print(json.dumps({b["name"]: b["stats"]["samples"] for b in json.load(open(sys.argv[1]))["benchmarks"]}))' "$TMP/wt-head.json")
+expect_json "all(b[\"repetitions\"] == $samples[b[\"run_name\"]] for b in d[\"benchmarks\"])"
+expect_json "all(b[\"iterations\"] == $samples[b[\"run_name\"]] for b in d[\"benchmarks\"] if b[\"run_type\"] == \"aggregate\")"
+expect_json 'all(b["iterations"] >= 1 and b["repetition_index"] == 0 for b in d["benchmarks"] if b["run_type"] == "iteration")'
 
 # The merged file: one benchmark name under two instruments.
 run export "$TMP/both-head.json" --format bmf
@@ -123,20 +133,53 @@ expect_json 'len(d) == 12 and len({x["name"] for x in d}) == 12'
 expect_json '{x["unit"] for x in d if x["name"].endswith(" (callgrind)")} == {"instructions"} and {x["unit"] for x in d if x["name"].endswith(" (walltime)")} == {"ns"}'
 same_geomean "$TMP/both-base.json" "$TMP/both-head.json" 12
 
-# ---- crafted: a median at or below zero ------------------------------------------
-# 'neg' measured less than the empty loop (its samples around -0.5 ns):
-# benchtrap compare leaves it out of its geometric mean; so does the export
-# (aggregate rows only), where an iteration row would make compare.py's
-# geometric mean NaN.
+# ---- crafted: no time, and a failure ---------------------------------------------
+# 'neg' measured less than the empty loop (its samples around -0.5 ns, its
+# value 0; the file says nothing of no_time) and 'empty' measured no time
+# ("no_time": true, its interval reaching below zero): every format leaves
+# both out, and stderr counts them. benchtrap compare leaves them out of its
+# geometric mean, and so does compare.py, which never sees them.
 $MK "$TMP/n-base.json" --seed 1 steady=1000~5 slower=1000~5 neg=-0.5~0.1 empty=notime
 $MK "$TMP/n-head.json" --seed 2 steady=1000~5 slower=1500~5 neg=-0.5~0.1 empty=notime
 run export "$TMP/n-head.json" --format gbench
 expect_status 0
-expect_json '[b["run_type"] for b in d["benchmarks"] if b["run_name"] == "neg"] == ["aggregate"] * 4'
-expect_json '[b["real_time"] < 0 for b in d["benchmarks"] if b["name"] == "neg_median"] == [True]'
+expect_json 'sorted(b["run_name"] for b in d["benchmarks"] if b["run_type"] == "iteration") == ["slower", "steady"]'
+expect_json 'not [b for b in d["benchmarks"] if b["run_name"] in ("neg", "empty")]'
+expect_err '^benchtrap: export: 2 benchmarks that measured no time left out \(a figure within the noise; the results file has them\)$'
+for fmt in bmf gab; do
+	run export "$TMP/n-head.json" --format $fmt
+	expect_status 0
+	expect_json 'sorted(d if isinstance(d, dict) else [x["name"] for x in d]) == ["slower", "steady"]'
+	expect_err '^benchtrap: export: 2 benchmarks that measured no time left out'
+done
+run export "$TMP/n-head.json" --format bmf
+expect_json "$BMF_OK"
 same_geomean "$TMP/n-base.json" "$TMP/n-head.json" 2
 checks=$((checks + 1))
 grep -q 'nan' "$TMP/cmp.txt" && fail "compare.py printed nan: $(grep -i nan "$TMP/cmp.txt")"
+
+# 'gone' crashed in head: no row in any format (one line on stderr), so
+# compare.py does not read its real_time of 0 as a -100% improvement.
+$MK "$TMP/f-base.json" --seed 1 steady=1000~5 gone=1000~5
+$MK "$TMP/f-head.json" --seed 2 steady=1100~5 gone=failed
+for fmt in bmf gbench gab; do
+	run export "$TMP/f-head.json" --format $fmt
+	expect_status 0
+	expect_err '^benchtrap: export: 1 failed benchmark left out \(no figure\)$'
+	checks=$((checks + 1))
+	grep -q gone "$TMP/out" && fail "$fmt export has the failed benchmark: $(grep -m3 gone "$TMP/out")"
+done
+"$BENCHTRAP" export "$TMP/f-base.json" --format gbench >"$TMP/gb-base.json" || fail "export f-base"
+"$BENCHTRAP" export "$TMP/f-head.json" --format gbench >"$TMP/gb-head.json" 2>/dev/null ||
+	fail "export f-head"
+"$GPY" "$COMPARE_PY" --no-color -d "$TMP/cmp.json" benchmarks "$TMP/gb-base.json" \
+	"$TMP/gb-head.json" >"$TMP/cmp.txt" 2>"$TMP/cmp.err" ||
+	fail "compare.py: $(tail -3 "$TMP/cmp.err")"
+checks=$((checks + 1))
+"$GPY" -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+sys.exit(any(x["name"].startswith("gone") for x in d) or not any(x["name"] == "steady" for x in d))' \
+	"$TMP/cmp.json" || fail "compare.py pairs the failed benchmark or lost steady: $(cat "$TMP/cmp.txt")"
 
 # ---- crafted: names of 2000 bytes ---------------------------------------------------
 # Two names that share their first 1500 bytes, one of exactly 1024 (kept).

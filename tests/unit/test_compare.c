@@ -1061,6 +1061,60 @@ static char *markdown_of(const struct results_comparison *c, size_t max_bytes, c
 	return buf;
 }
 
+/* Template instances in the report: '<' escaped in Markdown rows (GitHub
+ * drops an unknown tag), and two names of 3000 bytes that differ only at
+ * their end stay whole and apart in Markdown and in JSON. */
+static void test_report_names(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_comparison c;
+	char a[3001], b[3001], *md, *esc;
+	size_t len = 0;
+	bool capped;
+	int r;
+
+	(void)state;
+	memset(a, 'n', 3000);
+	a[3000] = '\0';
+	memcpy(a, "f<", 2);
+	memcpy(b, a, sizeof(b));
+	a[2998] = '1';
+	b[2998] = '2';
+	a[2999] = b[2999] = '>';
+	add_bench(base, "long twice<long>(long)(9)", "callgrind", 100);
+	add_bench(head, "long twice<long>(long)(9)", "callgrind", 200);
+	add_bench(base, a, "callgrind", 100);
+	add_bench(head, a, "callgrind", 100);
+	add_bench(base, b, "callgrind", 100);
+	add_bench(head, b, "callgrind", 100);
+	assert_int_equal(results_compare(base, head, NULL, &c), 0);
+	md = markdown_of(&c, 0, NULL, &r, &capped);
+	assert_int_equal(r, 0);
+	assert_non_null(strstr(md, "| long twice\\<long>(long)(9) |"));
+	assert_null(strstr(md, "twice<"));
+	/* Each long name whole, as "f\<nnn…n1>". */
+	for (int k = 0; k < 2; k++) {
+		assert_true(asprintf(&esc, "| f\\<%s |", (k ? b : a) + 2) > 0);
+		if (!strstr(md, esc))
+			fail_msg("long name %d not whole in the Markdown report", k);
+		free(esc);
+	}
+	free(md);
+	{
+		char *buf = NULL;
+		FILE *f = open_memstream(&buf, &len);
+
+		assert_int_equal(report_compare_json(&c, "base.json", "head.json", f), 0);
+		fclose(f);
+		assert_non_null(strstr(buf, a));
+		assert_non_null(strstr(buf, b));
+		free(buf);
+	}
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
 static void test_changed_order(void **state)
 {
 	static const enum results_verdict v[] = { RESULTS_UNCHANGED, RESULTS_IMPROVED,
@@ -1413,6 +1467,7 @@ int main(void)
 		cmocka_unit_test(test_changed_order),
 		cmocka_unit_test(test_rows_fitting),
 		cmocka_unit_test(test_markdown_limited),
+		cmocka_unit_test(test_report_names),
 		cmocka_unit_test(test_parse_observe),
 		cmocka_unit_test(test_compare_observed),
 	};

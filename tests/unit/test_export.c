@@ -286,30 +286,56 @@ static void test_whole_numbers(void **state)
 
 /* ---- gbench rows ----------------------------------------------------------- */
 
+/* bench() with "no_time": true, as run writes a benchmark that measured
+ * no time, with the interval 'lo' … 'hi' around its median. */
+static char *bench_no_time(const char *name, const char *instrument, const char *value,
+			   const char *lo, const char *hi)
+{
+	char *s;
+
+	assert_true(
+		asprintf(&s,
+			 "{\"name\": \"%s\", \"instrument\": \"%s\", \"unit\": \"ns\", "
+			 "\"value\": %s, \"status\": \"ok\", \"error\": null, \"no_time\": true, "
+			 "\"stats\": {\"median\": %s, \"mean\": %s, \"stddev\": 1, "
+			 "\"min\": %s, \"max\": %s, \"q1\": %s, \"q3\": %s, "
+			 "\"samples\": 3, \"iterations_per_sample\": 10, \"cv\": 0.5, "
+			 "\"ci_low\": %s, \"ci_high\": %s, \"confidence\": 0.95}, "
+			 "\"raw_samples\": [%s, %s, %s], \"diagnostics\": []}",
+			 name, instrument, value, value, value, value, value, value, value, lo, hi,
+			 value, value, value) > 0);
+	assert_true(nmade < sizeof(made) / sizeof(made[0]));
+	made[nmade++] = s;
+	return s;
+}
+
 static void test_gbench_rows(void **state)
 {
+	struct report_export_notes notes;
 	char *list;
 	struct results_file *f;
 	json_t *doc, *r[8];
 
 	(void)state;
-	assert_true(asprintf(&list, "%s, %s, %s", bench("fast", "walltime", "10.5"),
-			     bench("none", "walltime", "-0.25"),
-			     bench("dead", "walltime", NULL)) > 0);
+	assert_true(asprintf(&list, "%s, %s, %s, %s", bench("fast", "walltime", "10.5"),
+			     bench("none", "walltime", "0"), bench("dead", "walltime", NULL),
+			     bench_no_time("noise", "walltime", "0.5", "-0.9", "1.5")) > 0);
 	f = parse(list);
-	doc = export(f, "gbench", NULL, NULL);
+	doc = export(f, "gbench", NULL, &notes);
 
-	/* One iteration row: the median, repetition 0 of 1. */
+	/* One iteration row: the median, repetition 0 of the 3 samples, the
+	 * calls per sample as its iterations. */
 	assert_int_equal(rows(doc, "fast", r, 8), 1);
 	assert_string_equal(json_string_value(json_object_get(r[0], "run_type")), "iteration");
 	assert_string_equal(json_string_value(json_object_get(r[0], "run_name")), "fast");
-	assert_int_equal(json_integer_value(json_object_get(r[0], "repetitions")), 1);
+	assert_int_equal(json_integer_value(json_object_get(r[0], "repetitions")), 3);
 	assert_int_equal(json_integer_value(json_object_get(r[0], "repetition_index")), 0);
 	assert_true(json_number_value(json_object_get(r[0], "real_time")) == 10.5);
 	assert_true(json_number_value(json_object_get(r[0], "cpu_time")) == 10.5);
 	assert_int_equal(json_integer_value(json_object_get(r[0], "iterations")), 10);
 	/* The aggregates over the three samples, as Google Benchmark writes
-	 * them: no repetition_index, repetitions the number of samples. */
+	 * them: no repetition_index, repetitions and iterations the number of
+	 * samples (statistics.cc: data.iterations is the count of runs). */
 	static const char *const aggs[] = { "mean", "median", "stddev", "cv" };
 	for (size_t k = 0; k < 4; k++) {
 		char name[32];
@@ -325,18 +351,70 @@ static void test_gbench_rows(void **state)
 				    k == 3 ? "percentage" : "time");
 		assert_null(json_object_get(r[0], "repetition_index"));
 		assert_int_equal(json_integer_value(json_object_get(r[0], "repetitions")), 3);
+		assert_int_equal(json_integer_value(json_object_get(r[0], "iterations")), 3);
 	}
-	/* A median at or below zero has its aggregates only. */
+	/* A time of zero not marked no_time (a file of another writer) is no
+	 * time all the same. */
+	assert_int_equal(rows(doc, "none", r, 8), 0);
+	assert_int_equal(rows(doc, "none_median", r, 8), 0);
+	/* A failure has no row (compare.py would read its real_time 0 as a
+	 * -100% change), nor has a benchmark that measured no time, even with
+	 * a median above zero; both are counted. */
+	assert_int_equal(rows(doc, "dead", r, 8), 0);
+	assert_int_equal(rows(doc, "dead_median", r, 8), 0);
+	assert_int_equal(rows(doc, "noise", r, 8), 0);
+	assert_int_equal(rows(doc, "noise_median", r, 8), 0);
+	assert_int_equal(notes.failed, 1);
+	assert_int_equal(notes.no_time, 2);
+	assert_int_equal(json_array_size(json_object_get(doc, "benchmarks")), 5);
+	json_decref(doc);
+	results_free(f);
+	free(list);
+
+	/* A count of none is a measurement: its aggregates only, since an
+	 * iteration row of 0 would make compare.py's geometric mean 0. */
+	f = parse(bench("none", "callgrind", "0"));
+	doc = export(f, "gbench", NULL, &notes);
+	assert_int_equal(notes.no_time, 0);
 	assert_int_equal(rows(doc, "none", r, 8), 0);
 	assert_int_equal(rows(doc, "none_median", r, 8), 1);
-	assert_true(json_number_value(json_object_get(r[0], "real_time")) == -0.25);
-	/* A failure as Google Benchmark writes one. */
-	assert_int_equal(rows(doc, "dead", r, 8), 1);
-	assert_true(json_is_true(json_object_get(r[0], "error_occurred")));
-	assert_string_equal(json_string_value(json_object_get(r[0], "error_message")),
-			    "killed by SIGSEGV");
-	assert_int_equal(rows(doc, "dead_median", r, 8), 0);
+	assert_true(json_number_value(json_object_get(r[0], "real_time")) == 0);
 	json_decref(doc);
+	results_free(f);
+}
+
+/* The same benchmarks in every format: a walltime median of 0 with an
+ * interval below zero and an observed function the tool calls unresolved
+ * are left out of bmf, gab and gbench alike, and counted; the others are
+ * in all three. */
+static void test_no_time_everywhere(void **state)
+{
+	struct report_export_notes notes;
+	char *list, *text;
+	struct results_file *f;
+	json_t *doc;
+
+	(void)state;
+	assert_true(asprintf(&list, "%s, %s, %s, %s", bench("kept", "walltime", "10.5"),
+			     bench_no_time("empty", "walltime", "0", "-0.0424", "-0.0029"),
+			     bench_no_time("unresolved", "observe", "1337", "1237", "1437"),
+			     bench("dead", "walltime", NULL)) > 0);
+	f = parse(list);
+	for (size_t i = 0; report_export_name(i); i++) {
+		memset(&notes, 0xff, sizeof(notes));
+		doc = export(f, report_export_name(i), &text, &notes);
+		if (!strstr(text, "\"kept"))
+			fail_msg("%s export lacks kept:\n%s", report_export_name(i), text);
+		if (strstr(text, "empty") || strstr(text, "unresolved") || strstr(text, "dead") ||
+		    strstr(text, "1337") || strstr(text, "-0.0"))
+			fail_msg("%s export has a row without a figure:\n%s", report_export_name(i),
+				 text);
+		assert_int_equal(notes.failed, 1);
+		assert_int_equal(notes.no_time, 2);
+		assert_int_equal(notes.shortened, 0);
+		free(text);
+		json_decref(doc);
+	}
 	results_free(f);
 	free(list);
 }
@@ -397,6 +475,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_export_long_names, forget),
 		cmocka_unit_test_teardown(test_whole_numbers, forget),
 		cmocka_unit_test_teardown(test_gbench_rows, forget),
+		cmocka_unit_test_teardown(test_no_time_everywhere, forget),
 		cmocka_unit_test_teardown(test_merged_instruments, forget),
 	};
 

@@ -375,15 +375,21 @@ static void test_table(void **state)
 				 "empty     10 ns  a|b\n");
 	free(out);
 
-	/* An overlong cell overflows instead of widening the column. */
+	/* An overlong cell is cut to 60 characters, its start, "…" and its
+	 * end; the column is 60 wide and every row stays aligned. */
 	char longname[80];
 
 	memset(longname, 'x', 70);
+	memcpy(longname, "ab", 2);
+	memcpy(longname + 67, "yz", 2);
 	longname[70] = '\0';
 	assert_int_equal(table_add(t, (const char *const[]){ longname, "1 ns", "z" }), 0);
 	out = print_to_string(t, false);
-	assert_non_null(strstr(out, "fib[20]  1.5 µs\n"));
-	assert_non_null(strstr(out, "xxxxxxxxxx    1 ns  z\n"));
+	assert_non_null(strstr(out, "\nfib[20]"
+				    "                                                     "
+				    "  1.5 µs\n"));
+	assert_non_null(strstr(out, "\nabxxxxxxxxxxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxxxxxxxxxxxxxxyzx"
+				    "    1 ns  z\n"));
 	free(out);
 	table_free(t);
 	t = table_new(3, headers, align);
@@ -397,6 +403,69 @@ static void test_table(void **state)
 				 "| empty | 10 ns | a\\|b |\n");
 	free(out);
 	table_free(t);
+}
+
+/* Template instances keep their <...> in Markdown cells; a name of
+ * thousands of characters is cut in the text table, which stays aligned. */
+static void test_table_long_and_markup(void **state)
+{
+	static const char *const h[] = { "BENCHMARK", "VALUE", "NOTE" };
+	static const enum table_align al[] = { TABLE_LEFT, TABLE_RIGHT, TABLE_LEFT };
+	struct table *t = table_new(3, h, al);
+	size_t len = 20000;
+	char *longname = malloc(len + 1), *out, *line, *save, *lines[4];
+	size_t n = 0, col = 0;
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(longname);
+	memset(longname, 'x', len);
+	memcpy(longname, "twice<", 6);
+	memcpy(longname + len - 5, "<9>()", 5);
+	longname[len] = '\0';
+	assert_int_equal(
+		table_add(t, (const char *const[]){ "long twice<long>(long)(9)", "1.0 ns", "a|b" }),
+		0);
+	assert_int_equal(table_add(t, (const char *const[]){ longname, "2.0 ns", "ok" }), 0);
+
+	out = print_to_string(t, true);
+	assert_non_null(strstr(out, "| long twice\\<long>(long)(9) | 1.0 ns | a\\|b |"));
+	assert_null(strstr(out, " twice<"));
+	/* Markdown keeps the whole name. */
+	assert_true(strlen(out) > len);
+	free(out);
+
+	out = print_to_string(t, false);
+	assert_true(strlen(out) < 400);
+	for (line = strtok_r(out, "\n", &save); line && n < 4; line = strtok_r(NULL, "\n", &save))
+		lines[n++] = line;
+	assert_int_equal(n, 3);
+	/* Every row has its value column ending at the same place. */
+	for (size_t i = 0; i < n; i++) {
+		const char *v = strstr(lines[i], i == 0 ? "VALUE" : i == 1 ? "1.0 ns" : "2.0 ns");
+		size_t chars = 0;
+
+		assert_non_null(v);
+		for (const char *p = lines[i]; p < v; p++)
+			chars += ((unsigned char)*p & 0xc0) != 0x80;
+		chars += strlen(i == 0 ? "VALUE" : "1.0 ns");
+		if (i == 0)
+			col = chars;
+		assert_int_equal(chars, col);
+	}
+	/* Cut in the middle: the start, "…", the end. */
+	assert_non_null(strstr(lines[2], "twice<xxx"));
+	assert_non_null(strstr(lines[2], "x…x"));
+	assert_non_null(strstr(lines[2], "xx<9>()"));
+	free(out);
+
+	/* Kept whole when asked (benchtrap list). */
+	table_keep_long_cells(t);
+	out = print_to_string(t, false);
+	assert_true(strlen(out) > len);
+	free(out);
+	table_free(t);
+	free(longname);
 }
 
 /* PATH search: a directory of the program's name is skipped, an empty
@@ -540,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_glob),
 		cmocka_unit_test(test_suggest),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_table_long_and_markup),
 		cmocka_unit_test(test_function_names),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_match_cxx),
