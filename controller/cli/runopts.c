@@ -124,7 +124,16 @@ int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss 
 				 "integer arguments, in integer registers (pick an overload with "
 				 "integer parameters, or select it without arguments)",
 				 binary, m->function);
+	case MEASURE_MISS_MEMBER:
+		return cli_error("%s: '%s' is a member function that needs an object ('this'), "
+				 "which --symbol cannot give (benchmark a function that makes one "
+				 "and calls it)",
+				 binary, m->function);
 	case MEASURE_MISS_BAD_CALL:
+		if (m->not_integer)
+			return cli_error("%s: cannot read --symbol '%s': arguments must be "
+					 "integers, decimal or hex with 0x (as in NAME(TYPES)(1,2))",
+					 cmd, m->selector);
 		break;
 	}
 	return cli_error("%s: cannot read --symbol '%s': write NAME, NAME(1,2) with up to %d "

@@ -163,6 +163,7 @@ static int add_symbol(struct measure_selection *out, struct elf_file *obj, bool 
 	s->link_addr = sym->addr;
 	s->ifunc = sym->ifunc;
 	s->clone = sym->kind == ELF_FN_CLONE;
+	s->maybe_member = sym->member == ELF_MEMBER_MAYBE;
 	memcpy(s->args, args, nargs * sizeof(*args));
 	s->nargs = nargs;
 	if (!s->name || !s->symbol || !s->object)
@@ -244,7 +245,7 @@ static int select_symbol(const struct elf_scope *scope, const char *pattern, con
 			 struct measure_miss *miss)
 {
 	bool glob = symbol_glob(scope, pattern);
-	const struct elf_symbol *fragment = NULL;
+	const struct elf_symbol *fragment = NULL, *member = NULL;
 	bool fragment_named = false; /* by its whole name */
 	struct candidate *c = NULL;
 	size_t n = 0, cap = 0, matched = 0;
@@ -268,12 +269,26 @@ static int select_symbol(const struct elf_scope *scope, const char *pattern, con
 				fragment_named |= how == MATCH_FULL;
 				continue;
 			}
+			/* A member function needs an object, which a call
+			 * with integer arguments cannot give: left out, and
+			 * refused when nothing else matches. */
+			if (sym->member == ELF_MEMBER_YES) {
+				if (!member)
+					member = sym;
+				continue;
+			}
 			if (array_grow((void **)&c, &cap, n + 1, sizeof(*c)) < 0) {
 				r = -ENOMEM;
 				goto out;
 			}
 			c[n++] = (struct candidate){ j, sym, how };
 		}
+	}
+	if (member && !n && (glob || !fragment_named)) {
+		*miss = (struct measure_miss){ .what = MEASURE_MISS_MEMBER,
+					       .function = strdup(member->demangled) };
+		r = miss->function ? -EINVAL : -ENOMEM;
+		goto out;
 	}
 	if (!glob && fragment && (!n || fragment_named)) {
 		*miss = (struct measure_miss){ .what = MEASURE_MISS_FRAGMENT,
@@ -354,6 +369,21 @@ static int explain_symbol(const struct elf_scope *scope, const char *pattern,
 	 * suggested. */
 	m->stripped = elf_is_stripped(scope->objs[0]);
 	names = elf_scope_names(m->stripped ? &own : scope, &n);
+	if (names) {
+		/* Only what --symbol can run: no piece of a function, no
+		 * member function that needs an object. */
+		const struct elf_scope *from = m->stripped ? &own : scope;
+		size_t kept = 0, k = 0;
+
+		for (size_t j = 0; j < from->n; j++)
+			for (size_t i = 0; i < elf_symbol_count(from->objs[j]); i++, k++) {
+				const struct elf_symbol *sym = elf_symbol(from->objs[j], i);
+
+				if (sym->kind != ELF_FN_FRAGMENT && sym->member != ELF_MEMBER_YES)
+					names[kept++] = names[k];
+			}
+		n = kept;
+	}
 	if (!names || !match_suggest(pattern, names, n, 3, m->suggest, sizeof(m->suggest)))
 		m->suggest[0] = '\0';
 	free(names);

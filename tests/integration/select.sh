@@ -35,7 +35,8 @@ expect_out ' num::first_of\(num::wide const\*\) \[clone \.isra\.[0-9]+\] +\S+ +c
 run list "$F" --symbols --no-libs --json
 expect_status 0
 expect_json '[s["kind"] for s in d["symbols"] if s["raw"] == "_ZN3num10rare_errorEl.cold"] == ["fragment"]'
-expect_json 'all(s["callable"] == (s["kind"] != "fragment") for s in d["symbols"])'
+expect_json 'all(s["callable"] == (s["kind"] != "fragment" and not s["member"]) for s in d["symbols"])'
+expect_json '[s["name"] for s in d["symbols"] if s["member"]] == ["Grid<int>::sum() const", "Grid<int>::grow(int)"]'
 expect_json 'sum(s["kind"] == "clone" for s in d["symbols"]) == 2'
 expect_json 'all(s["kind"] == "function" for s in d["symbols"] if s["name"].startswith("num::scale"))'
 
@@ -113,6 +114,48 @@ n = [b["name"] for b in json.load(open(sys.argv[1]))["benchmarks"]]
 sys.exit("num::rare_error(long)" not in n or any("[clone .cold]" in x or "[clone .part" in x for x in n))' \
 	"$TMP/observe.json" || fail "observe must time num::rare_error and no piece of a function"
 checks=$((checks + 1))
+
+# ---- member functions: 'this' cannot be passed ----------------------------------------------
+# const by its mangled name, grow by the DWARF ('this' is its first,
+# artificial, parameter); zero is static and runs.
+run list "$F" --symbols --no-libs --filter 'Grid<int>::*'
+expect_status 0
+expect_out ' Grid<int>::sum\(\) const +\S+ +member function: needs an object$'
+expect_out ' Grid<int>::grow\(int\) +\S+ +member function: needs an object$'
+expect_out ' Grid<int>::zero\(long\) +_ZN4GridIiE4zeroEl$'
+for m in 'Grid<int>::sum' 'Grid<int>::sum() const' '_ZNK4GridIiE3sumEv'; do
+	run run "$F" --symbol "$m" "${MEM[@]}"
+	expect_usage_error "'Grid<int>::sum\(\) const' is a member function that needs an object"
+done
+run run "$F" --symbol 'Grid<int>::grow(3)' "${MEM[@]}"
+expect_usage_error "'Grid<int>::grow\(int\)' is a member function that needs an object"
+# A glob leaves members out; the static member runs (7000 + n bytes).
+run run "$F" --symbol 'Grid<int>::*(5)' "${MEM[@]}" --format json
+expect_status 0
+expect_json '[(b["name"], b["value"]) for b in d["benchmarks"]] == [("Grid<int>::zero(long)(5)", 7005)]'
+expect_json 'd["benchmarks"][0]["diagnostics"] == []'
+run run "$F" --symbol 'Grid<int>::s*' "${MEM[@]}"
+expect_usage_error "'Grid<int>::sum\(\) const' is a member function that needs an object"
+# "did you mean" offers no member and no piece.
+run run "$F" --symbol 'Grid<int>::gro' "${MEM[@]}"
+expect_usage_error "no function matches 'Grid<int>::gro'"
+[[ $err != *grow* ]] || fail "a member function must not be suggested: $err"
+run run "$F" --symbol 'num::rare_erro' "${MEM[@]}"
+expect_usage_error "no function matches 'num::rare_erro'"
+[[ $err != *cold* ]] || fail "a piece of a function must not be suggested: $err"
+
+# Without DWARF, grow may or may not need an object: it is not refused, and
+# what runs says so. The const member is still known.
+N=$FIXTURES/elf/cxx_select_nodwarf
+run list "$N" --symbols --no-libs --filter 'Grid<int>::*' --json
+expect_status 0
+expect_json '[s["name"] for s in d["symbols"] if s["member"]] == ["Grid<int>::sum() const"]'
+run run "$N" --symbol 'Grid<int>::zero(5)' "${MEM[@]}" --format json
+expect_status 0
+expect_json 'd["benchmarks"][0]["value"] == 7005'
+expect_json 'any("needs an object" in x for x in d["benchmarks"][0]["diagnostics"])'
+run run "$N" --symbol 'Grid<int>::sum' "${MEM[@]}"
+expect_usage_error "'Grid<int>::sum\(\) const' is a member function that needs an object"
 
 # ---- a specialized copy: runs, said in its diagnostics --------------------------------------
 run run "$F" --symbol 'num::with_k' "${MEM[@]}" --format json
