@@ -73,6 +73,14 @@ expect_status 0
 # (double d): 3000 bytes
 expect_json '[(b["name"], b["value"]) for b in d["benchmarks"]] == [("num::scale(double)", 3000), ("num::scale(long)", 1000)]'
 
+# Types as written in C++, not as demangled: const before the type,
+# "long int", blanks around '*' (num::text allocates 4000 bytes, 4001 for a
+# pointer that is not null).
+run run "$F" "${MEM[@]}" --format json --symbol 'num::text(const char *)(0)' \
+	--symbol 'num::scale(long int)(7)' --symbol 'num::scale(long int, long)(3,4)'
+expect_status 0
+expect_json '[(b["name"], b["value"]) for b in d["benchmarks"]] == [("num::text(char const*)(0)", 4000), ("num::scale(long)(7)", 1007), ("num::scale(long, long)(3,4)", 2034)]'
+
 # Unique names: merge takes both files.
 run merge "$TMP/ints.json" "$TMP/double.json" --output "$TMP/merged.json"
 expect_status 0

@@ -190,6 +190,57 @@ static void test_match_cxx(void **state)
 	assert_true(match_function("A::f() &", "_ZNR1A1fEv", "A::f() &"));
 	assert_true(match_function("A::f", "_ZNO1A1fEv", "A::f() &&"));
 
+	/* Types spelled otherwise than the demangler writes them. */
+	static const struct {
+		const char *pattern, *demangled;
+		bool hit;
+	} spell[] = {
+		{ "ns::f(const char*)", "ns::f(char const*)", true },
+		{ "ns::f(const char *)", "ns::f(char const*)", true },
+		{ "ns::f(char const *)", "ns::f(char const*)", true },
+		{ "ns::f(const char* const*)", "ns::f(char const* const*)", true },
+		{ "ns::f(const std::string&)",
+		  "ns::f(std::__cxx11::basic_string<char> const&)", false },
+		{ "ns::f(const std::vector<int>&)", "ns::f(std::vector<int> const&)", true },
+		{ "ns::f(std::vector<const int*>)", "ns::f(std::vector<int const*>)", true },
+		{ "ns::f(const ns::A<const char*, 3>*)", "ns::f(ns::A<char const*, 3> const*)",
+		  true },
+		{ "ns::f(long int)", "ns::f(long)", true },
+		{ "ns::f(long int, int long)", "ns::f(long, long)", true },
+		{ "ns::f(unsigned)", "ns::f(unsigned int)", true },
+		{ "ns::f(unsigned long int)", "ns::f(unsigned long)", true },
+		{ "ns::f(long unsigned int)", "ns::f(unsigned long)", true },
+		{ "ns::f(short int)", "ns::f(short)", true },
+		{ "ns::f(unsigned short int)", "ns::f(unsigned short)", true },
+		{ "ns::f(long long int)", "ns::f(long long)", true },
+		{ "ns::f(signed)", "ns::f(int)", true },
+		{ "ns::f(signed char)", "ns::f(signed char)", true },
+		{ "ns::f(char)", "ns::f(signed char)", false },
+		{ "ns::f(signed char)", "ns::f(char)", false },
+		{ "ns::f(long double)", "ns::f(long double)", true },
+		{ "ns::f(unsigned __int128)", "ns::f(unsigned __int128)", true },
+		{ "ns::f(long long int, long double)", "ns::f(long long, long double)", true },
+		{ "ns::f(long)", "ns::f(long double)", false },
+		{ "ns::f(int)", "ns::f(long)", false },
+		{ "ns::f(long)", "ns::f(long long)", false },
+		{ "ns::f(long int*, unsigned&)", "ns::f(long*, unsigned int&)", true },
+		/* the const of a parameter itself is no part of the type */
+		{ "ns::f(const long)", "ns::f(long)", true },
+		{ "ns::f(char* const)", "ns::f(char*)", true },
+		{ "A::f(long int) const", "A::f(long) const", true },
+		{ "A::f(long int)", "A::f(long) const", true },
+		{ "A::f(int) const", "A::f(long) const", false },
+		{ "ns::f(const char*)(*)", "ns::f(char const*)", false },
+		{ "ns::f(const *)", "ns::f(char const*)", false },
+		{ "ns::f(*const*)", "ns::f(char const*)", true },
+		{ "int ns::twice<int>(int)", "int ns::twice<int>(int)", true },
+		{ "ns::g<const char*>", "void ns::g<char const*>(char const*)", true },
+	};
+	for (size_t i = 0; i < sizeof(spell) / sizeof(spell[0]); i++)
+		if (match_function(spell[i].pattern, "_Zraw", spell[i].demangled) != spell[i].hit)
+			fail_msg("'%s' against '%s': expected %s", spell[i].pattern,
+				 spell[i].demangled, spell[i].hit ? "a match" : "none");
+
 	/* Overloads by parameter types, blanks or none after commas. */
 	assert_true(match_function("num::scale(long)", "_ZN3num5scaleEl", "num::scale(long)"));
 	assert_false(match_function("num::scale(long)", "_ZN3num5scaleEll",
