@@ -44,7 +44,8 @@ static bool has_this(Dwarf_Die *die, int depth)
 		} while (dwarf_siblingof(&child, &child) == 0);
 	}
 	if (depth < 4 &&
-	    (dwarf_attr(die, DW_AT_specification, &a) || dwarf_attr(die, DW_AT_abstract_origin, &a)) &&
+	    (dwarf_attr(die, DW_AT_specification, &a) ||
+	     dwarf_attr(die, DW_AT_abstract_origin, &a)) &&
 	    dwarf_formref_die(&a, &origin))
 		return has_this(&origin, depth + 1);
 	return false;

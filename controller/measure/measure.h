@@ -104,6 +104,11 @@ struct measure_miss {
 				   than integers */
 	char *function;		/* FRAGMENT, FLOATING, MEMBER: its demangled name; AMBIGUOUS:
 				   the first overload as a selector, arguments and all */
+	bool instances;		/* AMBIGUOUS: the functions are instances of one function
+				   template ("twice" names "int twice<int>(int)" and
+				   "long twice<long>(long)") */
+	char *instance;		/* AMBIGUOUS with instances: the first one by its name
+				   alone as a selector ("twice<int>(5)") */
 };
 
 struct elf_file;

@@ -40,6 +40,7 @@ void measure_miss_clear(struct measure_miss *m)
 	free(m->missing);
 	free(m->names);
 	free(m->function);
+	free(m->instance);
 	*m = (struct measure_miss){ 0 };
 }
 
@@ -230,8 +231,37 @@ static int say_overloads(const struct candidate *c, size_t n, unsigned nargs,
 		shown++;
 	}
 	m->names = names;
-	if (asprintf(&m->function, "%s%s", c[pick].sym->demangled, selector_args) < 0) {
+
+	/* The selector that picks one: its name and parameter list, without
+	 * a template's return type ("twice<int>(int)"), and for instances
+	 * of one template its name alone too ("twice<int>"). */
+	const char *d = c[pick].sym->demangled;
+	struct match_sig sg;
+	size_t end;
+	bool instances = true;
+
+	match_split(d, &sg);
+	end = sg.has_params ? sg.params_close + 1 : sg.name_end;
+	for (size_t i = 0; i < n && instances; i++) {
+		const char *e = c[i].sym->demangled;
+		struct match_sig se;
+		size_t tn = match_name_end(e, true);
+
+		match_split(e, &se);
+		size_t stem = tn - se.name_start;
+
+		instances = tn < se.name_end && stem == match_name_end(d, true) - sg.name_start &&
+			    !memcmp(e + se.name_start, d + sg.name_start, stem);
+	}
+	m->instances = instances;
+	if (asprintf(&m->function, "%.*s%s", (int)(end - sg.name_start), d + sg.name_start,
+		     selector_args) < 0) {
 		m->function = NULL;
+		return -ENOMEM;
+	}
+	if (instances && asprintf(&m->instance, "%.*s%s", (int)(sg.name_end - sg.name_start),
+				  d + sg.name_start, selector_args) < 0) {
+		m->instance = NULL;
 		return -ENOMEM;
 	}
 	return 0;

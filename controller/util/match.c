@@ -356,7 +356,7 @@ static size_t integer_types(const char *s, char *o)
 	const char *t;
 
 	while ((n = next_token(s, &p, &t))) {
-		bool u = false, sg = false, sh = false, ch = false, in = false;
+		bool u = false, sg = false, sh = false, ch = false;
 		int longs = 0;
 		size_t q = p;
 
@@ -384,18 +384,23 @@ static size_t integer_types(const char *s, char *o)
 			sg |= token_is(t, n, "signed");
 			sh |= token_is(t, n, "short");
 			ch |= token_is(t, n, "char");
-			in |= token_is(t, n, "int");
 			longs += token_is(t, n, "long");
 			p = q;
 			if (!(n = next_token(s, &q, &t)) || !int_word(t, n))
 				break;
 		}
-		const char *canon = ch	       ? (sg ? "signed char" : u ? "unsigned char" : "char") :
-				    sh	       ? (u ? "unsigned short" : "short") :
-				    longs >= 2 ? (u ? "unsigned long long" : "long long") :
-				    longs == 1 ? (u ? "unsigned long" : "long") :
-						 (u ? "unsigned int" : "int");
-		(void)in;
+		const char *canon;
+
+		if (ch)
+			canon = sg ? "signed char" : u ? "unsigned char" : "char";
+		else if (sh)
+			canon = u ? "unsigned short" : "short";
+		else if (longs >= 2)
+			canon = u ? "unsigned long long" : "long long";
+		else if (longs == 1)
+			canon = u ? "unsigned long" : "long";
+		else
+			canon = u ? "unsigned int" : "int";
 		put_token(o, &w, canon, strlen(canon));
 	}
 	o[w] = '\0';
@@ -534,6 +539,36 @@ static bool form_matches(const char *pattern, const char *s, size_t len, bool pa
 	return hit;
 }
 
+/* Where the template arguments that end d[from..end) start (its '<'), or
+ * end when it has none; an operator's name ("operator<") has none. */
+static size_t template_args(const char *d, size_t from, size_t end)
+{
+	int depth = 0;
+
+	if (end <= from || d[end - 1] != '>')
+		return end;
+	for (size_t i = end; i-- > from;) {
+		if (d[i] == '>')
+			depth++;
+		else if (d[i] == '<' && --depth == 0) {
+			/* "operator<<", "operator< <int>": not arguments to
+			 * strip, the name would be gone. */
+			if (i == from || memmem(d + from, i - from, "operator", 8))
+				return end;
+			return i;
+		}
+	}
+	return end;
+}
+
+size_t match_name_end(const char *demangled, bool template_name)
+{
+	struct match_sig sg;
+
+	match_split(demangled, &sg);
+	return template_name ? template_args(demangled, sg.name_start, sg.name_end) : sg.name_end;
+}
+
 enum match_how match_function_how(const char *pattern, const char *raw, const char *demangled)
 {
 	struct match_sig sg;
@@ -567,6 +602,13 @@ enum match_how match_function_how(const char *pattern, const char *raw, const ch
 		    (!sg.has_params && form_matches(pat, s, sg.name_end - from, true)))
 			how = MATCH_BASE;
 	}
+	/* The name of a function template without its arguments: every
+	 * instance of it, as overloads ("twice" finds "int twice<int>(int)"). */
+	size_t lt = template_args(demangled, sg.name_start, sg.name_end);
+
+	if (how == MATCH_NONE && lt < sg.name_end &&
+	    form_matches(pat, demangled + sg.name_start, lt - sg.name_start, false))
+		how = MATCH_BASE;
 out:
 	free(pat);
 	return how;

@@ -46,13 +46,19 @@ struct match_sig {
 
 void match_split(const char *demangled, struct match_sig *ret);
 
+/* Where the name of demangled function name 'demangled' ends (before its
+ * parameter list), or with 'template_name', before the template arguments
+ * of a function template's name ("twice" of "int twice<int>(int)"). */
+size_t match_name_end(const char *demangled, bool template_name);
+
 /* How 'pattern' selects a function. */
 enum match_how {
 	MATCH_NONE,
 	/* by a part of its demangled name: without the return type of a
 	 * function template, the qualifiers of a member function, a clone
 	 * suffix, or the parameter list ("num::scale", "num::scale(long)",
-	 * "Grid<int>::sum()"; a name without parameters also as "f()") */
+	 * "Grid<int>::sum()"; a name without parameters also as "f()"), or
+	 * by the name of its template ("twice" selects "int twice<int>(int)") */
 	MATCH_BASE,
 	/* by its whole raw or demangled name */
 	MATCH_FULL,

@@ -57,6 +57,17 @@ expect_usage_error "--symbol 'num::scale\(7\)' names several functions: 'num::sc
 run run "$F" --symbol 'num::scale' "${MEM[@]}"
 expect_usage_error "names several functions"
 
+# A function template's name: its instances, like overloads; one instance
+# alone is selected (twice<int> allocates 5000 + x bytes, twice<long> 6000 + x).
+run run "$F" --symbol 'twice' "${MEM[@]}"
+expect_usage_error "--symbol 'twice' names several instances of a function template: 'int twice<int>\(int\)' and 'long twice<long>\(long\)' \(pick one by its template arguments or its parameter types, as in --symbol 'twice<int>' or 'twice<int>\(int\)'\)"
+run run "$F" --symbol 'twice(5)' "${MEM[@]}"
+expect_usage_error "as in --symbol 'twice<int>\(5\)' or 'twice<int>\(int\)\(5\)'"
+run run "$F" "${MEM[@]}" --format json --symbol 'twice<long>(5)' --symbol 'twice<int>(int)(3)' \
+	--symbol 'num::unroll(5)'
+expect_status 0
+expect_json '[(b["name"], b["value"]) for b in d["benchmarks"]] == [("long twice<long>(long)(5)", 6005), ("int twice<int>(int)(3)", 5003), ("long num::unroll<8>(long)(5)", 0)]'
+
 # ---- one overload by its types: the right one runs, rows keep the types ---------------------
 run run "$F" "${MEM[@]}" --format json --output "$TMP/ints.json" \
 	--symbol 'num::scale(long)(7)' --symbol 'num::scale(long, long)(3,4)' \

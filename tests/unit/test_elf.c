@@ -473,6 +473,40 @@ static void test_cxx_select(void **state)
 		measure_selection_clear(&sel);
 	}
 
+	/* A function template's name: its instances as overloads. */
+	assert_int_equal(select_one(ef, "twice(5)", &sel, &miss), -EINVAL);
+	assert_int_equal(miss.what, MEASURE_MISS_AMBIGUOUS);
+	assert_true(miss.instances);
+	assert_string_equal(miss.names, "'int twice<int>(int)' and 'long twice<long>(long)'");
+	assert_string_equal(miss.instance, "twice<int>(5)");
+	assert_string_equal(miss.function, "twice<int>(int)(5)");
+	measure_miss_clear(&miss);
+	assert_int_equal(select_one(ef, "num::scale", &sel, &miss), -EINVAL);
+	assert_false(miss.instances);
+	assert_null(miss.instance);
+	measure_miss_clear(&miss);
+	static const struct {
+		const char *selector, *name;
+	} instances[] = {
+		{ "twice<long>(5)", "long twice<long>(long)(5)" },
+		{ "twice<long>(long)(5)", "long twice<long>(long)(5)" },
+		{ "twice(long)(5)", NULL },
+		{ "num::unroll(5)", "long num::unroll<8>(long)(5)" },
+	};
+	for (size_t i = 0; i < sizeof(instances) / sizeof(instances[0]); i++) {
+		int r = select_one(ef, instances[i].selector, &sel, &miss);
+
+		if (!instances[i].name) {
+			assert_int_equal(r, -ENOENT);
+			measure_miss_clear(&miss);
+			continue;
+		}
+		assert_int_equal(r, 0);
+		assert_int_equal(sel.n, 1);
+		assert_string_equal(sel.v[0].name, instances[i].name);
+		measure_selection_clear(&sel);
+	}
+
 	/* Member functions that need an object: refused by name, const by
 	 * its mangled name, grow by the DWARF; a glob leaves them out. */
 	static const struct {

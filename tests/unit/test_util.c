@@ -190,6 +190,20 @@ static void test_match_cxx(void **state)
 	assert_true(match_function("A::f() &", "_ZNR1A1fEv", "A::f() &"));
 	assert_true(match_function("A::f", "_ZNO1A1fEv", "A::f() &&"));
 
+	/* A function template's name alone finds its instances. */
+	assert_int_equal(match_function_how("twice", "_Z5twiceIiET_S0_", "int twice<int>(int)"),
+			 MATCH_BASE);
+	assert_int_equal(match_function_how("num::unroll", tmpl_raw, tmpl), MATCH_BASE);
+	assert_false(match_function("twice(int)", "_Z5twiceIiET_S0_", "int twice<int>(int)"));
+	assert_false(match_function("twic", "_Z5twiceIiET_S0_", "int twice<int>(int)"));
+	assert_false(match_function("Grid", "_ZN4GridIiE4zeroEl", "Grid<int>::zero(long)"));
+	assert_false(match_function("A::operator", "_ZN1AltERKS_", "A::operator<(A const&)"));
+	assert_int_equal(match_name_end("int twice<int>(int)", true), strlen("int twice"));
+	assert_int_equal(match_name_end("int twice<int>(int)", false), strlen("int twice<int>"));
+	assert_int_equal(match_name_end("A::operator<(A const&)", true), strlen("A::operator<"));
+	assert_int_equal(match_name_end("bool A::operator< <int>(int)", true),
+			 strlen("bool A::operator< <int>"));
+
 	/* Types spelled otherwise than the demangler writes them. */
 	static const struct {
 		const char *pattern, *demangled;
