@@ -436,9 +436,13 @@ static int select_symbols(struct elf_file *ef, const char *const *symbols, size_
 		char *pattern = NULL;
 		size_t matched = 0;
 
-		if (match_parse_call(symbols[k], &pattern, args, MEASURE_MAX_ARGS, &nargs) < 0) {
+		r = match_parse_call(symbols[k], &pattern, args, MEASURE_MAX_ARGS, &nargs);
+		if (r == -ENOMEM)
+			break;
+		if (r < 0) {
 			*miss = (struct measure_miss){ .what = MEASURE_MISS_BAD_CALL,
-						       .selector = symbols[k] };
+						       .selector = symbols[k],
+						       .not_integer = r == -EDOM };
 			r = -EINVAL;
 			break;
 		}

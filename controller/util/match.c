@@ -116,6 +116,11 @@ char *match_strip_params(const char *demangled)
 	return strdup(demangled);
 }
 
+static bool is_ident(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '$';
+}
+
 int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned max,
 		     unsigned *ret_nargs)
 {
@@ -159,8 +164,9 @@ int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned 
 				parsed[n++] = strtoll(p, &stop, base);
 				if (errno == ERANGE)
 					return -ERANGE;
-				if (stop == p)
-					return -EINVAL;
+				/* "x", "2.5", "7L": not an integer. */
+				if (stop == p || *stop == '.' || is_ident(*stop))
+					return stop == p && strchr(",)", *p) ? -EINVAL : -EDOM;
 				p = stop + strspn(stop, " \t");
 				if (p == end)
 					break;
@@ -171,6 +177,13 @@ int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned 
 					return -EINVAL;
 			}
 			len = open;
+		} else if (open > 0 && text[open - 1] == ')' && !strstr(text, "(*") &&
+			   !strstr(text, "(&")) {
+			/* A list after the parameter types, as in
+			 * "f(long)(abc)", holds arguments that are not
+			 * integers ("(*" or "(&": the declarator of a function
+			 * that returns a pointer to a function). */
+			return -EDOM;
 		}
 	}
 	name = strndup(text, len);
@@ -180,11 +193,6 @@ int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned 
 	*ret_name = name;
 	*ret_nargs = n;
 	return 0;
-}
-
-static bool is_ident(char c)
-{
-	return isalnum((unsigned char)c) || c == '_' || c == '$';
 }
 
 /* The clone suffixes gcc gives a copy or a part of a function. */

@@ -91,9 +91,10 @@ char *match_strip_params(const char *demangled);
  * A last parenthesized list that does not start with a digit or a sign is
  * a parameter-type list and part of NAME ("num::scale(long)", and
  * "num::scale(long)(7)" is that with one argument); so is an empty one
- * ("g()"). -EINVAL for unbalanced parentheses, a malformed argument list,
- * an empty name, or more than 'max' arguments; -ERANGE for an integer out
- * of range.
+ * ("g()"). -EDOM for arguments that are not integers ("f(2.5)",
+ * "f(1,x)", and a list after a parameter-type list, "f(long)(abc)");
+ * -EINVAL for unbalanced parentheses, a malformed argument list, an empty
+ * name, or more than 'max' arguments; -ERANGE for an integer out of range.
  */
 int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned max,
 		     unsigned *ret_nargs);

@@ -104,7 +104,9 @@ expect_usage_error "'num::scale\(double\)' takes floating-point parameters"
 run run "$F" --symbol 'num::scale*(2)' "${MEM[@]}"
 expect_usage_error "'num::scale\(double\)' takes floating-point parameters"
 run run "$F" --symbol 'num::scale(double)(2.5)' "${MEM[@]}"
-expect_usage_error "cannot read --symbol 'num::scale\(double\)\(2\.5\)'"
+expect_usage_error "cannot read --symbol 'num::scale\(double\)\(2\.5\)': arguments must be integers"
+run run "$F" --symbol 'num::scale(long)(abc)' "${MEM[@]}"
+expect_usage_error "cannot read --symbol 'num::scale\(long\)\(abc\)': arguments must be integers"
 
 # ---- pieces of functions: left out of globs, refused by name --------------------------------
 run run "$F" --symbol 'num::*' "${MEM[@]}" --format json

@@ -350,7 +350,17 @@ static void test_parse_call(void **state)
 	free(name);
 
 	name = NULL;
-	assert_int_equal(match_parse_call("f(1,x)", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(1,x)", &name, args, 6, &n), -EDOM);
+	assert_int_equal(match_parse_call("f(7L)", &name, args, 6, &n), -EDOM);
+	assert_int_equal(match_parse_call("ns::f(long)(abc)", &name, args, 6, &n), -EDOM);
+	assert_int_equal(match_parse_call("g()(x)", &name, args, 6, &n), -EDOM);
+	assert_int_equal(match_parse_call("f(1,,2)", &name, args, 6, &n), -EINVAL);
+	/* A function that returns a pointer to a function: a name. */
+	assert_int_equal(match_parse_call("void (*ns::get())(int)", &name, args, 6, &n), 0);
+	assert_string_equal(name, "void (*ns::get())(int)");
+	assert_int_equal(n, 0);
+	free(name);
+	name = NULL;
 	assert_int_equal(match_parse_call("f(1,)", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("f(1", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("(1)", &name, args, 6, &n), -EINVAL);
@@ -358,7 +368,7 @@ static void test_parse_call(void **state)
 	assert_int_equal(match_parse_call("f(1,2,3,4,5,6,7)", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("f(1, )", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("f(long))(1)", &name, args, 6, &n), -EINVAL);
-	assert_int_equal(match_parse_call("f(double)(2.5)", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(double)(2.5)", &name, args, 6, &n), -EDOM);
 	assert_int_equal(match_parse_call("f(99999999999999999999)", &name, args, 6, &n), -ERANGE);
 	assert_null(name); /* untouched on failure */
 }
