@@ -51,7 +51,8 @@ static bool has_this(Dwarf_Die *die, int depth)
 	return false;
 }
 
-static void mark(struct elf_file *ef, uint64_t addr)
+/* The first symbol at or after addr. */
+static size_t first_at(const struct elf_file *ef, uint64_t addr)
 {
 	size_t lo = 0, hi = ef->nsyms;
 
@@ -63,8 +64,27 @@ static void mark(struct elf_file *ef, uint64_t addr)
 		else
 			hi = mid;
 	}
-	for (; lo < ef->nsyms && ef->syms[lo].addr == addr; lo++)
-		ef->syms[lo].member = ELF_MEMBER_YES;
+	return lo;
+}
+
+static void mark(struct elf_file *ef, uint64_t addr)
+{
+	for (size_t i = first_at(ef, addr); i < ef->nsyms && ef->syms[i].addr == addr; i++)
+		ef->syms[i].member = ELF_MEMBER_YES;
+}
+
+/* The functions of a unit that has DWARF: what the walk does not call a
+ * member is not one. Those of units without (a static library built
+ * without -g) stay unknown. */
+static void described(struct elf_file *ef, Dwarf_Die *cudie)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(cudie, off, &base, &start, &end)) > 0)
+		for (size_t i = first_at(ef, start); i < ef->nsyms && ef->syms[i].addr < end; i++)
+			if (ef->syms[i].member == ELF_MEMBER_MAYBE)
+				ef->syms[i].member = ELF_MEMBER_NO;
 }
 
 /* The definitions under 'die' (namespaces, classes, and functions, which
@@ -112,12 +132,11 @@ void elf_read_members(struct elf_file *ef)
 	dbg = dwarf_begin_elf(ef->elf, DWARF_C_READ, NULL);
 	if (!dbg)
 		return;
-	/* With DWARF, what it does not call a member is not one. */
-	for (size_t i = 0; i < ef->nsyms; i++)
-		if (ef->syms[i].member == ELF_MEMBER_MAYBE)
-			ef->syms[i].member = ELF_MEMBER_NO;
-	while (dwarf_get_units(dbg, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0)
-		if (unit_type == DW_UT_compile || unit_type == DW_UT_partial)
-			walk(ef, &cudie, 0);
+	while (dwarf_get_units(dbg, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		described(ef, &cudie);
+		walk(ef, &cudie, 0);
+	}
 	dwarf_end(dbg);
 }

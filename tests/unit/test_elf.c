@@ -538,6 +538,11 @@ static void test_cxx_select(void **state)
 	s = elf_symbol_by_name(ef, "num::scale(long)");
 	assert_non_null(s);
 	assert_int_equal(s->member, ELF_MEMBER_NO);
+	/* A unit without DWARF in a binary with it: unknown there. */
+	s = elf_symbol_by_name(ef, "Part::bump(long)");
+	assert_non_null(s);
+	assert_int_equal(s->member, ELF_MEMBER_MAYBE);
+
 	/* Without DWARF, a member without qualifiers may be either. */
 	struct elf_file *nodwarf = open_fixture("cxx_select_nodwarf");
 
