@@ -26,7 +26,8 @@ static const char usage[] =
 	"function symbols of BINARY and of the shared libraries it loads (as its own\n"
 	"dynamic loader resolves them, asked in trace mode as ldd does): any of them can\n"
 	"be run with `benchtrap run --symbol`, but for those NOTE marks not callable\n"
-	"(pieces gcc split off a function: .cold, .part).\n"
+	"(pieces gcc split off a function: .cold, .part) and C++ member functions that\n"
+	"need an object.\n"
 	"\n"
 	"A Google Benchmark binary lists its benchmark instances as it names them\n"
 	"('BM_memcpy/8'), asked of the binary itself (--benchmark_list_tests) in a\n"
@@ -177,10 +178,13 @@ out:
 	return r;
 }
 
-/* What the NOTE column says of a piece or a copy of a function. */
-static const char *kind_note(enum elf_fn_kind kind)
+/* What the NOTE column says of a piece or a copy of a function, or of a
+ * member function that needs an object. */
+static const char *kind_note(const struct elf_symbol *s)
 {
-	switch (kind) {
+	if (s->kind != ELF_FN_FRAGMENT && s->member == ELF_MEMBER_YES)
+		return "member function: needs an object";
+	switch (s->kind) {
 	case ELF_FN_FRAGMENT:
 		return "not callable: a piece of a function";
 	case ELF_FN_CLONE:
@@ -231,7 +235,7 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 			table_add(t, (const char *const[]){ addr, size, str_basename(elf_path(obj)),
 							    s->demangled,
 							    s->demangled != s->name ? s->name : NULL,
-							    kind_note(s->kind) });
+							    kind_note(s) });
 		}
 	}
 

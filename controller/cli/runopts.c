@@ -111,6 +111,11 @@ int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss 
 				 "(`benchtrap list %s --symbols` shows them)",
 				 binary, m->pattern, binary);
 	case MEASURE_MISS_AMBIGUOUS:
+		if (m->instances)
+			return cli_error("%s: --symbol '%s' names several instances of a function "
+					 "template: %s (pick one by its template arguments or its "
+					 "parameter types, as in --symbol '%s' or '%s')",
+					 binary, m->selector, m->names, m->instance, m->function);
 		return cli_error("%s: --symbol '%s' names several functions: %s (pick one by its "
 				 "parameter types, as in --symbol '%s')",
 				 binary, m->selector, m->names, m->function);
@@ -124,7 +129,16 @@ int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss 
 				 "integer arguments, in integer registers (pick an overload with "
 				 "integer parameters, or select it without arguments)",
 				 binary, m->function);
+	case MEASURE_MISS_MEMBER:
+		return cli_error("%s: '%s' is a member function that needs an object ('this'), "
+				 "which --symbol cannot give (benchmark a function that makes one "
+				 "and calls it)",
+				 binary, m->function);
 	case MEASURE_MISS_BAD_CALL:
+		if (m->not_integer)
+			return cli_error("%s: cannot read --symbol '%s': arguments must be "
+					 "integers, decimal or hex with 0x (NAME(TYPES)(1,2))",
+					 cmd, m->selector);
 		break;
 	}
 	return cli_error("%s: cannot read --symbol '%s': write NAME, NAME(1,2) with up to %d "

@@ -44,6 +44,9 @@ struct elf_file {
 int elf_read_registry(struct elf_file *ef);
 /* Read the symbol table into ef->syms (symbols.c). 0 or -errno. */
 int elf_read_symbols(struct elf_file *ef);
+/* Set the member field of ef->syms, sorted, from their names and the
+ * file's DWARF (members.c). */
+void elf_read_members(struct elf_file *ef);
 
 /* A section by name, or NULL. */
 Elf_Scn *elf_section_by_name(struct elf_file *ef, const char *name, GElf_Shdr *ret_shdr);

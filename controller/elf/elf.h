@@ -59,6 +59,25 @@ enum elf_fn_kind {
  * any suffix says so, else a clone when any does). */
 enum elf_fn_kind elf_fn_kind_of(const char *raw);
 
+/*
+ * Whether a function is a non-static member function of a class, which
+ * needs an object ('this') to be called.
+ */
+enum elf_member {
+	ELF_MEMBER_NO, /* not a member function, or a static one */
+	/* a non-static member: cv- or ref-qualified by its mangled name
+	 * (_ZNK..., _ZNR..., _ZNO...), or so by the file's DWARF */
+	ELF_MEMBER_YES,
+	/* a function in a namespace or a class, in a file without DWARF: the
+	 * mangled name of a member function without qualifiers is the same
+	 * whether it is static or not */
+	ELF_MEMBER_MAYBE,
+};
+
+/* From the raw name alone: YES for a cv- or ref-qualified member function,
+ * MAYBE for another nested name (_ZN...), NO otherwise. */
+enum elf_member elf_member_of(const char *raw);
+
 /* One function symbol. Addresses are link-time virtual addresses as in the
  * file; for a position-independent object add the load bias to get a
  * run-time address. */
@@ -71,6 +90,7 @@ struct elf_symbol {
 	bool dynamic; /* found in .dynsym (exported), not only in .symtab */
 	bool ifunc;   /* STT_GNU_IFUNC: addr is a resolver that returns the function */
 	enum elf_fn_kind kind;
+	enum elf_member member;
 };
 
 /* One benchmark registered with target-stub's BENCHTRAP(), BENCHTRAP_ARGS()

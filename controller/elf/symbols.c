@@ -201,6 +201,7 @@ int elf_read_symbols(struct elf_file *ef)
 			ef->syms[out++] = *s;
 	}
 	ef->nsyms = out;
+	elf_read_members(ef);
 
 	/* Names are shown to people and written to JSON: a control character
 	 * or a byte that is not UTF-8 is escaped (\xNN), in both forms. */

@@ -36,6 +36,12 @@ void measure_result_begin(struct bench_result *res, const struct bench_spec *spe
 				      "callers (.constprop, .isra): it may ignore the arguments it is "
 				      "given or expect other ones than its name says; measure the "
 				      "function itself where the binary has it");
+	if (spec && spec->maybe_member)
+		bench_result_diagnose(res,
+				      "a function in a namespace or a class, in a binary without "
+				      "DWARF: if it is a member function that is not static, it "
+				      "needs an object that benchtrap does not pass (build with -g "
+				      "to tell, or benchmark a function that makes the object)");
 }
 
 void measure_result_count(struct bench_result *res, double value)

@@ -33,6 +33,9 @@ struct bench_spec {
 	bool registered;  /* registered with target-stub (not a --symbol) */
 	bool clone;	  /* a compiler's specialized copy (ELF_FN_CLONE): said in
 			     each result's diagnostics */
+	bool maybe_member; /* in a namespace or a class of a file without DWARF
+			      (ELF_MEMBER_MAYBE): said in each result's
+			      diagnostics */
 	int64_t args[MEASURE_MAX_ARGS];
 	unsigned nargs;
 	/* Bodies run at once, each on a thread of its own that benchtrap
@@ -80,6 +83,8 @@ enum measure_miss_what {
 				   (ELF_FN_FRAGMENT), 'function' */
 	MEASURE_MISS_FLOATING,	/* integer arguments for floating-point parameters of
 				   'function' */
+	MEASURE_MISS_MEMBER,	/* a name selects only non-static member functions
+				   (ELF_MEMBER_YES), 'function' */
 };
 
 struct measure_miss {
@@ -95,8 +100,15 @@ struct measure_miss {
 				   binary itself exports */
 	char suggest[512];	/* the closest names, "'a', 'b'" (match_suggest), or "" */
 	char *names;		/* AMBIGUOUS: the overloads, "'f(long)' and 'f(double)'" */
-	char *function;		/* FRAGMENT, FLOATING: its demangled name; AMBIGUOUS:
+	bool not_integer;	/* BAD_CALL: an argument list holds something other
+				   than integers */
+	char *function;		/* FRAGMENT, FLOATING, MEMBER: its demangled name; AMBIGUOUS:
 				   the first overload as a selector, arguments and all */
+	bool instances;		/* AMBIGUOUS: the functions are instances of one function
+				   template ("twice" names "int twice<int>(int)" and
+				   "long twice<long>(long)") */
+	char *instance;		/* AMBIGUOUS with instances: the first one by its name
+				   alone as a selector ("twice<int>(5)") */
 };
 
 struct elf_file;

@@ -40,6 +40,7 @@ void measure_miss_clear(struct measure_miss *m)
 	free(m->missing);
 	free(m->names);
 	free(m->function);
+	free(m->instance);
 	*m = (struct measure_miss){ 0 };
 }
 
@@ -163,6 +164,7 @@ static int add_symbol(struct measure_selection *out, struct elf_file *obj, bool 
 	s->link_addr = sym->addr;
 	s->ifunc = sym->ifunc;
 	s->clone = sym->kind == ELF_FN_CLONE;
+	s->maybe_member = sym->member == ELF_MEMBER_MAYBE;
 	memcpy(s->args, args, nargs * sizeof(*args));
 	s->nargs = nargs;
 	if (!s->name || !s->symbol || !s->object)
@@ -229,8 +231,37 @@ static int say_overloads(const struct candidate *c, size_t n, unsigned nargs,
 		shown++;
 	}
 	m->names = names;
-	if (asprintf(&m->function, "%s%s", c[pick].sym->demangled, selector_args) < 0) {
+
+	/* The selector that picks one: its name and parameter list, without
+	 * a template's return type ("twice<int>(int)"), and for instances
+	 * of one template its name alone too ("twice<int>"). */
+	const char *d = c[pick].sym->demangled;
+	struct match_sig sg;
+	size_t end;
+	bool instances = true;
+
+	match_split(d, &sg);
+	end = sg.has_params ? sg.params_close + 1 : sg.name_end;
+	for (size_t i = 0; i < n && instances; i++) {
+		const char *e = c[i].sym->demangled;
+		struct match_sig se;
+		size_t tn = match_name_end(e, true);
+
+		match_split(e, &se);
+		size_t stem = tn - se.name_start;
+
+		instances = tn < se.name_end && stem == match_name_end(d, true) - sg.name_start &&
+			    !memcmp(e + se.name_start, d + sg.name_start, stem);
+	}
+	m->instances = instances;
+	if (asprintf(&m->function, "%.*s%s", (int)(end - sg.name_start), d + sg.name_start,
+		     selector_args) < 0) {
 		m->function = NULL;
+		return -ENOMEM;
+	}
+	if (instances && asprintf(&m->instance, "%.*s%s", (int)(sg.name_end - sg.name_start),
+				  d + sg.name_start, selector_args) < 0) {
+		m->instance = NULL;
 		return -ENOMEM;
 	}
 	return 0;
@@ -244,7 +275,7 @@ static int select_symbol(const struct elf_scope *scope, const char *pattern, con
 			 struct measure_miss *miss)
 {
 	bool glob = symbol_glob(scope, pattern);
-	const struct elf_symbol *fragment = NULL;
+	const struct elf_symbol *fragment = NULL, *member = NULL;
 	bool fragment_named = false; /* by its whole name */
 	struct candidate *c = NULL;
 	size_t n = 0, cap = 0, matched = 0;
@@ -268,12 +299,26 @@ static int select_symbol(const struct elf_scope *scope, const char *pattern, con
 				fragment_named |= how == MATCH_FULL;
 				continue;
 			}
+			/* A member function needs an object, which a call
+			 * with integer arguments cannot give: left out, and
+			 * refused when nothing else matches. */
+			if (sym->member == ELF_MEMBER_YES) {
+				if (!member)
+					member = sym;
+				continue;
+			}
 			if (array_grow((void **)&c, &cap, n + 1, sizeof(*c)) < 0) {
 				r = -ENOMEM;
 				goto out;
 			}
 			c[n++] = (struct candidate){ j, sym, how };
 		}
+	}
+	if (member && !n && (glob || !fragment_named)) {
+		*miss = (struct measure_miss){ .what = MEASURE_MISS_MEMBER,
+					       .function = strdup(member->demangled) };
+		r = miss->function ? -EINVAL : -ENOMEM;
+		goto out;
 	}
 	if (!glob && fragment && (!n || fragment_named)) {
 		*miss = (struct measure_miss){ .what = MEASURE_MISS_FRAGMENT,
@@ -354,6 +399,21 @@ static int explain_symbol(const struct elf_scope *scope, const char *pattern,
 	 * suggested. */
 	m->stripped = elf_is_stripped(scope->objs[0]);
 	names = elf_scope_names(m->stripped ? &own : scope, &n);
+	if (names) {
+		/* Only what --symbol can run: no piece of a function, no
+		 * member function that needs an object. */
+		const struct elf_scope *from = m->stripped ? &own : scope;
+		size_t kept = 0, k = 0;
+
+		for (size_t j = 0; j < from->n; j++)
+			for (size_t i = 0; i < elf_symbol_count(from->objs[j]); i++, k++) {
+				const struct elf_symbol *sym = elf_symbol(from->objs[j], i);
+
+				if (sym->kind != ELF_FN_FRAGMENT && sym->member != ELF_MEMBER_YES)
+					names[kept++] = names[k];
+			}
+		n = kept;
+	}
 	if (!names || !match_suggest(pattern, names, n, 3, m->suggest, sizeof(m->suggest)))
 		m->suggest[0] = '\0';
 	free(names);
@@ -376,9 +436,13 @@ static int select_symbols(struct elf_file *ef, const char *const *symbols, size_
 		char *pattern = NULL;
 		size_t matched = 0;
 
-		if (match_parse_call(symbols[k], &pattern, args, MEASURE_MAX_ARGS, &nargs) < 0) {
+		r = match_parse_call(symbols[k], &pattern, args, MEASURE_MAX_ARGS, &nargs);
+		if (r == -ENOMEM)
+			break;
+		if (r < 0) {
 			*miss = (struct measure_miss){ .what = MEASURE_MISS_BAD_CALL,
-						       .selector = symbols[k] };
+						       .selector = symbols[k],
+						       .not_integer = r == -EDOM };
 			r = -EINVAL;
 			break;
 		}

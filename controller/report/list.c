@@ -56,11 +56,12 @@ static json_t *symbol_json(const struct report_list_symbol *ls)
 {
 	const struct elf_symbol *s = ls->symbol;
 
-	return json_pack("{s:s, s:s, s:s, s:o, s:I, s:s, s:b, s:b, s:s, s:b}", "name",
+	return json_pack("{s:s, s:s, s:s, s:o, s:I, s:s, s:b, s:b, s:s, s:b, s:b}", "name",
 			 s->demangled, "raw", s->name, "object", elf_path(ls->object), "address",
 			 hex(s->addr), "size", (json_int_t)s->size, "binding",
 			 binding_name(s->binding), "exported", s->dynamic, "ifunc", s->ifunc, "kind",
-			 kind_name(s->kind), "callable", s->kind != ELF_FN_FRAGMENT);
+			 kind_name(s->kind), "member", s->member == ELF_MEMBER_YES, "callable",
+			 s->kind != ELF_FN_FRAGMENT && s->member != ELF_MEMBER_YES);
 }
 
 static json_t *benches_doc(const struct report_list *l)

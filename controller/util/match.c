@@ -116,6 +116,11 @@ char *match_strip_params(const char *demangled)
 	return strdup(demangled);
 }
 
+static bool is_ident(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '$';
+}
+
 int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned max,
 		     unsigned *ret_nargs)
 {
@@ -159,8 +164,9 @@ int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned 
 				parsed[n++] = strtoll(p, &stop, base);
 				if (errno == ERANGE)
 					return -ERANGE;
-				if (stop == p)
-					return -EINVAL;
+				/* "x", "2.5", "7L": not an integer. */
+				if (stop == p || *stop == '.' || is_ident(*stop))
+					return stop == p && strchr(",)", *p) ? -EINVAL : -EDOM;
 				p = stop + strspn(stop, " \t");
 				if (p == end)
 					break;
@@ -171,6 +177,13 @@ int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned 
 					return -EINVAL;
 			}
 			len = open;
+		} else if (open > 0 && text[open - 1] == ')' && !strstr(text, "(*") &&
+			   !strstr(text, "(&")) {
+			/* A list after the parameter types, as in
+			 * "f(long)(abc)", holds arguments that are not
+			 * integers ("(*" or "(&": the declarator of a function
+			 * that returns a pointer to a function). */
+			return -EDOM;
 		}
 	}
 	name = strndup(text, len);
@@ -180,11 +193,6 @@ int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned 
 	*ret_name = name;
 	*ret_nargs = n;
 	return 0;
-}
-
-static bool is_ident(char c)
-{
-	return isalnum((unsigned char)c) || c == '_' || c == '$';
 }
 
 /* The clone suffixes gcc gives a copy or a part of a function. */
@@ -223,6 +231,8 @@ static size_t clone_tail(const char *s, size_t len)
 		return (size_t)(dot - s);
 	return len;
 }
+
+static char *squeeze_blanks(const char *s, size_t len, bool parens);
 
 static bool ends_with_word(const char *s, size_t len, const char *word)
 {
@@ -300,9 +310,213 @@ void match_split(const char *d, struct match_sig *ret)
 	*ret = sg;
 }
 
-/* s[0..len) without blanks but for one between two characters of names
- * ("unsigned long"), with "()" appended when 'parens'. */
-static char *squeeze(const char *s, size_t len, bool parens)
+/* The next token of s at *p: a run of name characters, or one other
+ * character; blanks skipped. Its length, 0 at the end. */
+static size_t next_token(const char *s, size_t *p, const char **ret)
+{
+	size_t i = *p, n;
+
+	while (s[i] == ' ' || s[i] == '\t')
+		i++;
+	*ret = s + i;
+	if (!s[i])
+		return *p = i, 0;
+	n = 1;
+	if (is_ident(s[i]))
+		while (is_ident(s[i + n]))
+			n++;
+	*p = i + n;
+	return n;
+}
+
+/* Append token t[0..n) to o at *w, after a blank when both it and what
+ * precedes are name characters. */
+static void put_token(char *o, size_t *w, const char *t, size_t n)
+{
+	if (*w && is_ident(o[*w - 1]) && is_ident(t[0]))
+		o[(*w)++] = ' ';
+	memcpy(o + *w, t, n);
+	*w += n;
+}
+
+static bool token_is(const char *t, size_t n, const char *word)
+{
+	return n == strlen(word) && !memcmp(t, word, n);
+}
+
+/* The words of a built-in integer type, in any order. */
+static bool int_word(const char *t, size_t n)
+{
+	static const char *const words[] = { "unsigned", "signed", "short", "long", "int", "char" };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (token_is(t, n, words[i]))
+			return true;
+	return false;
+}
+
+/* Built-in integer types as the demangler writes them: "long int" and
+ * "int long" are "long", "unsigned" is "unsigned int", "short int" is
+ * "short", "long long int" is "long long"; "signed char" stays. */
+static size_t integer_types(const char *s, char *o)
+{
+	size_t p = 0, w = 0, n;
+	const char *t;
+
+	while ((n = next_token(s, &p, &t))) {
+		bool u = false, sg = false, sh = false, ch = false;
+		int longs = 0;
+		size_t q = p;
+
+		if (!int_word(t, n)) {
+			put_token(o, &w, t, n);
+			continue;
+		}
+		/* "unsigned __int128", "long double": as they are. */
+		size_t r = p;
+		const char *after = t;
+		size_t an = n;
+
+		while (an && int_word(after, an))
+			an = next_token(s, &r, &after);
+		if (an && is_ident(after[0])) {
+			put_token(o, &w, t, n);
+			while (p < r - an) {
+				n = next_token(s, &p, &t);
+				put_token(o, &w, t, n);
+			}
+			continue;
+		}
+		for (;;) {
+			u |= token_is(t, n, "unsigned");
+			sg |= token_is(t, n, "signed");
+			sh |= token_is(t, n, "short");
+			ch |= token_is(t, n, "char");
+			longs += token_is(t, n, "long");
+			p = q;
+			if (!(n = next_token(s, &q, &t)) || !int_word(t, n))
+				break;
+		}
+		const char *canon;
+
+		if (ch)
+			canon = sg ? "signed char" : u ? "unsigned char" : "char";
+		else if (sh)
+			canon = u ? "unsigned short" : "short";
+		else if (longs >= 2)
+			canon = u ? "unsigned long long" : "long long";
+		else if (longs == 1)
+			canon = u ? "unsigned long" : "long";
+		else
+			canon = u ? "unsigned int" : "int";
+		put_token(o, &w, canon, strlen(canon));
+	}
+	o[w] = '\0';
+	return w;
+}
+
+/*
+ * One step of writing "const" after what it qualifies, as the demangler
+ * does ("const char*" is "char const*"), and of dropping the "const" of a
+ * parameter itself ("f(long const)" is "f(long)"), which is no part of a
+ * function's type. true when it changed something.
+ */
+static bool const_step(const char *s, char *o)
+{
+	char stack[64];
+	size_t p = 0, w = 0, n, depth = 0;
+	const char *t;
+	bool changed = false;
+	char prev = '(';
+
+	while ((n = next_token(s, &p, &t))) {
+		if (strchr("(<[", t[0]) && depth < sizeof(stack))
+			stack[depth++] = t[0];
+		else if (strchr(")>]", t[0]) && depth)
+			depth--;
+		if (token_is(t, n, "const") && !changed) {
+			size_t q = p, end = p, m;
+			const char *u;
+			int nest = 0;
+
+			/* At the start of a type: move it after the name. */
+			if (strchr("(,<", prev)) {
+				while ((m = next_token(s, &q, &u))) {
+					if (u[0] == '<' || u[0] == '(')
+						nest++;
+					else if ((u[0] == '>' || u[0] == ')') && nest)
+						nest--;
+					else if (!nest && !is_ident(u[0]) && u[0] != ':' &&
+						 u[0] != '>')
+						break;
+					else if (!nest && u[0] == '>')
+						break;
+					end = q;
+				}
+				if (end > p) {
+					for (size_t r = p; (m = next_token(s, &r, &u)) && r <= end;)
+						put_token(o, &w, u, m);
+					put_token(o, &w, "const", 5);
+					prev = 't';
+					p = end;
+					changed = true;
+					continue;
+				}
+			}
+			/* Of a parameter itself: gone. */
+			q = p;
+			m = next_token(s, &q, &u);
+			if (depth && stack[depth - 1] == '(' && m && (u[0] == ',' || u[0] == ')') &&
+			    prev != '(' && prev != ',') {
+				changed = true;
+				continue;
+			}
+		}
+		put_token(o, &w, t, n);
+		prev = is_ident(t[0]) ? 't' : t[0];
+	}
+	o[w] = '\0';
+	return changed;
+}
+
+/* Type names spelled as the demangler spells them; NULL when out of
+ * memory. */
+static char *normalise_types(const char *s)
+{
+	size_t cap = strlen(s) * 2 + 16;
+	char *a = malloc(cap), *b = malloc(cap);
+
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return NULL;
+	}
+	integer_types(s, a);
+	for (int i = 0; i < 16 && const_step(a, b); i++) {
+		char *x = a;
+
+		a = b;
+		b = x;
+	}
+	free(b);
+	return a;
+}
+
+/* Pattern s without blanks but for one between two characters of names
+ * ("unsigned long"), and its types spelled as the demangler spells them:
+ * a demangled name is already, so it needs squeeze_blanks() alone. */
+static char *squeeze_pattern(const char *s)
+{
+	char *raw = squeeze_blanks(s, strlen(s), false), *o;
+
+	if (!raw)
+		return NULL;
+	o = normalise_types(raw);
+	free(raw);
+	return o;
+}
+
+static char *squeeze_blanks(const char *s, size_t len, bool parens)
 {
 	char *o = malloc(len + 3), *w = o;
 
@@ -326,11 +540,41 @@ static char *squeeze(const char *s, size_t len, bool parens)
 
 static bool form_matches(const char *pattern, const char *s, size_t len, bool parens)
 {
-	char *f = squeeze(s, len, parens);
+	char *f = squeeze_blanks(s, len, parens);
 	bool hit = f && match_glob(pattern, f);
 
 	free(f);
 	return hit;
+}
+
+/* Where the template arguments that end d[from..end) start (its '<'), or
+ * end when it has none; an operator's name ("operator<") has none. */
+static size_t template_args(const char *d, size_t from, size_t end)
+{
+	int depth = 0;
+
+	if (end <= from || d[end - 1] != '>')
+		return end;
+	for (size_t i = end; i-- > from;) {
+		if (d[i] == '>')
+			depth++;
+		else if (d[i] == '<' && --depth == 0) {
+			/* "operator<<", "operator< <int>": not arguments to
+			 * strip, the name would be gone. */
+			if (i == from || memmem(d + from, i - from, "operator", 8))
+				return end;
+			return i;
+		}
+	}
+	return end;
+}
+
+size_t match_name_end(const char *demangled, bool template_name)
+{
+	struct match_sig sg;
+
+	match_split(demangled, &sg);
+	return template_name ? template_args(demangled, sg.name_start, sg.name_end) : sg.name_end;
 }
 
 enum match_how match_function_how(const char *pattern, const char *raw, const char *demangled)
@@ -344,7 +588,7 @@ enum match_how match_function_how(const char *pattern, const char *raw, const ch
 	/* A versioned name ("memcpy@GLIBC_2.2.5") is whole or nothing. */
 	if (strchr(demangled, '@'))
 		return MATCH_NONE;
-	pat = squeeze(pattern, strlen(pattern), false);
+	pat = squeeze_pattern(pattern);
 	if (!pat)
 		return MATCH_NONE;
 	match_split(demangled, &sg);
@@ -366,6 +610,13 @@ enum match_how match_function_how(const char *pattern, const char *raw, const ch
 		    (!sg.has_params && form_matches(pat, s, sg.name_end - from, true)))
 			how = MATCH_BASE;
 	}
+	/* The name of a function template without its arguments: every
+	 * instance of it, as overloads ("twice" finds "int twice<int>(int)"). */
+	size_t lt = template_args(demangled, sg.name_start, sg.name_end);
+
+	if (how == MATCH_NONE && lt < sg.name_end &&
+	    form_matches(pat, demangled + sg.name_start, lt - sg.name_start, false))
+		how = MATCH_BASE;
 out:
 	free(pat);
 	return how;

@@ -46,13 +46,19 @@ struct match_sig {
 
 void match_split(const char *demangled, struct match_sig *ret);
 
+/* Where the name of demangled function name 'demangled' ends (before its
+ * parameter list), or with 'template_name', before the template arguments
+ * of a function template's name ("twice" of "int twice<int>(int)"). */
+size_t match_name_end(const char *demangled, bool template_name);
+
 /* How 'pattern' selects a function. */
 enum match_how {
 	MATCH_NONE,
 	/* by a part of its demangled name: without the return type of a
 	 * function template, the qualifiers of a member function, a clone
 	 * suffix, or the parameter list ("num::scale", "num::scale(long)",
-	 * "Grid<int>::sum()"; a name without parameters also as "f()") */
+	 * "Grid<int>::sum()"; a name without parameters also as "f()"), or
+	 * by the name of its template ("twice" selects "int twice<int>(int)") */
 	MATCH_BASE,
 	/* by its whole raw or demangled name */
 	MATCH_FULL,
@@ -85,9 +91,10 @@ char *match_strip_params(const char *demangled);
  * A last parenthesized list that does not start with a digit or a sign is
  * a parameter-type list and part of NAME ("num::scale(long)", and
  * "num::scale(long)(7)" is that with one argument); so is an empty one
- * ("g()"). -EINVAL for unbalanced parentheses, a malformed argument list,
- * an empty name, or more than 'max' arguments; -ERANGE for an integer out
- * of range.
+ * ("g()"). -EDOM for arguments that are not integers ("f(2.5)",
+ * "f(1,x)", and a list after a parameter-type list, "f(long)(abc)");
+ * -EINVAL for unbalanced parentheses, a malformed argument list, an empty
+ * name, or more than 'max' arguments; -ERANGE for an integer out of range.
  */
 int match_parse_call(const char *text, char **ret_name, int64_t *args, unsigned max,
 		     unsigned *ret_nargs);

@@ -72,7 +72,7 @@ expect_out ' static_user +fxstatic_compress$'
 if [[ -x $FX/cxx_names ]]; then
 	run list "$FX/cxx_names" --symbols --no-libs --filter 'fixture::Widget<int>::grow'
 	expect_status 0
-	expect_out 'fixture::Widget<int>::grow\(int\) +_ZN7fixture6WidgetIiE4growEi$'
+	expect_out 'fixture::Widget<int>::grow\(int\) +_ZN7fixture6WidgetIiE4growEi( +member function: needs an object)?$'
 fi
 if [[ -x $FX/rust_v0 ]]; then
 	run list "$FX/rust_v0" --symbols --no-libs --filter '*::add_numbers'

@@ -35,7 +35,8 @@ expect_out ' num::first_of\(num::wide const\*\) \[clone \.isra\.[0-9]+\] +\S+ +c
 run list "$F" --symbols --no-libs --json
 expect_status 0
 expect_json '[s["kind"] for s in d["symbols"] if s["raw"] == "_ZN3num10rare_errorEl.cold"] == ["fragment"]'
-expect_json 'all(s["callable"] == (s["kind"] != "fragment") for s in d["symbols"])'
+expect_json 'all(s["callable"] == (s["kind"] != "fragment" and not s["member"]) for s in d["symbols"])'
+expect_json '[s["name"] for s in d["symbols"] if s["member"]] == ["Grid<int>::sum() const", "Grid<int>::grow(int)"]'
 expect_json 'sum(s["kind"] == "clone" for s in d["symbols"]) == 2'
 expect_json 'all(s["kind"] == "function" for s in d["symbols"] if s["name"].startswith("num::scale"))'
 
@@ -56,6 +57,17 @@ expect_usage_error "--symbol 'num::scale\(7\)' names several functions: 'num::sc
 run run "$F" --symbol 'num::scale' "${MEM[@]}"
 expect_usage_error "names several functions"
 
+# A function template's name: its instances, like overloads; one instance
+# alone is selected (twice<int> allocates 5000 + x bytes, twice<long> 6000 + x).
+run run "$F" --symbol 'twice' "${MEM[@]}"
+expect_usage_error "--symbol 'twice' names several instances of a function template: 'int twice<int>\(int\)' and 'long twice<long>\(long\)' \(pick one by its template arguments or its parameter types, as in --symbol 'twice<int>' or 'twice<int>\(int\)'\)"
+run run "$F" --symbol 'twice(5)' "${MEM[@]}"
+expect_usage_error "as in --symbol 'twice<int>\(5\)' or 'twice<int>\(int\)\(5\)'"
+run run "$F" "${MEM[@]}" --format json --symbol 'twice<long>(5)' --symbol 'twice<int>(int)(3)' \
+	--symbol 'num::unroll(5)'
+expect_status 0
+expect_json '[(b["name"], b["value"]) for b in d["benchmarks"]] == [("long twice<long>(long)(5)", 6005), ("int twice<int>(int)(3)", 5003), ("long num::unroll<8>(long)(5)", 0)]'
+
 # ---- one overload by its types: the right one runs, rows keep the types ---------------------
 run run "$F" "${MEM[@]}" --format json --output "$TMP/ints.json" \
 	--symbol 'num::scale(long)(7)' --symbol 'num::scale(long, long)(3,4)' \
@@ -72,6 +84,14 @@ expect_status 0
 # (double d): 3000 bytes
 expect_json '[(b["name"], b["value"]) for b in d["benchmarks"]] == [("num::scale(double)", 3000), ("num::scale(long)", 1000)]'
 
+# Types as written in C++, not as demangled: const before the type,
+# "long int", blanks around '*' (num::text allocates 4000 bytes, 4001 for a
+# pointer that is not null).
+run run "$F" "${MEM[@]}" --format json --symbol 'num::text(const char *)(0)' \
+	--symbol 'num::scale(long int)(7)' --symbol 'num::scale(long int, long)(3,4)'
+expect_status 0
+expect_json '[(b["name"], b["value"]) for b in d["benchmarks"]] == [("num::text(char const*)(0)", 4000), ("num::scale(long)(7)", 1007), ("num::scale(long, long)(3,4)", 2034)]'
+
 # Unique names: merge takes both files.
 run merge "$TMP/ints.json" "$TMP/double.json" --output "$TMP/merged.json"
 expect_status 0
@@ -84,7 +104,9 @@ expect_usage_error "'num::scale\(double\)' takes floating-point parameters"
 run run "$F" --symbol 'num::scale*(2)' "${MEM[@]}"
 expect_usage_error "'num::scale\(double\)' takes floating-point parameters"
 run run "$F" --symbol 'num::scale(double)(2.5)' "${MEM[@]}"
-expect_usage_error "cannot read --symbol 'num::scale\(double\)\(2\.5\)'"
+expect_usage_error "cannot read --symbol 'num::scale\(double\)\(2\.5\)': arguments must be integers"
+run run "$F" --symbol 'num::scale(long)(abc)' "${MEM[@]}"
+expect_usage_error "cannot read --symbol 'num::scale\(long\)\(abc\)': arguments must be integers"
 
 # ---- pieces of functions: left out of globs, refused by name --------------------------------
 run run "$F" --symbol 'num::*' "${MEM[@]}" --format json
@@ -113,6 +135,48 @@ n = [b["name"] for b in json.load(open(sys.argv[1]))["benchmarks"]]
 sys.exit("num::rare_error(long)" not in n or any("[clone .cold]" in x or "[clone .part" in x for x in n))' \
 	"$TMP/observe.json" || fail "observe must time num::rare_error and no piece of a function"
 checks=$((checks + 1))
+
+# ---- member functions: 'this' cannot be passed ----------------------------------------------
+# const by its mangled name, grow by the DWARF ('this' is its first,
+# artificial, parameter); zero is static and runs.
+run list "$F" --symbols --no-libs --filter 'Grid<int>::*'
+expect_status 0
+expect_out ' Grid<int>::sum\(\) const +\S+ +member function: needs an object$'
+expect_out ' Grid<int>::grow\(int\) +\S+ +member function: needs an object$'
+expect_out ' Grid<int>::zero\(long\) +_ZN4GridIiE4zeroEl$'
+for m in 'Grid<int>::sum' 'Grid<int>::sum() const' '_ZNK4GridIiE3sumEv'; do
+	run run "$F" --symbol "$m" "${MEM[@]}"
+	expect_usage_error "'Grid<int>::sum\(\) const' is a member function that needs an object"
+done
+run run "$F" --symbol 'Grid<int>::grow(3)' "${MEM[@]}"
+expect_usage_error "'Grid<int>::grow\(int\)' is a member function that needs an object"
+# A glob leaves members out; the static member runs (7000 + n bytes).
+run run "$F" --symbol 'Grid<int>::*(5)' "${MEM[@]}" --format json
+expect_status 0
+expect_json '[(b["name"], b["value"]) for b in d["benchmarks"]] == [("Grid<int>::zero(long)(5)", 7005)]'
+expect_json 'd["benchmarks"][0]["diagnostics"] == []'
+run run "$F" --symbol 'Grid<int>::s*' "${MEM[@]}"
+expect_usage_error "'Grid<int>::sum\(\) const' is a member function that needs an object"
+# "did you mean" offers no member and no piece.
+run run "$F" --symbol 'Grid<int>::gro' "${MEM[@]}"
+expect_usage_error "no function matches 'Grid<int>::gro'"
+[[ $err != *grow* ]] || fail "a member function must not be suggested: $err"
+run run "$F" --symbol 'num::rare_erro' "${MEM[@]}"
+expect_usage_error "no function matches 'num::rare_erro'"
+[[ $err != *cold* ]] || fail "a piece of a function must not be suggested: $err"
+
+# Without DWARF, grow may or may not need an object: it is not refused, and
+# what runs says so. The const member is still known.
+N=$FIXTURES/elf/cxx_select_nodwarf
+run list "$N" --symbols --no-libs --filter 'Grid<int>::*' --json
+expect_status 0
+expect_json '[s["name"] for s in d["symbols"] if s["member"]] == ["Grid<int>::sum() const"]'
+run run "$N" --symbol 'Grid<int>::zero(5)' "${MEM[@]}" --format json
+expect_status 0
+expect_json 'd["benchmarks"][0]["value"] == 7005'
+expect_json 'any("needs an object" in x for x in d["benchmarks"][0]["diagnostics"])'
+run run "$N" --symbol 'Grid<int>::sum' "${MEM[@]}"
+expect_usage_error "'Grid<int>::sum\(\) const' is a member function that needs an object"
 
 # ---- a specialized copy: runs, said in its diagnostics --------------------------------------
 run run "$F" --symbol 'num::with_k' "${MEM[@]}" --format json

@@ -369,6 +369,21 @@ static void test_cxx(void **state)
 #endif
 }
 
+static void test_member_of(void **state)
+{
+	(void)state;
+	assert_int_equal(elf_member_of("_ZNK4GridIiE3sumEv"), ELF_MEMBER_YES);
+	assert_int_equal(elf_member_of("_ZNKSs11_M_disjunctEPKc"), ELF_MEMBER_YES);
+	assert_int_equal(elf_member_of("_ZNR1A1fEv"), ELF_MEMBER_YES);
+	assert_int_equal(elf_member_of("_ZNO1A1fEv"), ELF_MEMBER_YES);
+	assert_int_equal(elf_member_of("_ZNVK1A1fEv"), ELF_MEMBER_YES);
+	assert_int_equal(elf_member_of("_ZN4GridIiE4growEi"), ELF_MEMBER_MAYBE);
+	assert_int_equal(elf_member_of("_ZNSt6vectorIiSaIiEE9push_backERKi"), ELF_MEMBER_MAYBE);
+	assert_int_equal(elf_member_of("_Z5twiceIiET_S0_"), ELF_MEMBER_NO);
+	assert_int_equal(elf_member_of("main"), ELF_MEMBER_NO);
+	assert_int_equal(elf_member_of("_ZN"), ELF_MEMBER_MAYBE);
+}
+
 static void test_fn_kind(void **state)
 {
 	assert_int_equal(elf_fn_kind_of("work"), ELF_FN_PLAIN);
@@ -445,8 +460,8 @@ static void test_cxx_select(void **state)
 		{ "_ZN3num5scaleEd", "num::scale(double)", 0 },
 		{ "num::unroll<8>(5)", "long num::unroll<8>(long)(5)", 1 },
 		{ "long num::unroll<8>", "long num::unroll<8>(long)", 0 },
-		{ "Grid<int>::sum", "Grid<int>::sum() const", 0 },
-		{ "Grid<int>::sum()", "Grid<int>::sum() const", 0 },
+		{ "Grid<int>::zero(5)", "Grid<int>::zero(long)(5)", 1 },
+		{ "Grid<int>::zero(long)", "Grid<int>::zero(long)", 0 },
 		{ "num::rare_error", "num::rare_error(long)", 0 },
 	};
 	for (size_t i = 0; i < sizeof(picks) / sizeof(picks[0]); i++) {
@@ -457,6 +472,90 @@ static void test_cxx_select(void **state)
 		assert_false(sel.v[0].clone);
 		measure_selection_clear(&sel);
 	}
+
+	/* A function template's name: its instances as overloads. */
+	assert_int_equal(select_one(ef, "twice(5)", &sel, &miss), -EINVAL);
+	assert_int_equal(miss.what, MEASURE_MISS_AMBIGUOUS);
+	assert_true(miss.instances);
+	assert_string_equal(miss.names, "'int twice<int>(int)' and 'long twice<long>(long)'");
+	assert_string_equal(miss.instance, "twice<int>(5)");
+	assert_string_equal(miss.function, "twice<int>(int)(5)");
+	measure_miss_clear(&miss);
+	assert_int_equal(select_one(ef, "num::scale", &sel, &miss), -EINVAL);
+	assert_false(miss.instances);
+	assert_null(miss.instance);
+	measure_miss_clear(&miss);
+	static const struct {
+		const char *selector, *name;
+	} instances[] = {
+		{ "twice<long>(5)", "long twice<long>(long)(5)" },
+		{ "twice<long>(long)(5)", "long twice<long>(long)(5)" },
+		{ "twice(long)(5)", NULL },
+		{ "num::unroll(5)", "long num::unroll<8>(long)(5)" },
+	};
+	for (size_t i = 0; i < sizeof(instances) / sizeof(instances[0]); i++) {
+		int r = select_one(ef, instances[i].selector, &sel, &miss);
+
+		if (!instances[i].name) {
+			assert_int_equal(r, -ENOENT);
+			measure_miss_clear(&miss);
+			continue;
+		}
+		assert_int_equal(r, 0);
+		assert_int_equal(sel.n, 1);
+		assert_string_equal(sel.v[0].name, instances[i].name);
+		measure_selection_clear(&sel);
+	}
+
+	/* Member functions that need an object: refused by name, const by
+	 * its mangled name, grow by the DWARF; a glob leaves them out. */
+	static const struct {
+		const char *selector, *function;
+	} members[] = {
+		{ "Grid<int>::sum", "Grid<int>::sum() const" },
+		{ "Grid<int>::sum() const", "Grid<int>::sum() const" },
+		{ "_ZNK4GridIiE3sumEv", "Grid<int>::sum() const" },
+		{ "Grid<int>::grow(3)", "Grid<int>::grow(int)" },
+		{ "Grid<int>::s*", "Grid<int>::sum() const" },
+	};
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		assert_int_equal(select_one(ef, members[i].selector, &sel, &miss), -EINVAL);
+		assert_int_equal(miss.what, MEASURE_MISS_MEMBER);
+		assert_string_equal(miss.function, members[i].function);
+		measure_miss_clear(&miss);
+	}
+	assert_int_equal(select_one(ef, "Grid<int>::*", &sel, &miss), 0);
+	assert_int_equal(sel.n, 1);
+	assert_string_equal(sel.v[0].name, "Grid<int>::zero(long)");
+	assert_false(sel.v[0].maybe_member);
+	measure_selection_clear(&sel);
+	s = elf_symbol_by_name(ef, "Grid<int>::grow(int)");
+	assert_non_null(s);
+	assert_int_equal(s->member, ELF_MEMBER_YES);
+	s = elf_symbol_by_name(ef, "Grid<int>::zero(long)");
+	assert_non_null(s);
+	assert_int_equal(s->member, ELF_MEMBER_NO);
+	s = elf_symbol_by_name(ef, "num::scale(long)");
+	assert_non_null(s);
+	assert_int_equal(s->member, ELF_MEMBER_NO);
+	/* A unit without DWARF in a binary with it: unknown there. */
+	s = elf_symbol_by_name(ef, "Part::bump(long)");
+	assert_non_null(s);
+	assert_int_equal(s->member, ELF_MEMBER_MAYBE);
+
+	/* Without DWARF, a member without qualifiers may be either. */
+	struct elf_file *nodwarf = open_fixture("cxx_select_nodwarf");
+
+	s = elf_symbol_by_name(nodwarf, "Grid<int>::grow(int)");
+	assert_non_null(s);
+	assert_int_equal(s->member, ELF_MEMBER_MAYBE);
+	s = elf_symbol_by_name(nodwarf, "Grid<int>::sum() const");
+	assert_non_null(s);
+	assert_int_equal(s->member, ELF_MEMBER_YES);
+	assert_int_equal(select_one(nodwarf, "Grid<int>::grow", &sel, &miss), 0);
+	assert_true(sel.v[0].maybe_member);
+	measure_selection_clear(&sel);
+	elf_close(nodwarf);
 
 	/* Integers for a floating-point parameter: refused. */
 	assert_int_equal(select_one(ef, "num::scale(double)(2)", &sel, &miss), -EINVAL);
@@ -980,6 +1079,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_static_needs_nothing),
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_fn_kind),
+		cmocka_unit_test(test_member_of),
 		cmocka_unit_test(test_cxx_select),
 		cmocka_unit_test(test_demangle_strings),
 		cmocka_unit_test(test_bad_files),

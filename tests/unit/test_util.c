@@ -190,6 +190,71 @@ static void test_match_cxx(void **state)
 	assert_true(match_function("A::f() &", "_ZNR1A1fEv", "A::f() &"));
 	assert_true(match_function("A::f", "_ZNO1A1fEv", "A::f() &&"));
 
+	/* A function template's name alone finds its instances. */
+	assert_int_equal(match_function_how("twice", "_Z5twiceIiET_S0_", "int twice<int>(int)"),
+			 MATCH_BASE);
+	assert_int_equal(match_function_how("num::unroll", tmpl_raw, tmpl), MATCH_BASE);
+	assert_false(match_function("twice(int)", "_Z5twiceIiET_S0_", "int twice<int>(int)"));
+	assert_false(match_function("twic", "_Z5twiceIiET_S0_", "int twice<int>(int)"));
+	assert_false(match_function("Grid", "_ZN4GridIiE4zeroEl", "Grid<int>::zero(long)"));
+	assert_false(match_function("A::operator", "_ZN1AltERKS_", "A::operator<(A const&)"));
+	assert_int_equal(match_name_end("int twice<int>(int)", true), strlen("int twice"));
+	assert_int_equal(match_name_end("int twice<int>(int)", false), strlen("int twice<int>"));
+	assert_int_equal(match_name_end("A::operator<(A const&)", true), strlen("A::operator<"));
+	assert_int_equal(match_name_end("bool A::operator< <int>(int)", true),
+			 strlen("bool A::operator< <int>"));
+
+	/* Types spelled otherwise than the demangler writes them. */
+	static const struct {
+		const char *pattern, *demangled;
+		bool hit;
+	} spell[] = {
+		{ "ns::f(const char*)", "ns::f(char const*)", true },
+		{ "ns::f(const char *)", "ns::f(char const*)", true },
+		{ "ns::f(char const *)", "ns::f(char const*)", true },
+		{ "ns::f(const char* const*)", "ns::f(char const* const*)", true },
+		{ "ns::f(const std::string&)",
+		  "ns::f(std::__cxx11::basic_string<char> const&)", false },
+		{ "ns::f(const std::vector<int>&)", "ns::f(std::vector<int> const&)", true },
+		{ "ns::f(std::vector<const int*>)", "ns::f(std::vector<int const*>)", true },
+		{ "ns::f(const ns::A<const char*, 3>*)", "ns::f(ns::A<char const*, 3> const*)",
+		  true },
+		{ "ns::f(long int)", "ns::f(long)", true },
+		{ "ns::f(long int, int long)", "ns::f(long, long)", true },
+		{ "ns::f(unsigned)", "ns::f(unsigned int)", true },
+		{ "ns::f(unsigned long int)", "ns::f(unsigned long)", true },
+		{ "ns::f(long unsigned int)", "ns::f(unsigned long)", true },
+		{ "ns::f(short int)", "ns::f(short)", true },
+		{ "ns::f(unsigned short int)", "ns::f(unsigned short)", true },
+		{ "ns::f(long long int)", "ns::f(long long)", true },
+		{ "ns::f(signed)", "ns::f(int)", true },
+		{ "ns::f(signed char)", "ns::f(signed char)", true },
+		{ "ns::f(char)", "ns::f(signed char)", false },
+		{ "ns::f(signed char)", "ns::f(char)", false },
+		{ "ns::f(long double)", "ns::f(long double)", true },
+		{ "ns::f(unsigned __int128)", "ns::f(unsigned __int128)", true },
+		{ "ns::f(long long int, long double)", "ns::f(long long, long double)", true },
+		{ "ns::f(long)", "ns::f(long double)", false },
+		{ "ns::f(int)", "ns::f(long)", false },
+		{ "ns::f(long)", "ns::f(long long)", false },
+		{ "ns::f(long int*, unsigned&)", "ns::f(long*, unsigned int&)", true },
+		/* the const of a parameter itself is no part of the type */
+		{ "ns::f(const long)", "ns::f(long)", true },
+		{ "ns::f(char* const)", "ns::f(char*)", true },
+		{ "A::f(long int) const", "A::f(long) const", true },
+		{ "A::f(long int)", "A::f(long) const", true },
+		{ "A::f(int) const", "A::f(long) const", false },
+		{ "ns::f(const char*)(*)", "ns::f(char const*)", false },
+		{ "ns::f(const *)", "ns::f(char const*)", false },
+		{ "ns::f(*const*)", "ns::f(char const*)", true },
+		{ "int ns::twice<int>(int)", "int ns::twice<int>(int)", true },
+		{ "ns::g<const char*>", "void ns::g<char const*>(char const*)", true },
+	};
+	for (size_t i = 0; i < sizeof(spell) / sizeof(spell[0]); i++)
+		if (match_function(spell[i].pattern, "_Zraw", spell[i].demangled) != spell[i].hit)
+			fail_msg("'%s' against '%s': expected %s", spell[i].pattern,
+				 spell[i].demangled, spell[i].hit ? "a match" : "none");
+
 	/* Overloads by parameter types, blanks or none after commas. */
 	assert_true(match_function("num::scale(long)", "_ZN3num5scaleEl", "num::scale(long)"));
 	assert_false(match_function("num::scale(long)", "_ZN3num5scaleEll",
@@ -285,7 +350,17 @@ static void test_parse_call(void **state)
 	free(name);
 
 	name = NULL;
-	assert_int_equal(match_parse_call("f(1,x)", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(1,x)", &name, args, 6, &n), -EDOM);
+	assert_int_equal(match_parse_call("f(7L)", &name, args, 6, &n), -EDOM);
+	assert_int_equal(match_parse_call("ns::f(long)(abc)", &name, args, 6, &n), -EDOM);
+	assert_int_equal(match_parse_call("g()(x)", &name, args, 6, &n), -EDOM);
+	assert_int_equal(match_parse_call("f(1,,2)", &name, args, 6, &n), -EINVAL);
+	/* A function that returns a pointer to a function: a name. */
+	assert_int_equal(match_parse_call("void (*ns::get())(int)", &name, args, 6, &n), 0);
+	assert_string_equal(name, "void (*ns::get())(int)");
+	assert_int_equal(n, 0);
+	free(name);
+	name = NULL;
 	assert_int_equal(match_parse_call("f(1,)", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("f(1", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("(1)", &name, args, 6, &n), -EINVAL);
@@ -293,7 +368,7 @@ static void test_parse_call(void **state)
 	assert_int_equal(match_parse_call("f(1,2,3,4,5,6,7)", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("f(1, )", &name, args, 6, &n), -EINVAL);
 	assert_int_equal(match_parse_call("f(long))(1)", &name, args, 6, &n), -EINVAL);
-	assert_int_equal(match_parse_call("f(double)(2.5)", &name, args, 6, &n), -EINVAL);
+	assert_int_equal(match_parse_call("f(double)(2.5)", &name, args, 6, &n), -EDOM);
 	assert_int_equal(match_parse_call("f(99999999999999999999)", &name, args, 6, &n), -ERANGE);
 	assert_null(name); /* untouched on failure */
 }
