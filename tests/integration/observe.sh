@@ -263,6 +263,21 @@ expect_out '^crash_now +skipped +skipped +- +- +unchanged'
 run compare "$TMP/oa.json" "$TMP/ob.json" --format markdown
 expect_status 0
 expect_out '^### benchtrap: '
+# Functions in both files without a figure to compare (no call returned,
+# skipped): the headline says no change could be judged, not that no
+# function was measured in both.
+run observe --symbol bail_out --skip crash_now --output "$TMP/od.json" -- "$RECURSE" 10
+expect_status 0
+run observe --symbol bail_out --skip crash_now --output "$TMP/oe.json" -- "$RECURSE" 10
+expect_status 0
+run compare "$TMP/od.json" "$TMP/oe.json"
+expect_status 0
+expect_out '^no change could be judged in the 2 benchmarks found in both base and head'
+expect_no_out 'no benchmark was measured in both'
+expect_out '^bail_out +no calls +no calls'
+run compare "$TMP/od.json" "$TMP/oe.json" --format json
+expect_status 0
+expect_json 'd["summary"]["sentence"].startswith("no change could be judged in the 2 benchmarks")'
 # slow_setup timed in base and skipped in head, or the other way round: by
 # its status, not by noise.
 run observe --symbol fib --skip slow_setup --symbol bail_out --skip crash_now --output "$TMP/oc.json" -- "$RECURSE" 10
