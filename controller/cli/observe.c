@@ -58,7 +58,7 @@ static const char usage[] =
 	"stdout stays its own; to stdout with --pid):\n"
 	"  --format FMT        text (default), markdown, or json: the results document\n"
 	"                      on stdout, after anything the program wrote there\n"
-	"  --output FILE       also write the results document to FILE, checked before\n"
+	"  -o, --output FILE   also write the results document to FILE, checked before\n"
 	"                      the program starts: a file is replaced atomically, a\n"
 	"                      device, FIFO or /dev/stdout written through\n"
 	"                      (instrument \"observe\"; docs/observe.md), read by\n"
@@ -178,7 +178,7 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SYMBOL:
 			o->symbols[o->nsymbols++] = optarg;
@@ -217,6 +217,7 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 			if (cli_parse_format("observe", formats, optarg, &o->format))
 				return EXIT_USAGE;
 			break;
+		case 'o':
 		case OPT_OUTPUT:
 			o->output = optarg;
 			break;
@@ -233,7 +234,7 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 			break;
 		}
 		default:
-			return cli_help_or_bad_option("observe", usage, c, -1, argc, argv);
+			return cli_help_or_bad_option("observe", usage, "ho:", c, -1, argc, argv);
 		}
 	}
 	if (optind < argc)
