@@ -389,6 +389,10 @@ def option_values(benchtrap, cmd):
                     vals[opt] = "dir" if arg == "DIR" else "file"
                 else:
                     vals[opt] = "value"
+            # "-o, --output FILE": the short spelling takes the same value.
+            for m in re.finditer(r"(?<![\w-])(-[A-Za-z]), (--[a-z][a-z0-9-]*)", term):
+                if m.group(2) in vals and m.group(1) not in vals:
+                    vals[m.group(1)] = vals[m.group(2)]
     return vals
 
 
@@ -526,16 +530,19 @@ def do_zsh(benchtrap, path):
         out.append("\t\t_arguments -S \\")
         for o in opts:
             v = vals.get(o)
+            # The value of --opt is the next word or after '=' (getopt_long);
+            # of -o, the next word or the rest of the word ("-oFILE").
+            sep = "=" if o.startswith("--") else "+"
             if v is None:
                 spec = "'%s'" % o
             elif v == "file":
-                spec = "'%s=:file:_files'" % o
+                spec = "'%s%s:file:_files'" % (o, sep)
             elif v == "dir":
-                spec = "'%s=:directory:_files -/'" % o
+                spec = "'%s%s:directory:_files -/'" % (o, sep)
             elif isinstance(v, list):
-                spec = "'%s=:value:(%s)'" % (o, " ".join(v))
+                spec = "'%s%s:value:(%s)'" % (o, sep, " ".join(v))
             else:
-                spec = "'%s=:value: '" % o
+                spec = "'%s%s:value: '" % (o, sep)
             # '*' lets an option be given again (--bench, --symbol, --filter).
             out.append("\t\t\t'*'%s \\" % spec)
         out.append("\t\t\t'*:file:_files'")

@@ -29,14 +29,16 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* After getopt_long returned '?' (opterr is 0): one line naming the
- * unknown option, or the option missing its value. Returns EXIT_USAGE. */
-int cli_bad_option(const char *cmd, int argc, char **argv);
+ * unknown option, or the option missing its value. 'shorts' is the short
+ * options given to getopt_long ("ho:"), which tell a short option that
+ * needs a value from an unknown one. Returns EXIT_USAGE. */
+int cli_bad_option(const char *cmd, const char *shorts, int argc, char **argv);
 
 /* The last case of an option loop, for whatever getopt_long returned that the
  * loop does not take itself: for 'h' (-h, --help) 'usage' on stdout and
  * 'help_code'; else cli_bad_option's one line and EXIT_USAGE. */
-int cli_help_or_bad_option(const char *cmd, const char *usage, int c, int help_code, int argc,
-			   char **argv);
+int cli_help_or_bad_option(const char *cmd, const char *usage, const char *shorts, int c,
+			   int help_code, int argc, char **argv);
 
 /* The index of the first "--" in argv[1..argc-1], or argc when there is none:
  * what stands before it are benchtrap's options, what follows is not. */

@@ -86,9 +86,10 @@ bool cli_color(FILE *out)
 	return isatty(fileno(out)) && !getenv("NO_COLOR");
 }
 
-int cli_bad_option(const char *cmd, int argc, char **argv)
+int cli_bad_option(const char *cmd, const char *shorts, int argc, char **argv)
 {
 	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	const char *known = optopt > 0 && optopt < 256 ? strchr(shorts, optopt) : NULL;
 
 	if (strncmp(arg, "--", 2) == 0) {
 		size_t len = strcspn(arg, "=");
@@ -103,18 +104,22 @@ int cli_bad_option(const char *cmd, int argc, char **argv)
 		return cli_error("%s: unknown option '%s' (see 'benchtrap %s --help')", cmd, arg,
 				 cmd);
 	}
+	/* A short option getopt knows fails only for want of its value. */
+	if (known && known[1] == ':')
+		return cli_error("%s: option '-%c' needs a value (see 'benchtrap %s --help')", cmd,
+				 optopt, cmd);
 	return cli_error("%s: unknown option '-%c' (see 'benchtrap %s --help')", cmd,
 			 optopt ? optopt : '?', cmd);
 }
 
-int cli_help_or_bad_option(const char *cmd, const char *usage, int c, int help_code, int argc,
-			   char **argv)
+int cli_help_or_bad_option(const char *cmd, const char *usage, const char *shorts, int c,
+			   int help_code, int argc, char **argv)
 {
 	if (c == 'h') {
 		fputs(usage, stdout);
 		return help_code;
 	}
-	return cli_bad_option(cmd, argc, argv);
+	return cli_bad_option(cmd, shorts, argc, argv);
 }
 
 int cli_parse_format(const char *cmd, const char *const *choices, const char *arg,

@@ -73,7 +73,7 @@ static const char usage_binaries[] =
 	"  --aslr, --cpu N, --clean-env, --show-output, --input FILE\n"
 	"  --instrument NAME   walltime (default: samples in pairs) or callgrind (counts\n"
 	"                      of each build; exact, no pairing needed)\n"
-	"  --output FILE       the results document: HEAD's, with BASE's whole document\n"
+	"  -o, --output FILE   the results document: HEAD's, with BASE's whole document\n"
 	"                      and every pair's ratio in it (docs/results.md); compare\n"
 	"                      PAIRED.json judges it again, merge joins shards of it\n"
 	"  --shard K/N         part K of N of the benchmarks, the same in both builds\n"
@@ -231,10 +231,12 @@ int cli_compare(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* '-' first: keep operands in order, and "-" (stdin) is an operand. */
-	while ((c = getopt_long(nopts, argv, "-h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(nopts, argv, "-ho:", longopts, NULL)) != -1) {
 		char *end;
 		double v;
 
+		if (c == 'o')
+			c = CLI_OPT_OUTPUT; /* named --output in messages */
 		switch (c) {
 		case 1:
 			if (npaths == 2) {
@@ -291,7 +293,7 @@ int cli_compare(int argc, char **argv)
 		default:
 			r = cli_run_option("compare", c, &ro);
 			if (r == -ENOENT) {
-				code = cli_bad_option("compare", nopts, argv);
+				code = cli_bad_option("compare", "-ho:", nopts, argv);
 				goto out;
 			}
 			if (r)

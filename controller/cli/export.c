@@ -97,7 +97,8 @@ int cli_export(int argc, char **argv)
 			fmt = report_export_name((size_t)i);
 			break;
 		default:
-			return cli_help_or_bad_option("export", usage, c, EXIT_OK, argc, argv);
+			return cli_help_or_bad_option("export", usage, "-h", c, EXIT_OK, argc,
+						      argv);
 		}
 	}
 	if (!path)

@@ -332,7 +332,7 @@ int cli_list(int argc, char **argv)
 			o.libs = false;
 			break;
 		default:
-			r = cli_help_or_bad_option("list", usage, c, EXIT_OK, argc, argv);
+			r = cli_help_or_bad_option("list", usage, "h", c, EXIT_OK, argc, argv);
 			goto out;
 		}
 	}

@@ -27,7 +27,7 @@ static const char usage[] =
 	"    measured in another environment (cpu, kernel, libc, compiler, ...)\n"
 	"\n"
 	"options:\n"
-	"  --output FILE       where to write the merged results (required)\n"
+	"  -o, --output FILE   where to write the merged results (required)\n"
 	"  --allow-duplicates  keep every copy of a benchmark found twice\n"
 	"  --allow-mismatch    merge files whose environments or settings differ\n"
 	"                      (CI machines of one pool can differ in CPU model)\n"
@@ -65,11 +65,12 @@ int cli_merge(int argc, char **argv)
 		return cli_error("out of memory");
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "-h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 1:
 			paths[npaths++] = optarg;
 			break;
+		case 'o':
 		case OPT_OUTPUT:
 			output = optarg;
 			break;
@@ -83,7 +84,8 @@ int cli_merge(int argc, char **argv)
 			flags |= RESULTS_MERGE_ALLOW_DUPLICATES | RESULTS_MERGE_ALLOW_MISMATCH;
 			break;
 		default:
-			code = cli_help_or_bad_option("merge", usage, c, EXIT_OK, argc, argv);
+			code = cli_help_or_bad_option("merge", usage, "-ho:", c, EXIT_OK, argc,
+						      argv);
 			goto out;
 		}
 	}

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf/elf.h"
+#include "measure/measure.h"
 #include "observe/observe.h"
 #include "report/report.h"
 #include "trace/trace.h"
@@ -19,6 +21,7 @@
 #include "util/match.h"
 #include "util/strutil.h"
 #include "cli/cli.h"
+#include "cli/runopts.h"
 
 static const char usage[] =
 	"usage: benchtrap observe [--symbol GLOB]... [--skip GLOB]... [options]\n"
@@ -55,7 +58,7 @@ static const char usage[] =
 	"stdout stays its own; to stdout with --pid):\n"
 	"  --format FMT        text (default), markdown, or json: the results document\n"
 	"                      on stdout, after anything the program wrote there\n"
-	"  --output FILE       also write the results document to FILE, checked before\n"
+	"  -o, --output FILE   also write the results document to FILE, checked before\n"
 	"                      the program starts: a file is replaced atomically, a\n"
 	"                      device, FIFO or /dev/stdout written through\n"
 	"                      (instrument \"observe\"; docs/observe.md), read by\n"
@@ -70,7 +73,9 @@ static const char usage[] =
 	"\n"
 	"exit status: with a command, the command's own status (128 + N when killed\n"
 	"by signal N, reported with a backtrace); with --pid, 0 once detached; 1 when\n"
-	"observing itself failed; 2 bad usage or bad input\n";
+	"observing itself failed; 2 bad usage or bad input (a --symbol or --skip\n"
+	"pattern that matches no function of the program or its libraries, unless\n"
+	"one of them calls dlopen)\n";
 
 enum {
 	OPT_SYMBOL = 0x100,
@@ -173,7 +178,7 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SYMBOL:
 			o->symbols[o->nsymbols++] = optarg;
@@ -212,6 +217,7 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 			if (cli_parse_format("observe", formats, optarg, &o->format))
 				return EXIT_USAGE;
 			break;
+		case 'o':
 		case OPT_OUTPUT:
 			o->output = optarg;
 			break;
@@ -228,7 +234,7 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 			break;
 		}
 		default:
-			return cli_help_or_bad_option("observe", usage, c, -1, argc, argv);
+			return cli_help_or_bad_option("observe", usage, "ho:", c, -1, argc, argv);
 		}
 	}
 	if (optind < argc)
@@ -244,18 +250,29 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 	return 0;
 }
 
-/* Patterns that match nothing in the binary and the libraries it needs may
- * still match in a library loaded later: say so, do not fail. */
-static int check_patterns(const struct observe_cli *o, struct elf_file *ef, const char *what)
+/*
+ * A pattern that matches no function of the program or of the libraries it
+ * needs is refused, as run refuses it, before the program starts or is
+ * attached to: a typo must not pass as an empty table. Only when one of
+ * those objects calls dlopen may a library loaded later define it; then it
+ * is no error, and once the target is held ('notes') a note says so.
+ */
+static int check_patterns(const struct observe_cli *o, struct elf_file *ef, const char *what,
+			  bool notes)
 {
 	struct elf_scope scope;
 	const char *const *lists[2] = { o->symbols, o->skips };
 	size_t counts[2] = { o->nsymbols, o->nskips };
+	bool later = false;
+	int r = 0;
 
 	if (elf_scope_open(ef, true, &scope) < 0)
 		return cli_error("out of memory");
-	for (int l = 0; l < 2; l++) {
-		for (size_t k = 0; k < counts[l]; k++) {
+	for (size_t j = 0; j < scope.n; j++)
+		later |= elf_calls_dlopen(scope.objs[j]);
+	for (int l = 0; l < 2 && r == 0; l++) {
+		for (size_t k = 0; k < counts[l] && r == 0; k++) {
+			struct measure_miss miss = { 0 };
 			bool found = false;
 
 			for (size_t j = 0; j < scope.n && !found; j++)
@@ -265,30 +282,28 @@ static int check_patterns(const struct observe_cli *o, struct elf_file *ef, cons
 
 					found = match_function(lists[l][k], s->name, s->demangled);
 				}
-			if (!found) {
-				size_t m = 0;
-				char buf[512];
-				const char **names = elf_scope_names(&scope, &m);
-
-				if (names &&
-				    match_suggest(lists[l][k], names, m, 3, buf, sizeof(buf)))
-					cli_note("no function of %s or its libraries matches '%s' "
-						 "(did "
-						 "you mean %s?); it is armed if a library loaded "
-						 "later "
-						 "defines it",
-						 what, lists[l][k], buf);
-				else
-					cli_note("no function of %s or its libraries matches '%s'; "
-						 "it "
-						 "is armed if a library loaded later defines it",
-						 what, lists[l][k]);
-				free(names);
+			if (found || (later && !notes))
+				continue;
+			if (measure_miss_symbol(&scope, lists[l][k], &miss) < 0) {
+				r = cli_error("out of memory");
+				break;
 			}
+			if (!later)
+				r = cli_say_miss("observe", what, &miss);
+			else if (miss.suggest[0])
+				cli_note("no function of %s or its libraries matches '%s' (did you "
+					 "mean %s?); it is armed if a library loaded later defines "
+					 "it",
+					 what, lists[l][k], miss.suggest);
+			else
+				cli_note("no function of %s or its libraries matches '%s'; it is "
+					 "armed if a library loaded later defines it",
+					 what, lists[l][k]);
+			measure_miss_clear(&miss);
 		}
 	}
 	elf_scope_close(&scope);
-	return 0;
+	return r;
 }
 
 /* Why the target could not be had, in words. */
@@ -389,8 +404,12 @@ int cli_observe(int argc, char **argv)
 	}
 	if (cli_open_binary_symbols(exe, &ef) != 0)
 		goto out;
-	/* Patterns are checked (and their notes printed) only once the target
-	 * is held: bad input must stay one line, not a note and an error. */
+	/* A pattern that matches nothing is refused before the program starts
+	 * or is stopped; the notes of those a library loaded later may still
+	 * define are printed only once the target is held: bad input must stay
+	 * one line, not a note and an error. */
+	if (check_patterns(&o, ef, o.pid ? exe : o.command[0], false) != 0)
+		goto out;
 
 	oo.symbols = o.symbols;
 	oo.nsymbols = o.nsymbols;
@@ -413,7 +432,7 @@ int cli_observe(int argc, char **argv)
 	}
 	/* From here on, trace_proc_free() lets the target go on every path:
 	 * an attached process is detached and runs on. */
-	if (check_patterns(&o, ef, o.pid ? exe : o.command[0]) != 0)
+	if (check_patterns(&o, ef, o.pid ? exe : o.command[0], true) != 0)
 		goto out;
 	r = observe_session(p, o.pid != 0, &oo, &res);
 	if (r < 0) {

@@ -97,7 +97,7 @@ static const char usage_tail[] =
 	"output:\n"
 	"  --format FMT        text (default), json (the results document on stdout)\n"
 	"                      or markdown\n"
-	"  --output FILE       also write the results document to FILE, checked before\n"
+	"  -o, --output FILE   also write the results document to FILE, checked before\n"
 	"                      measuring: a file is replaced atomically, a device,\n"
 	"                      FIFO or /dev/stdout written through (docs/results.md)\n"
 	"  --markers FILE      write start/end markers of every benchmark and sample as\n"
@@ -138,14 +138,14 @@ static int parse_options(int argc, char **argv, struct cli_run_opts *o)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			print_usage();
 			return -1;
 		}
 		r = cli_run_option("run", c, o);
 		if (r == -ENOENT)
-			return cli_bad_option("run", argc, argv);
+			return cli_bad_option("run", "ho:", argc, argv);
 		if (r)
 			return r;
 	}

@@ -412,6 +412,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 		if (cli_parse_format(cmd, formats, optarg, &o->format))
 			return EXIT_USAGE;
 		return 0;
+	case 'o':
 	case CLI_OPT_OUTPUT:
 		o->output = optarg;
 		return 0;

@@ -25,6 +25,7 @@ struct elf_file {
 	char **escaped;	  /* owned printable raw names, one per sym or NULL */
 	struct strv owned; /* other owned names ("memcpy@GLIBC_2.2.5") */
 	bool stripped;
+	bool calls_dlopen; /* .dynsym imports dlopen or dlmopen */
 
 	struct elf_bench *benches;
 	size_t nbenches;

@@ -493,6 +493,11 @@ bool elf_is_stripped(const struct elf_file *ef)
 	return ef->stripped;
 }
 
+bool elf_calls_dlopen(const struct elf_file *ef)
+{
+	return ef->calls_dlopen;
+}
+
 bool elf_is_dynamic(const struct elf_file *ef)
 {
 	return ef->interp != NULL;

@@ -125,6 +125,9 @@ const char *elf_path(const struct elf_file *ef);
 bool elf_is_pic(const struct elf_file *ef);
 /* true when there is no .symtab and symbols come from .dynsym alone */
 bool elf_is_stripped(const struct elf_file *ef);
+/* true when the file imports dlopen or dlmopen: it may load libraries that
+ * are not among those it needs */
+bool elf_calls_dlopen(const struct elf_file *ef);
 /* true when the file has a PT_INTERP (is started by the dynamic loader) */
 bool elf_is_dynamic(const struct elf_file *ef);
 /* The ELF entry point (link-time address). */

@@ -122,6 +122,11 @@ static int add_symbols(struct elf_file *ef, Elf_Scn *scn, const GElf_Shdr *sh, b
 		if (!gelf_getsym(data, (int)i, &s))
 			break;
 		type = GELF_ST_TYPE(s.st_info);
+		if (dynamic && s.st_shndx == SHN_UNDEF && !ef->calls_dlopen) {
+			name = elf_strptr(ef->elf, sh->sh_link, s.st_name);
+			ef->calls_dlopen = name && (strcmp(name, "dlopen") == 0 ||
+						    strcmp(name, "dlmopen") == 0);
+		}
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
 		    s.st_value == 0)
 			continue;

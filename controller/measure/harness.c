@@ -248,8 +248,14 @@ static uint64_t ts_ns(const int64_t ts[2])
 	return (uint64_t)ts[0] * 1000000000u + (uint64_t)ts[1];
 }
 
-/* A failure's frames in the code benchtrap injected are named after it
- * (no module covers that code, and the unwinder cannot pass it). */
+/*
+ * A failure's frames in the code benchtrap injected are named after it, and
+ * end the backtrace: benchtrap called into it, so nothing is beyond. No file
+ * holds that code, yet the unwinder may take it for a library's when the
+ * page was mapped inside the address range the library's module spans (a
+ * gap between its segments, or right beside them): whatever module, symbol
+ * or source line it found there is not the harness's and is dropped.
+ */
 static int named(const struct harness *c, struct trace_failure *f, int r)
 {
 	if (r != -TRACE_E_FAILED)
@@ -259,7 +265,7 @@ static int named(const struct harness *c, struct trace_failure *f, int r)
 		uint64_t at = u->pc - c->harness;
 		const char *what = "[benchtrap harness]";
 
-		if (u->pc < c->harness || at >= PAGE || u->func[0])
+		if (u->pc < c->harness || at >= PAGE)
 			continue;
 		/* The rounds' two functions, in whichever order they were
 		 * laid out: the workers' and the main thread's. */
@@ -270,6 +276,11 @@ static int named(const struct harness *c, struct trace_failure *f, int r)
 				       : "[benchtrap --threads worker]";
 		snprintf(u->func, sizeof(u->func), "%s", what);
 		u->offset = 0;
+		u->module[0] = '\0';
+		u->file[0] = '\0';
+		u->line = 0;
+		f->nframes = i + 1;
+		break;
 	}
 	return r;
 }

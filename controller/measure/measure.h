@@ -112,11 +112,19 @@ struct measure_miss {
 };
 
 struct elf_file;
+struct elf_scope;
 int measure_select(struct elf_file *ef, const char *const *benches, size_t nbenches,
 		   const char *const *symbols, size_t nsymbols, bool *found,
 		   struct measure_selection *ret, struct measure_miss *ret_miss);
 void measure_selection_clear(struct measure_selection *s);
 void measure_miss_clear(struct measure_miss *m);
+
+/* Fill *ret_miss (MEASURE_MISS_SYMBOL) with why the glob 'selector' matches
+ * no function in 'scope': a library not found, a stripped binary, or the
+ * closest names; for a command that selects functions without
+ * measure_select() (observe). Returns 0 or -ENOMEM (*ret_miss untouched). */
+int measure_miss_symbol(const struct elf_scope *scope, const char *selector,
+			struct measure_miss *ret_miss);
 
 /* Keep part k (1..n) of the selection, split by a hash of each name
  * (results_shard_of); the others are cleared. */

@@ -420,6 +420,24 @@ static int explain_symbol(const struct elf_scope *scope, const char *pattern,
 	return 0;
 }
 
+int measure_miss_symbol(const struct elf_scope *scope, const char *selector,
+			struct measure_miss *ret_miss)
+{
+	struct measure_miss m = { .what = MEASURE_MISS_SYMBOL, .selector = selector };
+	int r;
+
+	m.pattern = strdup(selector);
+	if (!m.pattern)
+		return -ENOMEM;
+	r = explain_symbol(scope, m.pattern, &m);
+	if (r < 0) {
+		measure_miss_clear(&m);
+		return r;
+	}
+	*ret_miss = m;
+	return 0;
+}
+
 static int select_symbols(struct elf_file *ef, const char *const *symbols, size_t nsymbols,
 			  struct measure_selection *out, bool *found, struct measure_miss *miss)
 {

@@ -23,6 +23,16 @@ void report_compare_summary(const struct results_comparison *c, char *buf, size_
 {
 	double pct;
 
+	/* Benchmarks in both files may still have no ratio between them: an
+	 * observed function shorter than a stop resolves, one that failed,
+	 * was skipped or returned no call. */
+	if (!c->has_geomean && c->nboth) {
+		snprintf(buf, size,
+			 "no change could be judged in the %zu benchmark%s found in both base "
+			 "and head (each one's note says why)",
+			 c->nboth, c->nboth == 1 ? "" : "s");
+		return;
+	}
 	if (!c->has_geomean) {
 		snprintf(buf, size, "no benchmark was measured in both base and head");
 		return;

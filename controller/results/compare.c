@@ -576,6 +576,8 @@ int results_compare(const struct results_file *base, const struct results_file *
 		if (r < 0)
 			goto out;
 		c.counts[p->verdict]++;
+		if (p->base && p->head)
+			c.nboth++;
 		if (p->has_ratio && p->ratio > 0.0)
 			ratios[c.ngeomean++] = p->ratio;
 	}

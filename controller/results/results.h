@@ -241,6 +241,8 @@ struct results_comparison {
 	bool has_geomean;
 	double geomean;	 /* of the ratios of the pairs measured in both */
 	size_t ngeomean; /* how many ratios */
+	size_t nboth;	 /* pairs with a benchmark in both base and head, a ratio
+			    or not (a failed, skipped or unresolved one has none) */
 	char **warnings; /* sentences a reviewer needs */
 	size_t nwarnings;
 	char **notes; /* sentences for information */

@@ -95,6 +95,10 @@ expect_words "run prog --profile <tab> (a directory)" "outdir" "$(complete_words
 expect_words "list <tab>" "$(sorted out.json outdir prog)" "$(complete_words list '')"
 expect_words "merge a.json --output o<tab>" "$(sorted out.json outdir)" \
 	"$(complete_words merge a.json --output o)"
+# -o is --output: a file after it.
+expect_words "merge a.json -o o<tab>" "$(sorted out.json outdir)" \
+	"$(complete_words merge a.json -o o)"
+expect_words "observe -o o<tab>" "$(sorted out.json outdir)" "$(complete_words observe -o o)"
 # A value that is neither: nothing to offer.
 expect_words "run prog --time <tab>" "" "$(complete_words run prog --time '')"
 # After --, the target's own arguments: files, never benchtrap's options.

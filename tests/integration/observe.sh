@@ -93,7 +93,7 @@ expect_usage_error "--pid wants a process id|no process"
 run observe --symbol fib --pid 4194000
 expect_usage_error 'no process 4194000'
 # Every bad input is one line, even with a pattern that matches nothing
-# (whose note must not come before the error).
+# (whose error or note must not come before the other error).
 NOMATCH=(--symbol fib --symbol no_such_function_anywhere)
 cp "$RECURSE" "$TMP/not-executable"
 chmod a-x "$TMP/not-executable"
@@ -105,7 +105,7 @@ run observe "${NOMATCH[@]}" -- "$TMP"
 expect_usage_error 'is a directory'
 run observe "${NOMATCH[@]}" -- "$TMP/not-elf"
 expect_usage_error 'not an ELF binary'
-run observe "${NOMATCH[@]}" -- "$TMP/not-executable"
+run observe --symbol fib -- "$TMP/not-executable"
 expect_usage_error 'cannot execute .*not-executable: Permission denied'
 run observe "${NOMATCH[@]}" -- no-such-command-anywhere
 expect_usage_error 'command not found'
@@ -150,10 +150,31 @@ for _ in $(seq 100); do
 	[[ $(awk '/^TracerPid:/ {print $2}' "/proc/$victim/status") != 0 ]] && break
 	sleep 0.1
 done
-run observe "${NOMATCH[@]}" --pid "$victim" --duration 1
+run observe --symbol tick --pid "$victim" --duration 1
 expect_usage_error "not allowed to trace process $victim"
 kill -INT "$holder"
 wait "$holder" 2>/dev/null
+kill "$victim"
+wait "$victim" 2>/dev/null
+
+# A pattern that matches no function of a program that cannot load a library
+# later (no dlopen) is refused before the program starts, as run refuses it,
+# with the closest names; one such pattern among good ones is refused too.
+run observe --symbol no_such_function_anywhere -- "$RECURSE" 5
+expect_usage_error "recurse: no function matches 'no_such_function_anywhere' in it or its libraries"
+run observe --symbol fib --symbol fbi -- "$RECURSE" 5
+expect_usage_error "recurse: no function matches 'fbi' \(did you mean 'fib'"
+run observe --symbol fib --skip 'slow_stup*' -- "$RECURSE" 5
+expect_usage_error "recurse: no function matches 'slow_stup\*' \(did you mean 'slow_setup'"
+# Attached: refused before the process is stopped; it runs on, untraced.
+"$OBS/forever" >/dev/null &
+victim=$!
+run observe --symbol fbi --pid "$victim" --duration 1
+expect_usage_error "forever: no function matches 'fbi'"
+checks=$((checks + 1))
+[[ $(awk '/^TracerPid:/ {print $2}' "/proc/$victim/status") == 0 &&
+	$(awk '{print $3}' "/proc/$victim/stat") != [tT] ]] ||
+	fail "the process was stopped or left traced after a refused pattern"
 kill "$victim"
 wait "$victim" 2>/dev/null
 
@@ -242,6 +263,21 @@ expect_out '^crash_now +skipped +skipped +- +- +unchanged'
 run compare "$TMP/oa.json" "$TMP/ob.json" --format markdown
 expect_status 0
 expect_out '^### benchtrap: '
+# Functions in both files without a figure to compare (no call returned,
+# skipped): the headline says no change could be judged, not that no
+# function was measured in both.
+run observe --symbol bail_out --skip crash_now --output "$TMP/od.json" -- "$RECURSE" 10
+expect_status 0
+run observe --symbol bail_out --skip crash_now --output "$TMP/oe.json" -- "$RECURSE" 10
+expect_status 0
+run compare "$TMP/od.json" "$TMP/oe.json"
+expect_status 0
+expect_out '^no change could be judged in the 2 benchmarks found in both base and head'
+expect_no_out 'no benchmark was measured in both'
+expect_out '^bail_out +no calls +no calls'
+run compare "$TMP/od.json" "$TMP/oe.json" --format json
+expect_status 0
+expect_json 'd["summary"]["sentence"].startswith("no change could be judged in the 2 benchmarks")'
 # slow_setup timed in base and skipped in head, or the other way round: by
 # its status, not by noise.
 run observe --symbol fib --skip slow_setup --symbol bail_out --skip crash_now --output "$TMP/oc.json" -- "$RECURSE" 10

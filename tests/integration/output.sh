@@ -233,4 +233,29 @@ for _ in $(seq 20); do
 	[[ -z $left ]] || fail "an interrupted merge left $left behind"
 done
 
+# -o FILE is --output FILE wherever --output is taken, attached (-oFILE) too;
+# -o without a value is named as such, and a command without --output does
+# not take -o.
+rm -f "$TMP"/short-*.json
+run run "$PLAIN" --symbol plain_work "${FAST[@]}" -o "$TMP/short-run.json"
+expect_status 0
+expect_json_file "$TMP/short-run.json"
+run observe --symbol plain_work -o "$TMP/short-observe.json" -- "$PLAIN"
+expect_status 0
+expect_json_file "$TMP/short-observe.json"
+run merge "$TMP/in.json" -o "$TMP/short-merge.json"
+expect_status 0
+expect_json_file "$TMP/short-merge.json"
+run merge "$TMP/in.json" -o"$TMP/short-merge2.json"
+expect_status 0
+expect_json_file "$TMP/short-merge2.json"
+for cmd in run merge observe compare; do
+	run $cmd "$TMP/in.json" -o
+	expect_usage_error "$cmd: option '-o' needs a value"
+done
+run compare "$TMP/in.json" "$TMP/in.json" -o "$TMP/short-compare.json"
+expect_usage_error "compare: --output applies when comparing two binaries"
+run export "$TMP/in.json" -o "$TMP/short-export.json"
+expect_usage_error "export: unknown option '-o'"
+
 done_ok

@@ -141,6 +141,26 @@ expect_status 1
 expect_out '^crash +FAILED$'
 expect_out 'crash failed: SIGSEGV'
 expect_out '#0 .*fixture_crash_inner'
+# The harness benchtrap injected calls the benchmark: the last frame, which
+# no file holds, so no library is named for it.
+expect_out '^  #[0-9]+ 0x[0-9a-f]+ \[benchtrap harness\]$'
+checks=$((checks + 1))
+[[ $(grep '^  #' <<<"$out" | tail -1) == *' [benchtrap harness]' ]] ||
+	fail "the harness is not the backtrace's last frame"
+# A C++ program maps libstdc++, libm and libgcc_s: the harness's page lands
+# among them, and still it is the harness's alone. An uncaught exception
+# aborts in the call.
+if [[ -x $FIXTURES/observe/throw ]]; then
+	run run "$FIXTURES/observe/throw" --symbol 'ns::thrower(3)' "${FAST[@]}"
+	expect_status 1
+	expect_out 'failed: SIGABRT'
+	expect_out '__cxa_throw'
+	expect_out '^  #[0-9]+ 0x[0-9a-f]+ \[benchtrap harness\]$'
+	expect_no_out 'benchtrap harness\].*\['
+	checks=$((checks + 1))
+	[[ $(grep '^  #' <<<"$out" | tail -1) == *' [benchtrap harness]' ]] ||
+		fail "the harness is not the C++ backtrace's last frame"
+fi
 
 # Isolation: 'victim' crashes only after 'poison' ran in the same process.
 run run "$FAILING" --bench poison --bench victim "${FAST[@]}" --format json

@@ -671,6 +671,44 @@ static void test_geomean(void **state)
 	results_free(head);
 }
 
+/* The headline without a geometric mean: benchmarks in both files whose
+ * change cannot be judged are not "measured in neither". */
+static void test_summary_without_ratio(void **state)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_comparison c;
+	struct results_bench *h;
+	char line[512];
+
+	(void)state;
+	add_bench(base, "empty", "walltime", 0.2);
+	h = add_bench(head, "empty", "walltime", 5);
+	h->no_time = true;
+	add_bench(base, "gone", "walltime", 3);
+	assert_int_equal(results_compare(base, head, NULL, &c), 0);
+	assert_false(c.has_geomean);
+	assert_int_equal(c.nboth, 1);
+	report_compare_summary(&c, line, sizeof(line));
+	assert_string_equal(line, "no change could be judged in the 1 benchmark found in both "
+				  "base and head (each one's note says why)");
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+
+	/* Nothing in common: the headline says so. */
+	base = file_new();
+	head = file_new();
+	add_bench(base, "a", "walltime", 3);
+	add_bench(head, "b", "walltime", 3);
+	assert_int_equal(results_compare(base, head, NULL, &c), 0);
+	assert_int_equal(c.nboth, 0);
+	report_compare_summary(&c, line, sizeof(line));
+	assert_string_equal(line, "no benchmark was measured in both base and head");
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
 /* ---- the interval of a ratio --------------------------------------------------- */
 
 static void test_bootstrap_ratio(void **state)
@@ -1450,6 +1488,7 @@ int main(void)
 		cmocka_unit_test(test_fallback_intervals),
 		cmocka_unit_test(test_no_time),
 		cmocka_unit_test(test_geomean),
+		cmocka_unit_test(test_summary_without_ratio),
 		cmocka_unit_test(test_bootstrap_ratio),
 		cmocka_unit_test(test_env_diff),
 		cmocka_unit_test(test_shard_hash),

@@ -346,6 +346,36 @@ static void test_loader_no_interp(void **state)
 	elf_close(ef);
 }
 
+/* A program that may load libraries it does not need is told apart by its
+ * import of dlopen; the others' missing patterns are explained as run's. */
+static void test_calls_dlopen(void **state)
+{
+	struct elf_file *dl = NULL, *plain = NULL;
+	struct elf_scope scope;
+	struct measure_miss miss = { 0 };
+
+	(void)state;
+	assert_int_equal(elf_open(OBSERVE_DLOPEN, &dl, NULL), 0);
+	assert_int_equal(elf_open(OBSERVE_RECURSE, &plain, NULL), 0);
+	assert_true(elf_calls_dlopen(dl));
+	assert_false(elf_calls_dlopen(plain));
+
+	assert_int_equal(elf_scope_open(plain, true, &scope), 0);
+	for (size_t j = 0; j < scope.n; j++)
+		assert_false(elf_calls_dlopen(scope.objs[j]));
+	assert_int_equal(measure_miss_symbol(&scope, "fbi", &miss), 0);
+	assert_int_equal(miss.what, MEASURE_MISS_SYMBOL);
+	assert_string_equal(miss.selector, "fbi");
+	assert_string_equal(miss.pattern, "fbi");
+	assert_false(miss.stripped);
+	assert_null(miss.missing);
+	assert_non_null(strstr(miss.suggest, "'fib'"));
+	measure_miss_clear(&miss);
+	elf_scope_close(&scope);
+	elf_close(plain);
+	elf_close(dl);
+}
+
 static void test_cxx(void **state)
 {
 #ifndef HAVE_CXX_FIXTURE
@@ -1090,6 +1120,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_loader_hwcaps),
 		cmocka_unit_test(test_loader_missing),
 		cmocka_unit_test(test_loader_no_interp),
+		cmocka_unit_test(test_calls_dlopen),
 		cmocka_unit_test(test_threads_registry),
 		cmocka_unit_test(test_threads_registry_bad),
 		cmocka_unit_test(test_threads_select),
