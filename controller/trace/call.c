@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -679,13 +680,16 @@ char *trace_failure_format(const struct trace_failure *f, char *buf, size_t size
 	for (size_t i = 0; i < f->nframes; i++) {
 		const struct unwind_frame *fr = &f->frames[i];
 		const char *slash = strrchr(fr->module, '/');
+		char *demangled = unwind_frame_demangled(fr);
+		const char *func = demangled ? demangled : fr->func;
 
 		len = append(buf, size, len, "  #%zu 0x%llx", i, (unsigned long long)fr->pc);
-		if (fr->func[0] && !fr->module[0])
-			len = append(buf, size, len, " %s", fr->func);
-		else if (fr->func[0])
-			len = append(buf, size, len, " %s+0x%llx", fr->func,
+		if (func[0] && !fr->module[0])
+			len = append(buf, size, len, " %s", func);
+		else if (func[0])
+			len = append(buf, size, len, " %s+0x%llx", func,
 				     (unsigned long long)fr->offset);
+		free(demangled);
 		if (fr->file[0])
 			len = append(buf, size, len, " (%s:%d)", fr->file, fr->line);
 		if (fr->module[0])

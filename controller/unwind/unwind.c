@@ -8,6 +8,7 @@
 #include <elfutils/libdwfl.h>
 #include <libunwind-ptrace.h>
 
+#include "elf/elf.h"
 #include "unwind/unwind.h"
 
 static void copy_str(char *dst, size_t size, const char *src)
@@ -70,6 +71,11 @@ static bool symbolize(Dwfl *dwfl, uint64_t pc, uint64_t lookup, struct unwind_fr
 		f->line = lineno;
 	}
 	return true;
+}
+
+char *unwind_frame_demangled(const struct unwind_frame *f)
+{
+	return f->func[0] ? elf_demangle(f->func) : NULL;
 }
 
 int unwind_symbolize(pid_t pid, uint64_t pc, struct unwind_frame *ret)

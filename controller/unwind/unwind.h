@@ -48,6 +48,10 @@ int unwind_session_backtrace(struct unwind_session *s, struct unwind_frame *fram
 			     size_t *ret_n);
 void unwind_session_free(struct unwind_session *s);
 
+/* A frame's function as people read it: the demangled name (C++, Rust),
+ * to free, or NULL when 'func' is not mangled or is empty. */
+char *unwind_frame_demangled(const struct unwind_frame *f);
+
 /* Symbolize one address of process 'pid' (no unwinding). */
 int unwind_symbolize(pid_t pid, uint64_t pc, struct unwind_frame *ret);
 /* Symbolize n return addresses (each named by the call before it, at

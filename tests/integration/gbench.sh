@@ -70,6 +70,8 @@ expect_json 'all(b["status"] == "ok" for b in d["benchmarks"] if b["name"] != "B
 expect_json 'len({b["pid"] for b in d["benchmarks"]}) == 12 and all(b["pid"] > 0 for b in d["benchmarks"])'
 expect_json '[b for b in d["benchmarks"] if b["name"] == "BM_crash"][0]["error"].startswith("SIGSEGV")'
 expect_json '"BM_crash" in [b for b in d["benchmarks"] if b["name"] == "BM_crash"][0]["error"]'
+# The backtrace names C++ functions as people write them, not mangled.
+expect_json '"BM_crash(benchmark::State&)+0x" in [b for b in d["benchmarks"] if b["name"] == "BM_crash"][0]["error"]'
 # One sample per repetition, the library's counters and the user's kept.
 expect_json 'all(b["stats"]["samples"] == 3 for b in d["benchmarks"] if b["status"] == "ok")'
 expect_json '[b for b in d["benchmarks"] if b["name"] == "BM_memcpy/64"][0]["counters"]["size"] == 64'
