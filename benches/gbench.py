@@ -10,7 +10,8 @@ own figures (tests/fixtures/gbench/suite.cpp, docs/gbench.md):
   and min time, the median of its repetitions), interleaved ROUNDS times
   (which goes first alternates); the ratio of the medians over the rounds
   (benchtrap / Google Benchmark), and the median of each round's ratio, which
-  the host's changes of speed between rounds (docs/compare.md, "Why the host changes speed in whole stretches") move less.
+  the host's changes of speed between rounds move less (docs/compare.md,
+  "Why the host changes speed in whole stretches").
 - callgrind: instructions per iteration of BM_counted, whose loop is
   counted_loop(1000) in assembly (2 * 1000 + 2 instructions) called from the
   State loop (mov, call, sub, jne: 4 more): 2006 by hand; benchtrap's count
