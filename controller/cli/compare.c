@@ -96,9 +96,9 @@ static const char usage_binaries[] =
 	"\n"
 	"exit status: 0 no regression beyond the threshold, 1 a regression or a\n"
 	"benchmark that failed in HEAD, 2 bad usage or bad input (an unreadable or\n"
-	"malformed file, an unknown schema version, a binary that cannot run, no\n"
-	"benchmark in common). Files with the same build_id measured one binary\n"
-	"twice: their regressions are noise and exit 0.\n";
+	"malformed file, an unknown schema version, a binary that cannot run, two\n"
+	"binaries with no benchmark in common). Files with the same build_id\n"
+	"measured one binary twice: their regressions are noise and exit 0.\n";
 
 enum { OPT_THRESHOLD = CLI_OPT_RUN_END, OPT_MAX_BYTES, OPT_FULL_REPORT };
 
