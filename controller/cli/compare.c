@@ -71,8 +71,9 @@ static const char usage_binaries[] =
 	"                      --sample-time is 0.0005 here (the closer the two\n"
 	"                      samples of a pair, the less noise between them)\n"
 	"  --aslr, --cpu N, --clean-env, --show-output, --input FILE\n"
-	"  --instrument NAME   walltime (default: samples in pairs) or callgrind (counts\n"
-	"                      of each build; exact, no pairing needed)\n"
+	"  --instrument NAME   walltime (default: samples in pairs), or callgrind,\n"
+	"                      perf or memory (counts of each build; exact, no\n"
+	"                      pairing needed)\n"
 	"  -o, --output FILE   the results document: HEAD's, with BASE's whole document\n"
 	"                      and every pair's ratio in it (docs/results.md); compare\n"
 	"                      PAIRED.json judges it again, merge joins shards of it\n"
@@ -96,9 +97,9 @@ static const char usage_binaries[] =
 	"\n"
 	"exit status: 0 no regression beyond the threshold, 1 a regression or a\n"
 	"benchmark that failed in HEAD, 2 bad usage or bad input (an unreadable or\n"
-	"malformed file, an unknown schema version, a binary that cannot run, no\n"
-	"benchmark in common). Files with the same build_id measured one binary\n"
-	"twice: their regressions are noise and exit 0.\n";
+	"malformed file, an unknown schema version, a binary that cannot run, two\n"
+	"binaries with no benchmark in common). Files with the same build_id\n"
+	"measured one binary twice: their regressions are noise and exit 0.\n";
 
 enum { OPT_THRESHOLD = CLI_OPT_RUN_END, OPT_MAX_BYTES, OPT_FULL_REPORT };
 
