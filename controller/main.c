@@ -26,7 +26,7 @@ static const struct command {
 	{ "list", cli_list, "list the benchmarks and functions a binary offers" },
 	{ "observe", cli_observe, "time every call of functions in a real run, or attached",
 	  true },
-	{ "compare", cli_compare, "two builds side by side, or two results files: a CI gate" },
+	{ "compare", cli_compare, "two builds side by side, or two results files: a CI gate", true },
 	{ "merge", cli_merge, "join the results files of shards into one", true },
 	{ "export", cli_export, "a results file for Bencher, Google Benchmark, gab" },
 };

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Nothing benchtrap starts outlives it, and a process it attached to
 # outlives it: after a normal end, after SIGINT, and after SIGKILL of the
-# benchtrap process itself, under walltime and callgrind; the child's
+# benchtrap process itself, under walltime and callgrind, and in compare of
+# two builds; the child's
 # standard input is /dev/null unless --input says otherwise. Waiting loops
 # bound how long cleanup may take on a loaded machine; no duration is
 # asserted.
@@ -60,6 +61,19 @@ for instrument in "${instruments[@]}"; do
 		[[ $(temp_dirs) == "$before" ]] ||
 			fail "$instrument, SIG$sig: temporary directory left: $(comm -13 <(echo "$before") <(temp_dirs))"
 	done
+done
+
+# ---- compare of two builds killed: the same guard as run -----------------------------------
+# Both builds are the one fixture: what either starts must not outlive
+# benchtrap, SIGKILL included.
+for sig in INT TERM KILL; do
+	"$BENCHTRAP" compare "$ESC" "$ESC" --bench daemon_then_hangs --timeout 120 >/dev/null 2>&1 &
+	bt=$!
+	wait_for_fixture "$ESC"
+	sleep 1
+	kill -s "$sig" "$bt"
+	wait "$bt" 2>/dev/null
+	expect_no_orphans "$ESC"
 done
 
 # Ends within a bound, or the test fails (never hangs the suite).

@@ -65,6 +65,19 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$TMP/out" "$1" || fail "JSON check failed: $1"
 }
 
+# Wait until process $1 runs the program $2: a job started with & is a copy
+# of the shell until it has executed the program, and on a loaded machine
+# that can take a while.
+wait_exec() {
+	local want
+	want=$(readlink -f "$2")
+	for _ in $(seq 600); do
+		[[ $(readlink "/proc/$1/exe" 2>/dev/null) == "$want" ]] && return 0
+		sleep 0.05
+	done
+	fail "process $1 did not start $2"
+}
+
 # Processes whose command line matches $1 (a fixture's path), other than
 # this shell and benchtrap itself (whose command line names the fixture
 # too): what a run left behind.

@@ -144,6 +144,7 @@ wait "$zparent" 2>/dev/null
 # A process another tracer holds cannot be traced.
 "$OBS/forever" >/dev/null &
 victim=$!
+wait_exec "$victim" "$OBS/forever"
 "$BENCHTRAP" observe --symbol tick --pid "$victim" --duration 30 >/dev/null 2>&1 &
 holder=$!
 for _ in $(seq 100); do
@@ -169,6 +170,7 @@ expect_usage_error "recurse: no function matches 'slow_stup\*' \(did you mean 's
 # Attached: refused before the process is stopped; it runs on, untraced.
 "$OBS/forever" >/dev/null &
 victim=$!
+wait_exec "$victim" "$OBS/forever"
 run observe --symbol fbi --pid "$victim" --duration 1
 expect_usage_error "forever: no function matches 'fbi'"
 checks=$((checks + 1))
