@@ -1,16 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Running a Google Benchmark binary: its list, and each instance alone in
- * a fresh process (gbench.h says how each instrument measures).
+ * a fresh process (gbench.h says how each instrument measures; callgrind.c
+ * and memory.c run one under those two).
  *
  *   walltime:  spawn (traced) ─ runs its own main ─ JSON to DIR/out.json
  *                  └─ a fatal signal: backtrace of its thread, then the
  *                     signal is delivered; the process dies of it: failed
- *   callgrind: valgrind --toggle-collect=F --dump-after=F ─ a profile per
- *              thread's call of F per batch, the batches' iteration counts
- *              in its log (--v=2)
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,34 +23,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sys/auxv.h>
-
-#include "elf/elf.h"
 #include "measure/callgrind.h"
 #include "measure/driver-env.h"
 #include "trace/trace.h"
 #include "unwind/unwind.h"
 #include "util/launch.h"
-#include "util/procmaps.h"
 #include "util/strutil.h"
 #include "gbench/gbench.h"
-
-/* Profiles and batches one callgrind run of an instance may have. */
-#define GBENCH_MAX_BATCHES 64
-#define GBENCH_MAX_DUMPS 1024
+#include "gbench/internal.h"
 
 /* Under callgrind, batches grow until one lasts this long (under
  * valgrind, tens of times slower than natively): two batches at least,
  * whose difference is the figure. */
 #define GBENCH_CALLGRIND_MIN_TIME "0.05"
 
-static int push(char ***v, size_t *n, char *s)
+int gbench_push(char ***v, size_t *n, char *s)
 {
 	return measure_env_push(v, n, s);
 }
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
+char *gbench_fmt(const char *f, ...)
 {
 	va_list ap;
 	char *s;
@@ -65,7 +54,7 @@ static char *fmt(const char *f, ...)
 	return s;
 }
 
-static const char *sig_name(int sig)
+const char *gbench_sig_name(int sig)
 {
 	const char *s = sigabbrev_np(sig);
 
@@ -82,7 +71,7 @@ static bool has_arg(char *const *argv, const char *flag)
 	return false;
 }
 
-static char *read_file(const char *path, size_t *ret_len)
+char *gbench_read_file(const char *path, size_t *ret_len)
 {
 	FILE *f = fopen(path, "re");
 	char *buf = NULL;
@@ -118,9 +107,9 @@ static char *read_file(const char *path, size_t *ret_len)
 
 /* The last 'max' non-empty lines of file 'path', each on a line of its own
  * after "\n  " (malloc'ed), or NULL when there are none. */
-static char *tail_lines(const char *path, size_t max)
+char *gbench_tail_lines(const char *path, size_t max)
 {
-	char *text = read_file(path, NULL), *out = NULL;
+	char *text = gbench_read_file(path, NULL), *out = NULL;
 	const char *starts[16];
 	size_t n = 0;
 
@@ -141,7 +130,7 @@ static char *tail_lines(const char *path, size_t max)
 		starts[n++] = line;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char *next = fmt("%s\n  %s", out ? out : "", starts[i]);
+		char *next = gbench_fmt("%s\n  %s", out ? out : "", starts[i]);
 
 		free(out);
 		out = next;
@@ -165,7 +154,7 @@ static int make_dir(char *dir, size_t size, const char *what)
 
 /* A process not traced: wait for it until 'deadline' (CLOCK_MONOTONIC
  * ns), then kill it. *ret_status: its wait status; *ret_killed: killed. */
-static int wait_plain(pid_t pid, uint64_t deadline, int *ret_status, bool *ret_killed)
+int gbench_wait_plain(pid_t pid, uint64_t deadline, int *ret_status, bool *ret_killed)
 {
 	int st = 0;
 
@@ -210,7 +199,7 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	*ret_error = NULL;
 	r = make_dir(dir, sizeof(dir), "gbench");
 	if (r < 0) {
-		*ret_error = fmt("cannot create a temporary directory: %s", strerror(-r));
+		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
 		return r;
 	}
 	snprintf(out, sizeof(out), "%s/list", dir);
@@ -220,11 +209,12 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	r = fd < 0 || devnull < 0 || errfd < 0 ? -errno : 0;
 	for (size_t i = 0; r == 0 && t->argv[i]; i++)
-		r = push(&argv, &na, strdup(t->argv[i]));
+		r = gbench_push(&argv, &na, strdup(t->argv[i]));
 	if (r == 0)
-		r = push(&argv, &na, strdup("--benchmark_list_tests=true"));
+		r = gbench_push(&argv, &na, strdup("--benchmark_list_tests=true"));
 	if (r < 0) {
-		*ret_error = fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
+		*ret_error =
+			gbench_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
 		goto out;
 	}
 	launch_opts_init(&lo, t->argv[0], argv);
@@ -235,40 +225,42 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	lo.aslr = t->aslr;
 	r = launch_start(&lo, &l, &exec_errno);
 	if (r < 0) {
-		*ret_error = fmt("cannot execute %s: %s", t->binary,
-				 strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
+		*ret_error = gbench_fmt("cannot execute %s: %s", t->binary,
+					strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
 		goto out;
 	}
-	r = wait_plain(l.pid, measure_now_ns() + timeout_ns, &st, &killed);
+	r = gbench_wait_plain(l.pid, measure_now_ns() + timeout_ns, &st, &killed);
 	if (r == 0 && killed) {
-		*ret_error = fmt("%s --benchmark_list_tests=true did not end in %" PRIu64 " s",
-				 t->binary, timeout_ns / 1000000000);
+		*ret_error =
+			gbench_fmt("%s --benchmark_list_tests=true did not end in %" PRIu64 " s",
+				   t->binary, timeout_ns / 1000000000);
 		r = -ETIMEDOUT;
 	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		/* What it said, on the same line: the caller prints one. */
-		said = tail_lines(errpath, 1);
-		*ret_error =
-			WIFSIGNALED(st)
-				? fmt("%s --benchmark_list_tests=true died of SIG%s", t->binary,
-				      sig_name(WTERMSIG(st)))
-				: fmt("%s --benchmark_list_tests=true exited with status %d%s%s",
-				      t->binary, WEXITSTATUS(st), said ? ":" : "",
-				      said ? said + 2
-					   : " (are the arguments after '--' ones "
-					     "it takes?)");
+		said = gbench_tail_lines(errpath, 1);
+		*ret_error = WIFSIGNALED(st)
+				     ? gbench_fmt("%s --benchmark_list_tests=true died of SIG%s",
+						  t->binary, gbench_sig_name(WTERMSIG(st)))
+				     : gbench_fmt("%s --benchmark_list_tests=true exited with "
+						  "status %d%s%s",
+						  t->binary, WEXITSTATUS(st), said ? ":" : "",
+						  said ? said + 2
+						       : " (are the arguments after '--' ones "
+							 "it takes?)");
 		r = -EINVAL;
 	}
 	if (r < 0)
 		goto out;
-	text = read_file(out, &len);
+	text = gbench_read_file(out, &len);
 	if (!text) {
 		r = -ENOMEM;
-		*ret_error = fmt("cannot read the list of %s", t->binary);
+		*ret_error = gbench_fmt("cannot read the list of %s", t->binary);
 		goto out;
 	}
 	r = gbench_parse_list(text, len, ret_names, ret_n);
 	if (r == -EINVAL)
-		*ret_error = fmt("%s listed a benchmark name with a control character", t->binary);
+		*ret_error = gbench_fmt("%s listed a benchmark name with a control character",
+					t->binary);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -285,13 +277,13 @@ out:
 
 /* ---- one instance, walltime ------------------------------------------------ */
 
-static bool fatal_signal(int sig)
+bool gbench_fatal_signal(int sig)
 {
 	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
 	       sig == SIGABRT || sig == SIGSYS || sig == SIGTRAP;
 }
 
-static void failure_text(struct bench_result *res, const struct trace_failure *f)
+void gbench_failure_text(struct bench_result *res, const struct trace_failure *f)
 {
 	char *buf = malloc(8192);
 
@@ -308,7 +300,7 @@ static void failure_text(struct bench_result *res, const struct trace_failure *f
 	res->error = buf;
 }
 
-static void fail(struct bench_result *res, char *msg)
+void gbench_fail(struct bench_result *res, char *msg)
 {
 	res->status = BENCH_FAILED;
 	free(res->error);
@@ -317,7 +309,7 @@ static void fail(struct bench_result *res, char *msg)
 
 /* A child still running at its deadline: res failed, with where the
  * thread the engine stops at was (the child is killed by its owner). */
-static void timed_out(struct trace_proc *p, uint64_t timeout_ns, struct trace_failure *f,
+void gbench_timed_out(struct trace_proc *p, uint64_t timeout_ns, struct trace_failure *f,
 		      struct bench_result *res)
 {
 	memset(f, 0, sizeof(*f));
@@ -330,13 +322,13 @@ static void timed_out(struct trace_proc *p, uint64_t timeout_ns, struct trace_fa
 		if (unwind_backtrace(trace_pid(p), f->tid, f->frames, UNWIND_MAX_FRAMES, &nf) == 0)
 			f->nframes = nf;
 	}
-	failure_text(res, f);
+	gbench_failure_text(res, f);
 }
 
 /* The arguments every instance is run with: the binary, benchtrap's
  * defaults the user did not give, the user's, then the selection and the
  * output (last, so that nothing overrides them). */
-static int instance_argv(const struct measure_target *t, const struct bench_spec *s,
+int gbench_instance_argv(const struct measure_target *t, const struct bench_spec *s,
 			 const struct measure_plan *plan, bool callgrind, const char *dir,
 			 char ***argv, size_t *na)
 {
@@ -345,37 +337,37 @@ static int instance_argv(const struct measure_target *t, const struct bench_spec
 
 	if (!re)
 		return -ENOMEM;
-	r |= push(argv, na, strdup(t->argv[0]));
+	r |= gbench_push(argv, na, strdup(t->argv[0]));
 	if (callgrind) {
 		if (!has_arg(t->argv, "--benchmark_min_time"))
-			r |= push(argv, na,
-				  strdup("--benchmark_min_time=" GBENCH_CALLGRIND_MIN_TIME));
+			r |= gbench_push(argv, na,
+					 strdup("--benchmark_min_time=" GBENCH_CALLGRIND_MIN_TIME));
 	} else {
 		size_t reps = plan->min_samples ? plan->min_samples : 1;
 
 		if (!has_arg(t->argv, "--benchmark_repetitions"))
-			r |= push(argv, na, fmt("--benchmark_repetitions=%zu", reps));
+			r |= gbench_push(argv, na, gbench_fmt("--benchmark_repetitions=%zu", reps));
 		if (!has_arg(t->argv, "--benchmark_min_time"))
-			r |= push(argv, na,
-				  fmt("--benchmark_min_time=%g",
-				      (double)plan->time_ns / 1e9 / (double)reps));
+			r |= gbench_push(argv, na,
+					 gbench_fmt("--benchmark_min_time=%g",
+						    (double)plan->time_ns / 1e9 / (double)reps));
 	}
 	for (size_t i = 1; t->argv[i]; i++)
-		r |= push(argv, na, strdup(t->argv[i]));
+		r |= gbench_push(argv, na, strdup(t->argv[i]));
 	if (callgrind) {
 		/* One batch sequence, its counts in the log. */
-		r |= push(argv, na, strdup("--benchmark_repetitions=1"));
-		r |= push(argv, na, strdup("--v=2"));
+		r |= gbench_push(argv, na, strdup("--benchmark_repetitions=1"));
+		r |= gbench_push(argv, na, strdup("--v=2"));
 	}
-	r |= push(argv, na, fmt("--benchmark_filter=%s", re));
-	r |= push(argv, na, fmt("--benchmark_out=%s/out.json", dir));
-	r |= push(argv, na, strdup("--benchmark_out_format=json"));
+	r |= gbench_push(argv, na, gbench_fmt("--benchmark_filter=%s", re));
+	r |= gbench_push(argv, na, gbench_fmt("--benchmark_out=%s/out.json", dir));
+	r |= gbench_push(argv, na, strdup("--benchmark_out_format=json"));
 	free(re);
 	return r ? -ENOMEM : 0;
 }
 
 /* Read DIR/out.json into res (walltime). */
-static int read_results(const char *dir, const struct bench_spec *s, struct gbench_run **runs,
+int gbench_read_results(const char *dir, const struct bench_spec *s, struct gbench_run **runs,
 			size_t *nruns, struct bench_result *res)
 {
 	char path[PATH_MAX + 16], *text, *err = NULL;
@@ -383,23 +375,26 @@ static int read_results(const char *dir, const struct bench_spec *s, struct gben
 	int r;
 
 	snprintf(path, sizeof(path), "%s/out.json", dir);
-	text = read_file(path, &len);
+	text = gbench_read_file(path, &len);
 	if (!text) {
-		fail(res, strdup("the binary wrote no JSON output (--benchmark_out)"));
+		gbench_fail(res, strdup("the binary wrote no JSON output (--benchmark_out)"));
 		return -ENOENT;
 	}
 	r = gbench_parse_json(text, len, s->name, runs, nruns, &err);
 	free(text);
 	if (r == -EINVAL) {
-		fail(res, fmt("cannot read the binary's JSON output: %s", err ? err : "?"));
+		gbench_fail(res, gbench_fmt("cannot read the binary's JSON output: %s",
+					    err ? err : "?"));
 		free(err);
 		return r;
 	}
 	if (r == 0 && *nruns == 0) {
 		char *re = gbench_filter_regex(s->name);
 
-		fail(res, fmt("the binary ran no benchmark named '%s' (--benchmark_filter=%s)",
-			      s->name, re ? re : "?"));
+		gbench_fail(
+			res,
+			gbench_fmt("the binary ran no benchmark named '%s' (--benchmark_filter=%s)",
+				   s->name, re ? re : "?"));
 		free(re);
 		gbench_runs_free(*runs, 0);
 		*runs = NULL;
@@ -427,7 +422,7 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 
 	snprintf(path, sizeof(path), "%s/out.json", dir);
 	unlink(path);
-	r = instance_argv(t, s, plan, false, dir, &argv, &na);
+	r = gbench_instance_argv(t, s, plan, false, dir, &argv, &na);
 	if (r < 0)
 		return r;
 	trace_spawn_opts_init(&so, argv);
@@ -443,8 +438,9 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 	so.process_group = true;
 	r = trace_spawn(&so, &p, &exec_errno);
 	if (r < 0) {
-		fail(res, fmt("cannot execute %s: %s", t->binary,
-			      r == -TRACE_E_EXEC ? strerror(exec_errno) : trace_strerror(r)));
+		gbench_fail(res, gbench_fmt("cannot execute %s: %s", t->binary,
+					    r == -TRACE_E_EXEC ? strerror(exec_errno)
+							       : trace_strerror(r)));
 		r = r == -ENOMEM ? r : 0;
 		goto out;
 	}
@@ -465,12 +461,12 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 		if (r == 0)
 			r = ms > 0 ? trace_wait(p, ms, &ev) : -ETIMEDOUT;
 		if (r == -ETIMEDOUT) {
-			timed_out(p, plan->timeout_ns, pending, res);
+			gbench_timed_out(p, plan->timeout_ns, pending, res);
 			r = 0;
 			goto out;
 		}
 		if (r < 0) {
-			fail(res, fmt("lost the child: %s", trace_strerror(r)));
+			gbench_fail(res, gbench_fmt("lost the child: %s", trace_strerror(r)));
 			r = 0;
 			goto out;
 		}
@@ -479,7 +475,7 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 			/* Its backtrace now, while the thread is where the fault
 			 * happened; the signal is delivered as it would be, and
 			 * only when the process dies of it is this its end. */
-			if (fatal_signal(ev.sig)) {
+			if (gbench_fatal_signal(ev.sig)) {
 				size_t nf = 0;
 
 				memset(pending, 0, sizeof(*pending));
@@ -497,26 +493,27 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 			continue;
 		case TRACE_EV_KILLED:
 			if (have_pending && pending->sig == ev.sig) {
-				failure_text(res, pending);
+				gbench_failure_text(res, pending);
 			} else {
 				memset(pending, 0, sizeof(*pending));
 				pending->kind = TRACE_FAIL_KILLED;
 				pending->sig = ev.sig;
-				failure_text(res, pending);
+				gbench_failure_text(res, pending);
 			}
 			r = 0;
 			goto out;
 		case TRACE_EV_EXITED:
 			if (ev.code != 0) {
-				char *said = errfd >= 0 ? tail_lines(errpath, 3) : NULL;
+				char *said = errfd >= 0 ? gbench_tail_lines(errpath, 3) : NULL;
 
-				fail(res, fmt("exited with status %d%s%s", ev.code,
-					      said ? "; its last words:" : "", said ? said : ""));
+				gbench_fail(res, gbench_fmt("exited with status %d%s%s", ev.code,
+							    said ? "; its last words:" : "",
+							    said ? said : ""));
 				free(said);
 				r = 0;
 				goto out;
 			}
-			r = read_results(dir, s, &runs, &nruns, res);
+			r = gbench_read_results(dir, s, &runs, &nruns, res);
 			if (r == 0 && ret_runs) {
 				*ret_runs = runs;
 				*ret_nruns = nruns;
@@ -538,630 +535,6 @@ out:
 	trace_proc_free(p);
 	launch_sweep();
 	free(pending);
-	gbench_runs_free(runs, nruns);
-	measure_env_free(argv);
-	return r;
-}
-
-/* ---- one instance, callgrind ----------------------------------------------- */
-
-/* valgrind's account of how the process ended, from its log: the lines from
- * "Process terminating" to the next blank one (its backtrace). */
-static char *valgrind_account(const char *dir)
-{
-	char path[PATH_MAX + 16], *text, *out = NULL;
-	bool in = false;
-
-	snprintf(path, sizeof(path), "%s/valgrind.log", dir);
-	text = read_file(path, NULL);
-	for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
-		char *msg;
-
-		end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		msg = line;
-		if (msg[0] == '=' && msg[1] == '=' && strstr(msg + 2, "== "))
-			msg = strstr(msg + 2, "== ") + 3;
-		else if (msg[0] == '=' && msg[1] == '=')
-			msg = "";
-		if (strstr(msg, "Process terminating"))
-			in = true;
-		else if (in && (!*msg || strstr(msg, "If you believe")))
-			break;
-		if (in) {
-			char *n = fmt("%s\n  %s", out ? out : "", msg);
-
-			free(out);
-			out = n;
-			if (!n)
-				break;
-		}
-	}
-	free(text);
-	return out;
-}
-
-struct dump {
-	unsigned n;
-	uint64_t ir;
-};
-
-static int cmp_dump(const void *a, const void *b)
-{
-	const struct dump *x = a, *y = b;
-
-	return x->n < y->n ? -1 : x->n > y->n;
-}
-
-/* The Ir total of each numbered profile of process pid, in dump order. */
-static int read_dumps(const char *dir, pid_t pid, uint64_t *ret, size_t max, size_t *ret_n)
-{
-	DIR *d = opendir(dir);
-	struct dump *v = calloc(max, sizeof(*v));
-	struct dirent *e;
-	size_t n = 0;
-	int r = 0;
-
-	if (!d || !v) {
-		r = d ? -ENOMEM : -errno;
-		goto out;
-	}
-	while ((e = readdir(d))) {
-		unsigned dump, thread;
-		char path[PATH_MAX + 300];
-		struct callgrind_profile prof;
-		int ir;
-
-		if (!callgrind_part_name(e->d_name, pid, &dump, &thread) || dump == 0)
-			continue;
-		if (n == max) {
-			r = -E2BIG;
-			goto out;
-		}
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		r = callgrind_parse_file(path, NULL, NULL, &prof);
-		if (r < 0)
-			goto out;
-		ir = callgrind_event_index(&prof, "Ir");
-		if (ir < 0) {
-			r = -EINVAL;
-			goto out;
-		}
-		v[n++] = (struct dump){ dump, prof.totals[ir] };
-	}
-	qsort(v, n, sizeof(*v), cmp_dump);
-	for (size_t i = 0; i < n; i++)
-		ret[i] = v[i].ir;
-	*ret_n = n;
-out:
-	if (d)
-		closedir(d);
-	free(v);
-	return r;
-}
-
-static int callgrind_one(const struct measure_target *t, const char *valgrind,
-			 const struct bench_spec *s, const struct measure_plan *plan,
-			 const char *dir, int input, int devnull, struct bench_result *res)
-{
-	char **argv = NULL, **env = NULL, path[PATH_MAX + 32], *log = NULL;
-	size_t na = 0, ninst = 0, nruns = 0, nbatches = 0, ndumps = 0;
-	struct gbench_run *runs = NULL;
-	uint64_t *dumps = NULL, iters[GBENCH_MAX_BATCHES];
-	struct launch l;
-	struct launch_opts lo;
-	int errfd = -1, exec_errno = 0, st = 0, r = 0;
-	bool killed = false, with_setup = false;
-	char **inst = NULL;
-	double per;
-
-	if (!s->symbol) {
-		fail(res, fmt("cannot tell which function runs '%s' (none of its names' forms "
-			      "is a function of the binary: a lambda given to RegisterBenchmark?); "
-			      "callgrind counts inside that function only",
-			      s->name));
-		return 0;
-	}
-	launch_temp_dir_empty(dir);
-	r |= push(&argv, &na, strdup(valgrind));
-	r |= push(&argv, &na, strdup("--tool=callgrind"));
-	r |= push(&argv, &na, strdup("--vgdb=no"));
-	r |= push(&argv, &na, fmt("--log-file=%s/valgrind.log", dir));
-	r |= push(&argv, &na, fmt("--callgrind-out-file=%s/callgrind.out.%%p", dir));
-	r |= push(&argv, &na, strdup("--collect-atstart=no"));
-	r |= push(&argv, &na, fmt("--toggle-collect=%s", s->symbol));
-	r |= push(&argv, &na, fmt("--dump-after=%s", s->symbol));
-	if (r)
-		goto nomem;
-	r = instance_argv(t, s, plan, true, dir, &inst, &ninst);
-	for (size_t i = 0; r == 0 && inst[i]; i++)
-		r = push(&argv, &na, strdup(inst[i]));
-	env = r ? NULL : measure_child_env(NULL);
-	if (r || !env)
-		goto nomem;
-	snprintf(path, sizeof(path), "%s/stderr", dir);
-	errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (errfd < 0) {
-		fail(res, fmt("cannot create %s: %s", path, strerror(errno)));
-		goto out;
-	}
-	launch_opts_init(&lo, valgrind, argv);
-	lo.envp = env;
-	lo.stdio[0] = input;
-	lo.stdio[1] = devnull;
-	lo.stdio[2] = errfd;
-	lo.process_group = true;
-	lo.cpu = t->cpu;
-	r = launch_start(&lo, &l, &exec_errno);
-	if (r < 0) {
-		fail(res, fmt("cannot execute %s: %s", valgrind,
-			      strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r)));
-		r = 0;
-		goto out;
-	}
-	res->pid = l.pid;
-	r = wait_plain(l.pid, res->t_start_ns + plan->timeout_ns, &st, &killed);
-	if (r < 0) {
-		fail(res, fmt("lost valgrind's process: %s", strerror(-r)));
-		r = 0;
-		goto out;
-	}
-	if (killed) {
-		fail(res, fmt("timed out after %" PRIu64 " ms under valgrind and was killed",
-			      plan->timeout_ns / 1000000));
-		goto out;
-	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char *acc = valgrind_account(dir);
-
-		if (WIFSIGNALED(st))
-			fail(res, fmt("SIG%s (%s) under valgrind%s", sig_name(WTERMSIG(st)),
-				      strsignal(WTERMSIG(st)), acc ? acc : ""));
-		else {
-			char *said = tail_lines(path, 3);
-
-			fail(res, fmt("exited with status %d under valgrind%s%s%s", WEXITSTATUS(st),
-				      acc ? acc : "", said ? "; its last words:" : "",
-				      said ? said : ""));
-			free(said);
-		}
-		free(acc);
-		goto out;
-	}
-	if (read_results(dir, s, &runs, &nruns, res) < 0)
-		goto out;
-	if (runs[0].error) {
-		r = gbench_result_from_runs(runs, nruns, res);
-		goto out;
-	}
-	snprintf(path, sizeof(path), "%s/stderr", dir);
-	log = read_file(path, NULL);
-	gbench_parse_batches(log ? log : "", s->name, iters, GBENCH_MAX_BATCHES, &nbatches);
-	dumps = calloc(GBENCH_MAX_DUMPS, sizeof(*dumps));
-	if (!dumps)
-		goto nomem;
-	r = read_dumps(dir, l.pid, dumps, GBENCH_MAX_DUMPS, &ndumps);
-	if (r < 0 || nbatches == 0 || nbatches > GBENCH_MAX_BATCHES) {
-		fail(res, fmt("cannot read callgrind's profiles or the batches' iteration counts "
-			      "(%zu profiles, %zu batches)",
-			      ndumps, nbatches));
-		r = 0;
-		goto out;
-	}
-	r = gbench_per_iteration(dumps, ndumps, iters, nbatches, runs[0].threads, &per,
-				 &with_setup);
-	if (r < 0) {
-		fail(res, fmt("callgrind's profiles (%zu) are not %u per batch (%zu batches): "
-			      "does '%s' call itself, or run on threads of its own?",
-			      ndumps, runs[0].threads, nbatches, s->symbol));
-		r = 0;
-		goto out;
-	}
-	measure_result_count(res, per);
-	res->iterations = iters[nbatches - 1] * runs[0].threads;
-	res->calls = res->iterations;
-	res->counters[0] = (struct measure_counter){ .name = "Ir", .value = per };
-	res->ncounters = 1;
-	if (with_setup)
-		bench_result_diagnose(res,
-				      "ran in one batch of %" PRIu64 " iterations (its "
-				      "->Iterations(), or a first batch that lasted "
-				      "--benchmark_min_time): the count includes what the "
-				      "function does once, around its loop",
-				      iters[0]);
-	else if (res->status == BENCH_OK && per < MEASURE_MIN_INSTRUCTIONS)
-		res->no_time = true;
-	r = 0;
-	goto out;
-nomem:
-	r = -ENOMEM;
-out:
-	if (errfd >= 0)
-		close(errfd);
-	free(log);
-	free(dumps);
-	gbench_runs_free(runs, nruns);
-	measure_env_free(argv);
-	measure_env_free(inst);
-	measure_env_free(env);
-	return r;
-}
-
-/* ---- one instance, memory -------------------------------------------------- */
-
-/* The allocator entry points stopped at, found in the child's libraries. */
-static const struct {
-	const char *name;
-	enum gbench_alloc_kind kind;
-} allocators[] = {
-	{ "malloc", GBENCH_ALLOC_SIZE0 },	  { "calloc", GBENCH_ALLOC_CALLOC },
-	{ "realloc", GBENCH_ALLOC_REALLOC },	  { "free", GBENCH_ALLOC_FREE },
-	{ "memalign", GBENCH_ALLOC_SIZE1 },	  { "aligned_alloc", GBENCH_ALLOC_SIZE1 },
-	{ "posix_memalign", GBENCH_ALLOC_SIZE2 },
-};
-#define NALLOCATORS (sizeof(allocators) / sizeof(allocators[0]))
-
-/* Where the child defines 'name' (the first object mapped that does), or
- * 0. */
-static uint64_t child_symbol(pid_t pid, const char *name)
-{
-	struct procmaps_iter it;
-	struct procmaps_entry e;
-	char *text, *seen = NULL;
-	uint64_t addr = 0;
-
-	if (procmaps_read(pid, &text) < 0)
-		return 0;
-	procmaps_iter_init(&it, text);
-	while (!addr && procmaps_next(&it, &e)) {
-		struct elf_file *ef = NULL;
-		const struct elf_symbol *sym;
-		const char *what;
-
-		if (e.off != 0 || e.path[0] != '/' || (seen && !strcmp(seen, e.path)))
-			continue;
-		free(seen);
-		seen = strdup(e.path);
-		if (elf_open(e.path, &ef, &what) < 0)
-			continue;
-		sym = elf_symbol_by_name(ef, name);
-		if (sym && !sym->ifunc)
-			addr = (elf_is_pic(ef) ? e.lo : 0) + sym->addr;
-		elf_close(ef);
-	}
-	free(seen);
-	free(text);
-	return addr;
-}
-
-/* A thread of the child, in a call of the function or of an allocator. */
-#define MEM_MAX_THREADS 256
-struct mem_thread {
-	pid_t tid;
-	bool inside;	  /* in a call of the benchmark's function */
-	uint64_t ret, sp; /* its return address, the stack pointer at entry */
-	bool in_alloc;	  /* in an allocator: calls it makes are its own */
-	uint64_t aret, asp;
-	struct gbench_alloc_counts c;
-};
-
-struct mem_run {
-	struct trace_proc *p;
-	uint64_t fn, alloc[NALLOCATORS];
-	struct mem_thread th[MEM_MAX_THREADS];
-	size_t nth;
-	/* One entry per call of the function that returned, in order. */
-	struct gbench_alloc_counts *calls;
-	size_t ncalls, cap;
-};
-
-static struct mem_thread *mem_thread(struct mem_run *m, pid_t tid)
-{
-	for (size_t i = 0; i < m->nth; i++)
-		if (m->th[i].tid == tid)
-			return &m->th[i];
-	if (m->nth == MEM_MAX_THREADS)
-		return NULL;
-	m->th[m->nth] = (struct mem_thread){ .tid = tid };
-	return &m->th[m->nth++];
-}
-
-/*
- * A breakpoint at return address 'ret', once: return breakpoints stay until
- * the child ends. Removing one while the threads of a ->Threads() batch run
- * would race with a thread that just hit it (its trap reported after the
- * breakpoint is gone, as a SIGTRAP of the program's own); the few return
- * addresses of a benchmark's calls are passed again only on such calls.
- */
-static int return_breakpoint(struct mem_run *m, uint64_t ret)
-{
-	return trace_bp_present(m->p, ret) ? 0 : trace_bp_insert(m->p, ret);
-}
-
-/* A breakpoint hit by 'tid' at 'addr': 0, or a negative error. */
-static int mem_breakpoint(struct mem_run *m, pid_t tid, uint64_t addr)
-{
-	struct mem_thread *t = mem_thread(m, tid);
-	struct arch_regs regs;
-	uint64_t ret = 0, sp;
-	int r;
-
-	if (!t)
-		return -E2BIG;
-	r = trace_get_regs(m->p, tid, &regs);
-	/* A stale event (its thread no longer stopped there, or gone), as
-	 * observe meets them too: nothing to count. */
-	if (r == -ESRCH || r == -TRACE_E_STATE)
-		return 0;
-	if (r < 0)
-		return r;
-	sp = arch_sp(&regs);
-	if (addr == m->fn && !t->inside) {
-		/* At the entry, the return address is the word at sp. */
-		r = trace_read(m->p, sp, &ret, sizeof(ret));
-		if (r == 0)
-			r = return_breakpoint(m, ret);
-		if (r < 0)
-			return r;
-		*t = (struct mem_thread){ .tid = tid, .inside = true, .ret = ret, .sp = sp };
-		return 0;
-	}
-	/* An allocator the function tail-called (a last `delete`) returns
-	 * where the function does: both end at once. */
-	if (t->in_alloc && addr == t->aret && sp > t->asp) {
-		t->in_alloc = false;
-		if (!(t->inside && addr == t->ret && sp > t->sp))
-			return 0;
-	}
-	if (t->inside && addr == t->ret && sp > t->sp) {
-		t->inside = false;
-		if (m->ncalls == m->cap) {
-			size_t cap = m->cap ? 2 * m->cap : 64;
-			struct gbench_alloc_counts *v = realloc(m->calls, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			m->calls = v;
-			m->cap = cap;
-		}
-		m->calls[m->ncalls++] = t->c;
-		return 0;
-	}
-	for (size_t k = 0; k < NALLOCATORS; k++) {
-		uint64_t args[3];
-
-		if (addr != m->alloc[k] || !t->inside || t->in_alloc)
-			continue;
-		for (unsigned i = 0; i < 3; i++)
-			args[i] = arch_arg(&regs, i);
-		gbench_alloc_count(&t->c, allocators[k].kind, args);
-		/* Until it returns, what it calls (realloc's malloc) is part
-		 * of this one call. */
-		r = trace_read(m->p, sp, &ret, sizeof(ret));
-		if (r == 0)
-			r = return_breakpoint(m, ret);
-		if (r < 0)
-			return r;
-		t->in_alloc = true;
-		t->aret = ret;
-		t->asp = sp;
-		return 0;
-	}
-	return 0;
-}
-
-/* The per-iteration figure of one counter over the calls. */
-static int mem_slope(const struct mem_run *m, size_t field, const uint64_t *iters, size_t nb,
-		     unsigned threads, double *ret, bool *ret_setup)
-{
-	uint64_t *v = calloc(m->ncalls + 1, sizeof(*v));
-	int r;
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->ncalls; i++)
-		v[i] = field == 0   ? m->calls[i].bytes
-		       : field == 1 ? m->calls[i].allocations
-				    : m->calls[i].frees;
-	r = gbench_per_iteration(v, m->ncalls, iters, nb, threads, ret, ret_setup);
-	free(v);
-	return r;
-}
-
-static int memory_one(const struct measure_target *t, const struct bench_spec *s,
-		      const struct measure_plan *plan, const char *dir, int input, int devnull,
-		      struct bench_result *res)
-{
-	char **argv = NULL, path[PATH_MAX + 16], *log = NULL;
-	size_t na = 0, nruns = 0, nbatches = 0;
-	struct trace_spawn_opts so;
-	struct mem_run *m = NULL;
-	struct trace_failure *f = NULL;
-	struct gbench_run *runs = NULL;
-	uint64_t deadline = res->t_start_ns + plan->timeout_ns, at_entry = 0, main_addr;
-	uint64_t iters[GBENCH_MAX_BATCHES];
-	int exec_errno = 0, errfd = -1, r;
-	bool have_pending = false, setup = false;
-	double v[3];
-
-	if (!s->symbol || !s->link_addr) {
-		fail(res, fmt("cannot tell which function runs '%s' (a lambda given to "
-			      "RegisterBenchmark?); the memory instrument counts inside that "
-			      "function only",
-			      s->name));
-		return 0;
-	}
-	m = calloc(1, sizeof(*m));
-	f = calloc(1, sizeof(*f));
-	if (!m || !f) {
-		r = -ENOMEM;
-		goto out;
-	}
-	launch_temp_dir_empty(dir);
-	r = instance_argv(t, s, plan, true, dir, &argv, &na);
-	if (r < 0)
-		goto out;
-	snprintf(path, sizeof(path), "%s/stderr", dir);
-	errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	trace_spawn_opts_init(&so, argv);
-	so.clean_env = t->clean_env;
-	so.aslr = t->aslr;
-	so.cpu = t->cpu;
-	so.stdio[0] = input;
-	so.stdio[1] = t->quiet_stdio ? devnull : -1;
-	so.stdio[2] = errfd >= 0 ? errfd : devnull;
-	so.process_group = true;
-	r = trace_spawn(&so, &m->p, &exec_errno);
-	if (r < 0) {
-		fail(res, fmt("cannot execute %s: %s", t->binary,
-			      r == -TRACE_E_EXEC ? strerror(exec_errno) : trace_strerror(r)));
-		r = r == -ENOMEM ? r : 0;
-		goto out;
-	}
-	res->pid = trace_pid(m->p);
-	/* At main every library is mapped: the allocators can be found. */
-	r = trace_run_to_main(m->p, t->main_link, t->entry_link, (int)(plan->timeout_ns / 1000000),
-			      &main_addr, f);
-	if (r == 0)
-		r = trace_auxv(m->p, AT_ENTRY, &at_entry);
-	if (r == -TRACE_E_FAILED) {
-		failure_text(res, f);
-		r = 0;
-		goto out;
-	}
-	if (r < 0) {
-		fail(res, fmt("cannot run %s to main: %s", t->binary, trace_strerror(r)));
-		r = 0;
-		goto out;
-	}
-	m->fn = at_entry - t->entry_link + s->link_addr;
-	r = trace_bp_insert(m->p, m->fn);
-	for (size_t k = 0; r == 0 && k < NALLOCATORS; k++) {
-		m->alloc[k] = child_symbol(trace_pid(m->p), allocators[k].name);
-		if (m->alloc[k])
-			r = trace_bp_insert(m->p, m->alloc[k]);
-	}
-	if (r < 0) {
-		fail(res, fmt("cannot stop the child at its allocator: %s", trace_strerror(r)));
-		r = 0;
-		goto out;
-	}
-	for (;;) {
-		struct trace_event ev;
-		uint64_t now = measure_now_ns();
-		int ms = now >= deadline ? 0 : (int)((deadline - now) / 1000000 + 1);
-
-		r = trace_resume(m->p);
-		if (r == 0)
-			r = ms > 0 ? trace_wait(m->p, ms, &ev) : -ETIMEDOUT;
-		if (r == -ETIMEDOUT) {
-			timed_out(m->p, plan->timeout_ns, f, res);
-			r = 0;
-			goto out;
-		}
-		if (r < 0) {
-			fail(res, fmt("lost the child: %s", trace_strerror(r)));
-			r = 0;
-			goto out;
-		}
-		if (ev.kind == TRACE_EV_BREAKPOINT) {
-			r = mem_breakpoint(m, ev.tid, ev.addr);
-			if (r < 0) {
-				fail(res, fmt("cannot follow the calls in the child: %s",
-					      trace_strerror(r)));
-				r = r == -ENOMEM ? r : 0;
-				goto out;
-			}
-			continue;
-		}
-		if (ev.kind == TRACE_EV_SIGNAL && fatal_signal(ev.sig)) {
-			size_t nf = 0;
-
-			memset(f, 0, sizeof(*f));
-			f->kind = TRACE_FAIL_SIGNAL;
-			f->tid = ev.tid;
-			f->sig = ev.sig;
-			f->code = ev.code;
-			f->addr = ev.addr;
-			f->pc = ev.pc;
-			if (unwind_backtrace(trace_pid(m->p), ev.tid, f->frames, UNWIND_MAX_FRAMES,
-					     &nf) == 0)
-				f->nframes = nf;
-			have_pending = true;
-			continue;
-		}
-		if (ev.kind == TRACE_EV_KILLED) {
-			if (!have_pending || f->sig != ev.sig) {
-				memset(f, 0, sizeof(*f));
-				f->kind = TRACE_FAIL_KILLED;
-				f->sig = ev.sig;
-			}
-			failure_text(res, f);
-			r = 0;
-			goto out;
-		}
-		if (ev.kind == TRACE_EV_EXITED) {
-			if (ev.code != 0) {
-				char *said = tail_lines(path, 3);
-
-				fail(res, fmt("exited with status %d%s%s", ev.code,
-					      said ? "; its last words:" : "", said ? said : ""));
-				free(said);
-				r = 0;
-				goto out;
-			}
-			break;
-		}
-	}
-	r = read_results(dir, s, &runs, &nruns, res);
-	if (r < 0) {
-		r = r == -ENOMEM ? r : 0;
-		goto out;
-	}
-	if (runs[0].error) {
-		r = gbench_result_from_runs(runs, nruns, res);
-		goto out;
-	}
-	log = read_file(path, NULL);
-	gbench_parse_batches(log ? log : "", s->name, iters, GBENCH_MAX_BATCHES, &nbatches);
-	r = nbatches && nbatches <= GBENCH_MAX_BATCHES ? 0 : -EINVAL;
-	for (size_t k = 0; r == 0 && k < 3; k++)
-		r = mem_slope(m, k, iters, nbatches, runs[0].threads, &v[k], &setup);
-	if (r == -ENOMEM)
-		goto out;
-	if (r < 0) {
-		fail(res, fmt("the calls of '%s' (%zu) are not %u per batch (%zu batches)",
-			      s->symbol, m->ncalls, runs[0].threads, nbatches));
-		r = 0;
-		goto out;
-	}
-	measure_result_count(res, v[0]);
-	res->iterations = iters[nbatches - 1] * runs[0].threads;
-	res->calls = res->iterations;
-	res->counters[0] = (struct measure_counter){ .name = "bytes", .value = v[0] };
-	res->counters[1] = (struct measure_counter){ .name = "allocations", .value = v[1] };
-	res->counters[2] = (struct measure_counter){ .name = "frees", .value = v[2] };
-	res->ncounters = 3;
-	if (setup)
-		bench_result_diagnose(res,
-				      "ran in one batch of %" PRIu64 " iterations (its "
-				      "->Iterations(), or a first batch that lasted "
-				      "--benchmark_min_time): the figures include what the "
-				      "function does once, around its loop",
-				      iters[0]);
-	r = 0;
-out:
-	if (errfd >= 0)
-		close(errfd);
-	if (m)
-		trace_proc_free(m->p);
-	launch_sweep();
-	free(log);
-	if (m)
-		free(m->calls);
-	free(m);
-	free(f);
 	gbench_runs_free(runs, nruns);
 	measure_env_free(argv);
 	return r;
@@ -1191,7 +564,7 @@ int gbench_measure(const struct measure_target *t, const char *instrument,
 	}
 	r = make_dir(dir, sizeof(dir), "gbench");
 	if (r < 0) {
-		*ret_error = fmt("cannot create a temporary directory: %s", strerror(-r));
+		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
 		free(valgrind);
 		return r;
 	}
@@ -1199,7 +572,7 @@ int gbench_measure(const struct measure_target *t, const char *instrument,
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (input < 0 || devnull < 0) {
 		r = input < 0 ? input : -errno;
-		*ret_error = fmt("cannot open the child's input: %s", strerror(-r));
+		*ret_error = gbench_fmt("cannot open the child's input: %s", strerror(-r));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1213,13 +586,14 @@ int gbench_measure(const struct measure_target *t, const char *instrument,
 							     .name = specs[i].name,
 							     .t_ns = res->t_start_ns });
 		if (callgrind)
-			r = callgrind_one(t, valgrind, &specs[i], plan, dir, input, devnull, res);
+			r = gbench_callgrind_one(t, valgrind, &specs[i], plan, dir, input, devnull,
+						 res);
 		else if (memory)
-			r = memory_one(t, &specs[i], plan, dir, input, devnull, res);
+			r = gbench_memory_one(t, &specs[i], plan, dir, input, devnull, res);
 		else
 			r = walltime_one(t, &specs[i], plan, dir, input, devnull, res, NULL, NULL);
 		if (r < 0) {
-			*ret_error = fmt("cannot run %s: %s", specs[i].name, strerror(-r));
+			*ret_error = gbench_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
 			goto out;
 		}
 		if (res->status == BENCH_OK && !callgrind && !memory && res->value <= 0)
@@ -1275,14 +649,14 @@ int gbench_measure_paired(const struct measure_target *base, const struct measur
 	one.time_ns = plan->time_ns / rounds;
 	r = make_dir(dir, sizeof(dir), "gbench");
 	if (r < 0) {
-		*ret_error = fmt("cannot create a temporary directory: %s", strerror(-r));
+		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
 		return r;
 	}
 	input = measure_open_input(head);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (input < 0 || devnull < 0) {
 		r = input < 0 ? input : -errno;
-		*ret_error = fmt("cannot open the child's input: %s", strerror(-r));
+		*ret_error = gbench_fmt("cannot open the child's input: %s", strerror(-r));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1353,7 +727,7 @@ int gbench_measure_paired(const struct measure_target *base, const struct measur
 		gbench_runs_free(all[1], nall[1]);
 		free(ratios);
 		if (r < 0) {
-			*ret_error = fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
+			*ret_error = gbench_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
 			goto out;
 		}
 	}
