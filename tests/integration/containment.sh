@@ -11,7 +11,7 @@ ESC=$FIXTURES/run/escape
 OBS=$FIXTURES/observe
 FAST=(--time 0.05 --warmup 0 --sample-time 0.002 --min-samples 5)
 bt="" target=""
-trap 'kill -9 $bt $target 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'if main_shell; then kill -9 $bt $target 2>/dev/null; rm -rf "$TMP"; fi' EXIT
 
 wait_for_fixture() {
 	for _ in $(seq 200); do

@@ -24,7 +24,7 @@ POOL=$FIXTURES/forkserver/pool
 EX=$BUILD_ROOT/benches/examples
 CG=(--instrument callgrind)
 bt=""
-trap 'kill -9 $bt 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'if main_shell; then kill -9 $bt 2>/dev/null; rm -rf "$TMP"; fi' EXIT
 
 # ---- bad input: one line, exit 2 (needs no valgrind) ------------------------------------
 run run "$FS" --isolation nonsense

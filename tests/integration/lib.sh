@@ -5,7 +5,13 @@ set -uo pipefail
 
 : "${BENCHTRAP:?BENCHTRAP must name the benchtrap binary}"
 TMP=$(mktemp -d /tmp/benchtrap-test.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+# True in the test's own shell, false in a subshell of it: only that shell
+# cleans up on exit (a subshell that ends by a signal must not take $TMP
+# with it while the test goes on).
+main_shell() {
+	[[ $BASHPID == "$$" ]]
+}
+trap 'if main_shell; then rm -rf "$TMP"; fi' EXIT
 checks=0
 
 run() {

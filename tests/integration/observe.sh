@@ -414,7 +414,7 @@ expect_no_orphans "$OBS/forever"
 # ---- attach to a running process, detach, and it runs on with its own code -----------------------
 "$OBS/forever" "$TMP/progress" &
 target=$!
-trap 'kill -9 $target 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'if main_shell; then kill -9 $target 2>/dev/null; rm -rf "$TMP"; fi' EXIT
 for _ in $(seq 100); do
 	[[ -s $TMP/progress ]] && break
 	sleep 0.05

@@ -14,7 +14,7 @@ STARTED=$TMP/started
 export PLAIN_STARTED=$STARTED
 
 RO=$TMP/ro
-trap 'umount "$RO" 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'if main_shell; then umount "$RO" 2>/dev/null; rm -rf "$TMP"; fi' EXIT
 
 # An input for merge.
 "$BENCHTRAP" run "$PLAIN" --symbol plain_work "${FAST[@]}" --output "$TMP/in.json" \
