@@ -106,12 +106,12 @@ int cli_compare_report(const struct results_comparison *cmp, enum report_format 
  * the command line for the results document. */
 int cli_compare_binaries(const char *base, const char *head, struct cli_run_opts *o,
 			 const struct results_compare_opts *copts, int argc, char **argv);
-/* The results document of a paired comparison (head's run, its base in
- * rep->paired_base), read back as `compare` reads a file, and compared:
- * *ret_file and *ret as results_parse and results_compare give them. */
-struct results_file;
-int cli_compare_judge(const struct report_run *rep, const struct results_compare_opts *copts,
-		      struct results_file **ret_file, struct results_comparison *ret);
+/* The end of a comparison of two builds: head's run (its base in
+ * rep->paired_base) written as a results document, read back as `compare`
+ * reads a file and judged, the report printed in o->format, the results
+ * written to o->output; the exit status. */
+int cli_compare_conclude(const struct report_run *rep, const struct results_compare_opts *copts,
+			 const struct cli_run_opts *o, const char *base_path, const char *head_path);
 int cli_merge(int argc, char **argv);
 int cli_export(int argc, char **argv);
 

@@ -375,8 +375,6 @@ int cli_gbench_compare(const char *base_path, const char *head_path, struct cli_
 	struct side *sides[2] = { &base, &head };
 	struct cli_progress hs = { 0 };
 	struct measure_hooks hooks = { cli_progress_event, &hs };
-	struct results_file *doc = NULL;
-	struct results_comparison cmp = { 0 };
 	bool *hits = NULL, walltime = !strcmp(o->instrument->name, "walltime");
 	size_t ncommon = 0;
 	char *error = NULL;
@@ -538,25 +536,11 @@ int cli_gbench_compare(const char *base_path, const char *head_path, struct cli_
 		b->rep.n = b->sel.n;
 	}
 	head.rep.paired_base = &base.rep;
-	r = cli_compare_judge(&head.rep, copts, &doc, &cmp);
-	if (r < 0) {
-		if (r == -ENOMEM)
-			cli_error("out of memory");
-		goto out;
-	}
-	code = cli_compare_report(&cmp, o->format, base_path, head_path);
-	fflush(stdout);
-	if (o->output) {
-		r = report_write_json_file(&head.rep, o->output);
-		if (r < 0)
-			code = cli_results_unwritable(o->output, r);
-	}
+	code = cli_compare_conclude(&head.rep, copts, o, base_path, head_path);
 out:
 	if (hs.markers && fclose(hs.markers) != 0 && code != EXIT_USAGE)
 		code = cli_error("%s: cannot write markers: %s", o->markers,
 				 atomic_strerror(errno));
-	results_comparison_clear(&cmp);
-	results_free(doc);
 	gbench_strings_clear();
 	free(error);
 	free(hits);

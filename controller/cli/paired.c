@@ -193,8 +193,8 @@ out:
 
 /* The results document, held in memory and read back as `compare` reads
  * a file: what is judged is what --output writes. */
-int cli_compare_judge(const struct report_run *rep, const struct results_compare_opts *copts,
-		      struct results_file **ret_file, struct results_comparison *ret)
+static int judge(const struct report_run *rep, const struct results_compare_opts *copts,
+		 struct results_file **ret_file, struct results_comparison *ret)
 {
 	char *text = NULL, *msg = NULL;
 	int r;
@@ -213,6 +213,31 @@ int cli_compare_judge(const struct report_run *rep, const struct results_compare
 	return r;
 }
 
+int cli_compare_conclude(const struct report_run *rep, const struct results_compare_opts *copts,
+			 const struct cli_run_opts *o, const char *base_path, const char *head_path)
+{
+	struct results_file *doc = NULL;
+	struct results_comparison cmp = { 0 };
+	int r, code = EXIT_USAGE;
+
+	r = judge(rep, copts, &doc, &cmp);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			cli_error("out of memory");
+	} else {
+		code = cli_compare_report(&cmp, o->format, base_path, head_path);
+		fflush(stdout);
+		if (o->output) {
+			r = report_write_json_file(rep, o->output);
+			if (r < 0)
+				code = cli_results_unwritable(o->output, r);
+		}
+	}
+	results_comparison_clear(&cmp);
+	results_free(doc);
+	return code;
+}
+
 int cli_compare_binaries(const char *base_path, const char *head_path, struct cli_run_opts *o,
 			 const struct results_compare_opts *copts, int argc, char **argv)
 {
@@ -220,8 +245,6 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 	struct measure_miss miss = { 0 };
 	struct cli_progress hs = { 0 };
 	struct measure_hooks hooks = { cli_progress_event, &hs };
-	struct results_file *doc = NULL;
-	struct results_comparison cmp = { 0 };
 	char *error = NULL;
 	bool *matched = NULL;
 	size_t ncommon = 0;
@@ -348,26 +371,11 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 		b->rep.n = b->n;
 	}
 	head.rep.paired_base = &base.rep;
-
-	r = cli_compare_judge(&head.rep, copts, &doc, &cmp);
-	if (r < 0) {
-		if (r == -ENOMEM)
-			cli_error("out of memory");
-		goto out;
-	}
-	code = cli_compare_report(&cmp, o->format, base_path, head_path);
-	fflush(stdout);
-	if (o->output) {
-		r = report_write_json_file(&head.rep, o->output);
-		if (r < 0)
-			code = cli_results_unwritable(o->output, r);
-	}
+	code = cli_compare_conclude(&head.rep, copts, o, base_path, head_path);
 out:
 	if (hs.markers && fclose(hs.markers) != 0 && code != EXIT_USAGE)
 		code = cli_error("%s: cannot write markers: %s", o->markers,
 				 atomic_strerror(errno));
-	results_comparison_clear(&cmp);
-	results_free(doc);
 	free(error);
 	measure_miss_clear(&miss);
 	free(matched);
