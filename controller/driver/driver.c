@@ -364,6 +364,7 @@ static int reap(pid_t pid, unsigned long timeout_ms, int *status, const sigset_t
 		}
 		sigtimedwait(chld, NULL, &ts);
 	}
+	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
 	while (waitpid(pid, status, 0) < 0)
 		if (errno != EINTR)
@@ -421,6 +422,10 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 		if (pid == 0) {
 			if (!k)
 				_exit(0);
+			/* A group of its own: a benchmark that signals its
+			 * group (kill(0, ...)) reaches itself and what it
+			 * forks, not the server. */
+			setpgid(0, 0);
 			sigaction(SIGCHLD, &was, NULL);
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			if (input >= 0)

@@ -281,6 +281,12 @@ static char *describe(const struct ctx *c, const struct driven_call *call)
 	if (call->killed)
 		r = asprintf(&msg, "timed out after %" PRIu64 " ms under valgrind and was killed",
 			     c->plan->timeout_ns / 1000000);
+	else if (call->server_running && WIFSIGNALED(st))
+		r = asprintf(&msg, "its fork server (valgrind) was killed by SIG%s while it ran",
+			     sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+	else if (call->server_running)
+		r = asprintf(&msg, "its fork server (valgrind) exited with status %d while it ran",
+			     WEXITSTATUS(st));
 	else if (call->server_died)
 		r = asprintf(&msg, "not measured: valgrind's process for %s ended (%s %d) before "
 				   "this benchmark did",

@@ -434,7 +434,24 @@ static void conclude(struct run *r)
 		return;
 	}
 	/* A server that ended before its last "end" died: its child, if
-	 * any, went with it, and no other will be forked. */
+	 * any, went with it, and no other will be forked. When it died while
+	 * a call ran (that call's doing, most likely: it signalled its parent
+	 * or its group), only that call fails; the caller starts a server for
+	 * the calls after it. One that died before it said it was ready fails
+	 * them all (a program that cannot start would fail each again). */
+	if (r->server_said && r->ended < j->n && !o->timed_out) {
+		/* The call after the last that ended: its start may not have
+		 * been said yet (a child can signal its parent before the
+		 * parent reports it). */
+		struct driven_call *c = &r->calls[r->ended];
+
+		c->server_died = true;
+		c->server_running = true;
+		c->status = o->status;
+		c->status_known = false;
+		settle(r, r->ended);
+		return;
+	}
 	for (size_t i = r->ended; i < j->n; i++) {
 		struct driven_call *c = &r->calls[i];
 
@@ -645,6 +662,12 @@ char *driven_failure(const struct driven_call *c, uint64_t timeout_ns)
 
 	if (c->killed)
 		r = asprintf(&s, "timed out after %" PRIu64 " ms and was killed", timeout_ns / 1000000);
+	else if (c->server_running && WIFSIGNALED(st))
+		r = asprintf(&s, "its fork server was killed by SIG%s while it ran",
+			     sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+	else if (c->server_running)
+		r = asprintf(&s, "its fork server exited with status %d while it ran",
+			     WEXITSTATUS(st));
 	else if (c->server_died)
 		r = asprintf(&s, "not measured: the process that forks the benchmarks ended (%s %d) "
 				 "before this one did",
@@ -676,16 +699,11 @@ static void batch_settled(void *ctx, size_t j, const struct driven_call *c)
 {
 	struct batch *b = ctx;
 	struct bench_result *res = &b->results[b->first + j];
-	struct measure_event ev = { .kind = MEASURE_BENCH_END,
-				    .name = res->spec->name,
-				    .pid = c->pid,
-				    .t_ns = c->t_end_ns,
-				    .result = res };
 
 	res->pid = c->pid;
 	res->t_end_ns = c->t_end_ns;
 	b->nat->settled(b->nat->ctx, b->first + j, c);
-	measure_emit(b->hooks, &ev);
+	measure_emit_end(b->hooks, res, c->pid, c->t_end_ns);
 }
 
 int driven_native(const struct measure_target *t, const struct bench_spec *specs, size_t n,

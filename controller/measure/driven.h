@@ -68,6 +68,8 @@ struct driven_call {
 	bool returned;	   /* the driver said it returned (DRIVEN_OWN: exit 0) */
 	bool killed;	   /* killed after --timeout */
 	bool server_died;  /* the fork server died before this call ended */
+	bool server_running; /* server_died while this call ran (the calls after
+				it are left unsettled: a new server runs them) */
 	bool status_known; /* status is the wait status of the process that called */
 	int status;
 	pid_t pid;	   /* the process that called it; 0 if none did */
