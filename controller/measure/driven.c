@@ -577,6 +577,7 @@ int driven_run(const struct driven_job *j, struct driven_call *calls,
 	/* A group of its own, so that whatever the target forks can be
 	 * killed with it. */
 	lo.process_group = true;
+	lo.server = j->mode == DRIVEN_SERVE;
 	rc = launch_start(&lo, &l, &exec_errno);
 	fd_close(report[1]);
 	report[1] = -1;

@@ -18,6 +18,7 @@
 
 #include "util/strutil.h"
 #include "util/clock.h"
+#include "util/guard.h"
 #include "measure/measure.h"
 
 uint64_t measure_now_ns(void)
@@ -178,9 +179,16 @@ void measure_emit(const struct measure_hooks *h, const struct measure_event *ev)
 		h->event(ev, h->userdata);
 }
 
-void measure_emit_end(const struct measure_hooks *h, const struct bench_result *res, pid_t pid,
+void measure_emit_end(const struct measure_hooks *h, struct bench_result *res, pid_t pid,
 		      uint64_t t_ns)
 {
+	char *offence = pid > 0 ? guard_take(pid) : NULL;
+
+	if (offence) {
+		free(res->error);
+		res->error = offence;
+		res->status = BENCH_FAILED;
+	}
 	struct measure_event ev = { .kind = MEASURE_BENCH_END,
 				    .name = res->spec->name,
 				    .pid = pid,

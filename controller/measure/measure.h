@@ -397,8 +397,10 @@ struct measure_hooks {
 
 /* Pass ev to the hooks' callback, if any. */
 void measure_emit(const struct measure_hooks *h, const struct measure_event *ev);
-/* MEASURE_BENCH_END of res (its spec's name, pid and t_ns as given). */
-void measure_emit_end(const struct measure_hooks *h, const struct bench_result *res, pid_t pid,
+/* MEASURE_BENCH_END of res (its spec's name, pid and t_ns as given). First,
+ * a benchmark whose process 'pid' (or one it started) signalled benchtrap
+ * and was killed for it (util/guard.h) is failed with what it did. */
+void measure_emit_end(const struct measure_hooks *h, struct bench_result *res, pid_t pid,
 		      uint64_t t_ns);
 
 uint64_t measure_now_ns(void);

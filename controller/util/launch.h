@@ -65,6 +65,10 @@ struct launch_opts {
 	 * terminal's foreground group (one that reads the terminal would
 	 * stop with SIGTTIN). */
 	bool process_group;
+	/* With process_group: a fork server, whose children (which inherit
+	 * its seccomp filter, util/guard.h) may not signal it either. Every
+	 * child in a group of its own gets the filter. */
+	bool server;
 	/* Stop before exec until launch_release(), so that the caller can,
 	 * for instance, PTRACE_SEIZE the child first. */
 	bool hold;
