@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include "report/table.h"
 #include "util/array.h"
 #include "util/atomic.h"
+#include "util/guard.h"
 #include "util/match.h"
 #include "util/procmaps.h"
 #include "util/strutil.h"
@@ -674,6 +677,59 @@ static void test_array_lower_bound(void **state)
 	assert_int_equal(array_lower_bound_u64(v, n, sizeof(v[0]), off, UINT64_MAX), n);
 }
 
+/* What a benchmark did to benchtrap, in words, and what may go on. */
+static void test_guard_judge(void **state)
+{
+	struct guard_who w = { .front = 100, .worker = 101, .thread = 102, .group = 100 };
+	char buf[192];
+	struct guard_call c = { .nr = SYS_kill, .args = { 101, SIGTERM }, .caller = 200,
+				.caller_parent = 101 };
+
+	(void)state;
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "sent SIGTERM to its parent (benchtrap, pid 101)");
+	c.args[0] = 100;
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "sent SIGTERM to benchtrap (pid 100)");
+	/* The answering thread is the worker, to the reader. */
+	c = (struct guard_call){ .nr = SYS_tgkill, .args = { 102, 102, SIGKILL }, .caller = 200,
+				 .caller_parent = 101 };
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "sent SIGKILL to its parent (benchtrap, pid 101)");
+	/* Everything, and benchtrap's group. */
+	c = (struct guard_call){ .nr = SYS_kill, .args = { (uint64_t)-1, SIGTERM }, .caller = 200 };
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "sent SIGTERM to every process it may signal (kill -1)");
+	c.args[0] = (uint32_t)-100;
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "sent SIGTERM to benchtrap's process group (100)");
+	/* The fork server, by a child of it. */
+	c = (struct guard_call){ .nr = SYS_kill, .args = { 300, SIGKILL }, .caller = 301,
+				 .caller_parent = 300, .server = 300 };
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "sent SIGKILL to its parent (the fork server, pid 300)");
+	c.args[0] = (uint32_t)-300;
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "sent SIGKILL to its fork server's process group (300)");
+	c = (struct guard_call){ .nr = SYS_pidfd_open, .args = { 101 }, .caller = 200,
+				 .caller_parent = 101 };
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "asked for a pidfd of its parent (benchtrap, pid 101)");
+	/* What may go on: signal 0, another process, a group not benchtrap's,
+	 * the server's own pid without a server. */
+	c = (struct guard_call){ .nr = SYS_kill, .args = { 101, 0 }, .caller = 200 };
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	c.args[0] = 555;
+	c.args[1] = SIGTERM;
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	c.args[0] = (uint32_t)-555;
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	c.args[0] = 0;
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	c = (struct guard_call){ .nr = SYS_tkill, .args = { 300, SIGTERM }, .caller = 200 };
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -693,6 +749,7 @@ int main(void)
 		cmocka_unit_test(test_find_in_path),
 		cmocka_unit_test(test_procmaps),
 		cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_guard_judge),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
