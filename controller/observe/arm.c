@@ -140,7 +140,59 @@ static bool matches_any(const char *const *pats, size_t n, const struct elf_symb
 
 static bool func_at(const struct session *s, uint64_t addr)
 {
-	return observe_entry_find(s, addr) != NULL;
+	if (observe_entry_find(s, addr))
+		return true;
+	/* A function that could not be armed has no entry, but its row. */
+	for (size_t i = 0; i < s->nfuncs; i++)
+		if (s->funcs[i].unarmed && s->funcs[i].addr == addr)
+			return true;
+	return false;
+}
+
+/*
+ * Why the code at run-time address 'addr' of object o cannot carry an entry
+ * breakpoint, or NULL when it is the file's: otherwise the load address was
+ * guessed wrong, or something changed the code in memory, and a trap would
+ * corrupt it. A trap instruction over the file's first bytes is another
+ * program's breakpoint: a debugger's, or a kernel uprobe (perf probe,
+ * bpftrace), which the kernel writes into every process that maps the file,
+ * including those started later. Its hits never reach a tracer.
+ */
+static const char *code_mismatch(struct session *s, struct obj *o, uint64_t addr)
+{
+	uint8_t mem[VERIFY_LEN], file[VERIFY_LEN];
+
+	_Static_assert(VERIFY_LEN >= ARCH_TRAP_MAX, "VERIFY_LEN holds a trap");
+	if (trace_read(s->p, addr, mem, sizeof(mem)) < 0)
+		return "its code in memory could not be read";
+	if (file_bytes(o, addr, file, sizeof(file)) < 0)
+		return "its code could not be read from the file";
+	if (!memcmp(mem, file, sizeof(mem)))
+		return NULL;
+	if (!memcmp(mem, arch_trap_insn, arch_trap_len) &&
+	    !memcmp(mem + arch_trap_len, file + arch_trap_len, sizeof(mem) - arch_trap_len))
+		return "another program's breakpoint is at its entry (a debugger's, or a kernel "
+		       "uprobe such as perf probe or bpftrace set), whose hits never reach "
+		       "benchtrap";
+	return "its code in memory differs from the file (patched at run time)";
+}
+
+/* Function 'sym' of object o, at 'addr' and just added as funcs[fi] (the
+ * last), is selected but cannot be armed: its row says why, and the
+ * results' diagnostics too. */
+static void unarmed(struct session *s, struct obj *o, const struct elf_symbol *sym, uint32_t fi,
+		    const char *why)
+{
+	struct func *f = &s->funcs[fi];
+
+	observe_diagnose(s, "%s in %s was not armed: %s", sym->demangled, o->path, why);
+	if (asprintf(&f->unarmed, "not armed, none of its calls was observed: %s", why) >= 0)
+		return;
+	/* Without its reason the row would pass for never called. */
+	free(f->name);
+	free(f->symbol);
+	free(f->object);
+	s->nfuncs--;
 }
 
 static void arm_object(struct session *s, struct obj *o)
@@ -165,31 +217,34 @@ static void arm_object(struct session *s, struct obj *o)
 	for (size_t i = 0; i < elf_symbol_count(o->ef); i++) {
 		const struct elf_symbol *sym = elf_symbol(o->ef, i);
 		uint64_t addr = bias + sym->addr;
-		uint8_t mem[VERIFY_LEN], file[VERIFY_LEN];
+		const char *why;
 		bool skip;
 		uint32_t fi;
+		int r;
 
 		skip = matches_any(s->o->skips, s->o->nskips, sym, NULL);
 		if (!skip && !matches_any(s->o->symbols, s->o->nsymbols, sym, s->pattern_hit))
 			continue;
 		if (func_at(s, addr))
 			continue; /* another name of a function armed already */
-		/* The code in memory must be the file's: otherwise the load
-		 * address was guessed wrong, and a trap would corrupt code. */
-		if (trace_read(s->p, addr, mem, sizeof(mem)) < 0 ||
-		    file_bytes(o, addr, file, sizeof(file)) < 0 || memcmp(mem, file, sizeof(mem))) {
-			observe_diagnose(
-				s,
-				"%s in %s was not armed: its code in memory differs from the file",
-				sym->demangled, o->path);
-			continue;
-		}
 		if (observe_func_add(s, sym->demangled, sym->name, o->path, addr, skip, &fi) < 0) {
 			observe_diagnose(s, "out of memory while arming %s", sym->demangled);
 			return;
 		}
-		if (observe_bp_insert(s, addr) < 0 || observe_entry_add(s, addr, fi) < 0) {
-			observe_diagnose(s, "%s in %s could not be armed", sym->demangled, o->path);
+		/* Every selected function keeps a row, armed or not. */
+		why = code_mismatch(s, o, addr);
+		if (why) {
+			unarmed(s, o, sym, fi, why);
+			continue;
+		}
+		r = observe_bp_insert(s, addr);
+		if (r == 0) {
+			r = observe_entry_add(s, addr, fi);
+			if (r < 0)
+				trace_bp_remove(s->p, addr);
+		}
+		if (r < 0) {
+			unarmed(s, o, sym, fi, "its breakpoint could not be written");
 			continue;
 		}
 		s->funcs[fi].armed = true;

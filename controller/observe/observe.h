@@ -216,6 +216,9 @@ struct observe_func_result {
 	/* observe_unresolved(): the median is noise, 'note' says so */
 	bool unresolved;
 	char *note;
+	/* Selected but never armed, so none of its calls was seen: why (a
+	 * sentence), or NULL. Its row is failed (docs/observe.md). */
+	char *error;
 	uint64_t hist[OBSERVE_HIST_BUCKETS];
 	size_t rounds;	  /* parallel rounds */
 	double *round_ns; /* their corrected durations, sorted */

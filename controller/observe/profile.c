@@ -157,8 +157,8 @@ int observe_profile_write(struct session *s, struct func *f, size_t index,
 	char base[96], title[256], *paths[2] = { 0 };
 	int r = 0;
 
-	if (f->skip)
-		return 0;
+	if (f->skip || out->error)
+		return 0; /* not run, or not seen: its row says which */
 	if (!f->prof.total) {
 		if (asprintf(&out->profile_note,
 			     "not profiled: no stack was recorded inside its calls (%s)",

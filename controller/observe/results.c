@@ -42,6 +42,10 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 	out->skip = f->skip;
 	out->unmatched = f->unmatched;
 	out->ci_low = out->ci_high = NAN;
+	out->error = f->unarmed;
+	f->unarmed = NULL;
+	if (out->error)
+		return 0; /* nothing of it was seen */
 	if (f->skip) {
 		out->calls = f->skipped;
 		return 0;
@@ -142,6 +146,7 @@ void observe_result_clear(struct observe_result *r)
 		free(r->funcs[i].name);
 		free(r->funcs[i].symbol);
 		free(r->funcs[i].object);
+		free(r->funcs[i].error);
 		free(r->funcs[i].ns);
 		free(r->funcs[i].round_ns);
 		free(r->funcs[i].note);
@@ -161,6 +166,7 @@ void observe_session_free(struct session *s)
 		free(s->funcs[i].name);
 		free(s->funcs[i].symbol);
 		free(s->funcs[i].object);
+		free(s->funcs[i].unarmed);
 		free(s->funcs[i].calls);
 	}
 	observe_profile_free(s);

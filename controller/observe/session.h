@@ -32,6 +32,10 @@ struct func {
 	struct observe_call *calls;
 	size_t ncalls, cap;
 	uint64_t skipped, unmatched;
+	/* Why it is selected but was never armed (its code in memory is not
+	 * the file's, its breakpoint could not be written), or NULL. Such a
+	 * function keeps its row: a failed one that says this. */
+	char *unarmed;
 	struct folded prof; /* --profile: stacks sampled inside its calls */
 };
 

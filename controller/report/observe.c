@@ -54,6 +54,8 @@ static json_t *summary_json(const struct observe_summary *s)
 /* "ok" with a figure; otherwise why there is none (docs/observe.md). */
 static const char *func_status(const struct observe_func_result *f)
 {
+	if (f->error)
+		return "failed";
 	if (f->skip)
 		return "skipped";
 	return f->calls ? "ok" : "no_calls";
@@ -64,6 +66,8 @@ static json_t *no_figure_json(const struct observe_func_result *f)
 {
 	char buf[160];
 
+	if (f->error)
+		return json_string(f->error);
 	if (f->skip)
 		snprintf(buf, sizeof(buf),
 			 "skipped (--skip): its calls returned 0 at once and were not timed");
@@ -80,7 +84,7 @@ static json_t *no_figure_json(const struct observe_func_result *f)
 static json_t *func_json(const struct observe_result *res, const struct observe_func_result *f)
 {
 	json_t *hist = json_array(), *stats = json_null(), *raw = json_array(), *rounds;
-	bool timed = !f->skip && f->calls > 0;
+	bool timed = !f->error && !f->skip && f->calls > 0;
 
 	for (unsigned k = 0; k < OBSERVE_HIST_BUCKETS; k++) {
 		if (!f->hist[k])
@@ -121,15 +125,16 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 		json_array_append_new(diags, json_string(f->note));
 	if (f->profile_note)
 		json_array_append_new(diags, json_string(f->profile_note));
-	b = json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:n, s:b, s:o, s:o, s:o, s:I, "
+	b = json_pack("{s:s, s:o, s:s, s:[], s:s, s:s, s:o, s:s, s:o, s:b, s:o, s:o, s:o, s:I, "
 		      "s:I, s:b, s:o, s:o}",
 		      "name", f->name, "symbol", results_json_str(f->symbol), "object", f->object,
 		      "args", "instrument", "observe", "unit", "ns", "value",
 		      timed ? results_json_num(f->sum.median) : json_null(), "status",
-		      func_status(f), "error", "no_time", timed && f->unresolved, "stats", stats,
-		      "diagnostics", diags, "raw_samples", raw, "calls", (json_int_t)f->calls,
-		      "unmatched_returns", (json_int_t)f->unmatched, "skipped", f->skip,
-		      "histogram", hist, "parallel_rounds", rounds);
+		      func_status(f), "error", results_json_str(f->error), "no_time",
+		      timed && f->unresolved, "stats", stats, "diagnostics", diags, "raw_samples",
+		      raw, "calls", (json_int_t)f->calls, "unmatched_returns",
+		      (json_int_t)f->unmatched, "skipped", f->skip, "histogram", hist,
+		      "parallel_rounds", rounds);
 	if (b && (f->profile_folded || f->profile_svg))
 		json_object_set_new(b, "flamegraph",
 				    json_pack("{s:s?, s:s?}", "folded", f->profile_folded, "svg",
@@ -251,7 +256,11 @@ void report_observe_table(const struct report_observe *run, FILE *f, enum report
 
 		snprintf(calls, sizeof(calls), "%" PRIu64, fn->calls);
 		snprintf(unm, sizeof(unm), "%" PRIu64, fn->unmatched);
-		if (fn->skip) {
+		if (fn->error) {
+			/* Nothing was seen: no count either (the note says why). */
+			snprintf(calls, sizeof(calls), "?");
+			snprintf(med, sizeof(med), "not armed");
+		} else if (fn->skip) {
 			snprintf(med, sizeof(med), "skipped");
 		} else if (fn->calls && fn->unresolved) {
 			/* Not a figure: noise within the ± (the note says). */

@@ -28,6 +28,55 @@ verdicts() {
 
 EXPECTED="crashy:failed fresh:new same:unchanged work:regressed"
 
+# The pair ratios of the paired document FILE against docs/results.md: for
+# every pair of 'work' and 'same', null exactly when head's or base's sample
+# is not above zero (or not a number), head's sample over base's otherwise.
+pair_ratios_ok() {
+	python3 - "$1" 2>"$TMP/why" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+base = {b["name"]: b for b in d["paired"]["base"]["benchmarks"]}
+def above_zero(x):
+    return isinstance(x, (int, float)) and x > 0
+for b in d["benchmarks"]:
+    if b["name"] not in ("work", "same"):
+        continue
+    h, s, r = b["raw_samples"], base[b["name"]]["raw_samples"], b["paired"]["ratios"]
+    assert len(h) == len(s) == len(r), (b["name"], len(h), len(s), len(r))
+    for k in range(len(r)):
+        if not (above_zero(h[k]) and above_zero(s[k])):
+            assert r[k] is None, (b["name"], k, r[k], h[k], s[k])
+        else:
+            assert r[k] is not None, (b["name"], k, r[k], h[k], s[k])
+            assert abs(r[k] - h[k] / s[k]) <= 1e-6 * abs(r[k]), (b["name"], k, r[k], h[k], s[k])
+PY
+}
+expect_pair_ratios() {
+	checks=$((checks + 1))
+	pair_ratios_ok "$1" || fail "the pair ratios of $1 are not head's samples over base's: $(tail -1 "$TMP/why")"
+}
+
+# ---- the check of the pair ratios, on documents made here -------------------------
+# One pair of each kind: a negative head sample, a negative base sample,
+# both negative, a zero, and two pairs that were measured.
+paired_doc() { # HEAD_SAMPLES BASE_SAMPLES RATIOS
+	printf '{"schema": "benchtrap-results/1", "benchmarks": [{"name": "work", "raw_samples": %s, "paired": {"pairs": 6, "ratios": %s}}], "paired": {"base": {"schema": "benchtrap-results/1", "benchmarks": [{"name": "work", "raw_samples": %s}]}}}\n' "$1" "$3" "$2"
+}
+H='[-0.25, 40.0, -3.5, 0, 20.0, 30.0]'
+S='[10.0, -1.5, -2.0, 10.0, 10.0, 15.0]'
+paired_doc "$H" "$S" '[null, null, null, null, 2.0, 2.0]' >"$TMP/ratios-ok.json"
+expect_pair_ratios "$TMP/ratios-ok.json"
+# ... and what breaks the contract: a ratio of a negative head sample, a
+# ratio of two negative samples, a null for a measured pair, a wrong ratio.
+paired_doc "$H" "$S" '[-0.025, null, null, null, 2.0, 2.0]' >"$TMP/ratios-bad1.json"
+paired_doc "$H" "$S" '[null, null, 1.75, null, 2.0, 2.0]' >"$TMP/ratios-bad2.json"
+paired_doc "$H" "$S" '[null, null, null, null, null, 2.0]' >"$TMP/ratios-bad3.json"
+paired_doc "$H" "$S" '[null, null, null, null, 2.0, 0.5]' >"$TMP/ratios-bad4.json"
+for k in 1 2 3 4; do
+	checks=$((checks + 1))
+	! pair_ratios_ok "$TMP/ratios-bad$k.json" || fail "the check of the pair ratios passed ratios-bad$k.json"
+done
+
 # ---- the verdicts, JSON -------------------------------------------------------
 run compare "$BASE" "$HEAD" "${FAST[@]}" --threshold 50 --format json --output "$TMP/paired.json"
 expect_status 1
@@ -54,25 +103,12 @@ expect_json 'd["paired"]["base"]["environment"]["build_id"] != d["environment"][
 expect_json 'all(b["status"] == "ok" for b in d["paired"]["base"]["benchmarks"])'
 expect_json '[b["status"] for b in d["benchmarks"] if b["name"] == "crashy"] == ["failed"]'
 # Pairs of 'work' and 'same': the k-th ratio is head's k-th sample over
-# base's, or null where base measured no time (docs/results.md).
+# base's, or null where either side's sample is not above zero
+# (docs/results.md): with the loop's own cost subtracted, a sample that the
+# scheduler preempted in its empty pass is negative, on either side.
 expect_json 'all(b["paired"]["pairs"] >= 50 and len(b["paired"]["ratios"]) == b["paired"]["pairs"] for b in d["benchmarks"] if b["name"] in ("work", "same"))'
 expect_json 'all("paired" not in b or b["paired"] is None for b in d["benchmarks"] if b["name"] in ("crashy", "fresh"))'
-checks=$((checks + 1))
-python3 - "$TMP/paired.json" 2>"$TMP/why" <<'PY' || fail "the pair ratios are not head's samples over base's: $(tail -1 "$TMP/why")"
-import json, sys
-d = json.load(open(sys.argv[1]))
-base = {b["name"]: b for b in d["paired"]["base"]["benchmarks"]}
-for b in d["benchmarks"]:
-    if b["name"] not in ("work", "same"):
-        continue
-    h, s, r = b["raw_samples"], base[b["name"]]["raw_samples"], b["paired"]["ratios"]
-    assert len(h) == len(s) == len(r), (b["name"], len(h), len(s), len(r))
-    for k in range(len(r)):
-        if r[k] is None:
-            assert s[k] <= 0, (b["name"], k, r[k], h[k], s[k])
-        else:
-            assert abs(r[k] - h[k] / s[k]) <= 1e-6 * abs(r[k]), (b["name"], k, r[k], h[k], s[k])
-PY
+expect_pair_ratios "$TMP/paired.json"
 # compare FILE: the two sides of the document judged again, on its pairs.
 run compare "$TMP/paired.json" --threshold 50 --format json
 expect_status 1

@@ -282,14 +282,15 @@ static void test_profile_cut(void **state)
 
 /*
  * observe's results document is a results file: what it writes for a timed
- * function, a skipped one and one whose calls never returned reads back
+ * function, a skipped one, one whose calls never returned and one that could
+ * not be armed (failed, with why) reads back
  * through results_parse, with the statuses, the stats a reader needs, the
  * ± and the calls' durations in the order they returned.
  */
 static void test_results_document(void **state)
 {
 	double ns[] = { 300, 100, 200 }, sorted[] = { 100, 200, 300 };
-	struct observe_func_result funcs[3] = {
+	struct observe_func_result funcs[4] = {
 		{ .name = "timed",
 		  .object = "prog",
 		  .calls = 3,
@@ -299,8 +300,12 @@ static void test_results_document(void **state)
 		  .ci_high = 300 },
 		{ .name = "skipped", .object = "prog", .skip = true, .calls = 2 },
 		{ .name = "jumps", .object = "prog", .unmatched = 3 },
+		{ .name = "probed",
+		  .object = "prog",
+		  .error = "not armed, none of its calls was observed: its code in memory "
+			   "differs from the file (patched at run time)" },
 	};
-	struct observe_result res = { .funcs = funcs, .nfuncs = 3, .calibrated = true };
+	struct observe_result res = { .funcs = funcs, .nfuncs = 4, .calibrated = true };
 	char *argv[] = { "observe", "--symbol", "timed", "--", "./prog" };
 	char *const target[] = { "./prog", NULL };
 	struct report_observe rep = { .argv = argv, .argc = 5, .target_argv = target, .res = &res };
@@ -320,7 +325,7 @@ static void test_results_document(void **state)
 	assert_int_equal(results_parse(text, len, "obs.json", &f, &err), 0);
 	assert_null(err);
 	assert_true(results_file_observed(f));
-	assert_int_equal(f->n, 3);
+	assert_int_equal(f->n, 4);
 	assert_int_equal(f->benches[0].status, RESULTS_STATUS_OK);
 	assert_true(f->benches[0].value == 200);
 	assert_true(f->benches[0].stats.stddev == 100);
@@ -340,6 +345,10 @@ static void test_results_document(void **state)
 	assert_string_equal(f->benches[2].diagnostics[0],
 			    "no call returned: 3 calls left it otherwise (longjmp, an exception, "
 			    "or an exit inside it)");
+	assert_int_equal(f->benches[3].status, RESULTS_STATUS_FAILED);
+	assert_false(f->benches[3].has_stats);
+	assert_string_equal(f->benches[3].error, funcs[3].error);
+	assert_string_equal(f->benches[3].diagnostics[0], funcs[3].error);
 	results_free(f);
 	free(text);
 }
