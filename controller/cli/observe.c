@@ -230,6 +230,8 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 					"observe: --profile wants a writable directory for "
 					"the flamegraphs, not '%s' (create it first)",
 					optarg);
+			if (cli_check_out_dir("observe", "--profile", optarg))
+				return EXIT_USAGE;
 			o->profile = optarg;
 			break;
 		}
@@ -484,6 +486,14 @@ int cli_observe(int argc, char **argv)
 		if (r < 0)
 			exit_code = cli_results_unwritable(o.output, r);
 	}
+	/* A profile asked for and not written is an output not written, as
+	 * --output's: one line (the first), exit 2. */
+	for (size_t i = 0; exit_code != EXIT_USAGE && i < res.nfuncs; i++)
+		if (res.funcs[i].profile_err)
+			exit_code = cli_error("observe: %s: %s", res.funcs[i].name,
+					      res.funcs[i].profile_note
+						      ? res.funcs[i].profile_note
+						      : atomic_strerror(res.funcs[i].profile_err));
 out:
 	trace_proc_free(p);
 	observe_result_clear(&res);

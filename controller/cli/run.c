@@ -307,6 +307,8 @@ int cli_run(int argc, char **argv)
 		if (r < 0)
 			exit_code = cli_results_unwritable(o.output, r);
 	}
+	if (exit_code != EXIT_USAGE && cli_unwritten(results, specs.n))
+		exit_code = EXIT_USAGE;
 out:
 	if (hs.markers && fclose(hs.markers) != 0 && exit_code != EXIT_USAGE)
 		exit_code = cli_error("%s: cannot write markers: %s", o.markers,

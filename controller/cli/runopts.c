@@ -354,7 +354,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 					 "'%s' is not one (create it first)",
 					 optarg);
 		o->keep_profiles = optarg;
-		return 0;
+		return cli_check_out_dir(cmd, "--keep-profiles", optarg);
 	}
 	case CLI_OPT_WARMUP_CALLS:
 		if (cli_parse_count(cmd, "--warmup-calls", optarg, 0, 1000000, &v))
@@ -370,7 +370,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 					      "folded stacks, not '%s'",
 					 optarg);
 		o->alloc_stacks = optarg;
-		return 0;
+		return cli_check_out_dir(cmd, "--alloc-stacks", optarg);
 	}
 	case CLI_OPT_PROFILE: {
 		struct stat st;
@@ -380,7 +380,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 					      "flamegraphs, not '%s' (create it first)",
 					 optarg);
 		o->profile = optarg;
-		return 0;
+		return cli_check_out_dir(cmd, "--profile", optarg);
 	}
 	case CLI_OPT_CACHE_SIM:
 		o->cache_sim = true;
