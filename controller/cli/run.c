@@ -311,9 +311,8 @@ int cli_run(int argc, char **argv)
 	if (exit_code != EXIT_USAGE && cli_unwritten(results, specs.n))
 		exit_code = EXIT_USAGE;
 out:
-	if (hs.markers && fclose(hs.markers) != 0 && exit_code != EXIT_USAGE)
-		exit_code = cli_error("%s: cannot write markers: %s", o.markers,
-				      atomic_strerror(errno));
+	if (cli_close_markers(&hs, o.markers, exit_code != EXIT_USAGE))
+		exit_code = EXIT_USAGE;
 	results_env_clear(&rep.env);
 	for (size_t i = 0; results && i < specs.n; i++)
 		bench_result_clear(&results[i]);
