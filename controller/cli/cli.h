@@ -50,6 +50,17 @@ int cli_results_unwritable(const char *path, int err);
 /* --output PATH (NULL: none), checked before anything is measured or run:
  * 0, or EXIT_USAGE having said why it cannot be written. */
 int cli_check_output(const char *path);
+
+/* Check an output directory 'dir' of option 'opt' of 'cmd' (--profile DIR)
+ * as atomic_check_dir() does (util/atomic.h); an error is printed and
+ * EXIT_USAGE returned. */
+int cli_check_out_dir(const char *cmd, const char *opt, const char *dir);
+
+struct bench_result;
+/* The first file of --profile, --keep-profiles or --alloc-stacks among the
+ * n results that could not be written (bench_result_unwritten), said in one
+ * line: EXIT_USAGE; 0 when every one was written. */
+int cli_unwritten(const struct bench_result *res, size_t n);
 /* --markers PATH (NULL: none) opened into *ret: 0, or EXIT_USAGE. */
 int cli_open_markers(const char *path, FILE **ret);
 

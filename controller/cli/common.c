@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "measure/measure.h"
 #include "util/atomic.h"
 #include "util/launch.h"
 #include "util/strutil.h"
@@ -67,6 +68,24 @@ int cli_check_output(const char *path)
 	int r = path ? atomic_check(path) : 0;
 
 	return r < 0 ? cli_results_unwritable(path, r) : 0;
+}
+
+int cli_check_out_dir(const char *cmd, const char *opt, const char *dir)
+{
+	int r = atomic_check_dir(dir);
+
+	return r < 0 ? cli_error("%s: %s %s: cannot write in it: %s", cmd, opt, dir,
+				 atomic_strerror(r))
+		     : 0;
+}
+
+int cli_unwritten(const struct bench_result *res, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (res[i].unwritten_err)
+			return cli_error("%s: cannot write: %s", res[i].unwritten,
+					 atomic_strerror(res[i].unwritten_err));
+	return 0;
 }
 
 int cli_open_markers(const char *path, FILE **ret)

@@ -538,9 +538,8 @@ int cli_gbench_compare(const char *base_path, const char *head_path, struct cli_
 	head.rep.paired_base = &base.rep;
 	code = cli_compare_conclude(&head.rep, copts, o, base_path, head_path);
 out:
-	if (hs.markers && fclose(hs.markers) != 0 && code != EXIT_USAGE)
-		code = cli_error("%s: cannot write markers: %s", o->markers,
-				 atomic_strerror(errno));
+	if (cli_close_markers(&hs, o->markers, code != EXIT_USAGE))
+		code = EXIT_USAGE;
 	gbench_strings_clear();
 	free(error);
 	free(hits);

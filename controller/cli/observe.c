@@ -60,7 +60,8 @@ static const char usage[] =
 	"                      on stdout, after anything the program wrote there\n"
 	"  -o, --output FILE   also write the results document to FILE, checked before\n"
 	"                      the program starts: a file is replaced atomically, a\n"
-	"                      device, FIFO or /dev/stdout written through\n"
+	"                      device, FIFO or /dev/stdout written through, another\n"
+	"                      user's symbolic link in /tmp not followed\n"
 	"                      (instrument \"observe\"; docs/observe.md), read by\n"
 	"                      compare (against another observe file) and export\n"
 	"  -h, --help          show this help\n"
@@ -230,6 +231,8 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 					"observe: --profile wants a writable directory for "
 					"the flamegraphs, not '%s' (create it first)",
 					optarg);
+			if (cli_check_out_dir("observe", "--profile", optarg))
+				return EXIT_USAGE;
 			o->profile = optarg;
 			break;
 		}
@@ -484,6 +487,14 @@ int cli_observe(int argc, char **argv)
 		if (r < 0)
 			exit_code = cli_results_unwritable(o.output, r);
 	}
+	/* A profile asked for and not written is an output not written, as
+	 * --output's: one line (the first), exit 2. */
+	for (size_t i = 0; exit_code != EXIT_USAGE && i < res.nfuncs; i++)
+		if (res.funcs[i].profile_err)
+			exit_code = cli_error("observe: %s: %s", res.funcs[i].name,
+					      res.funcs[i].profile_note
+						      ? res.funcs[i].profile_note
+						      : atomic_strerror(res.funcs[i].profile_err));
 out:
 	trace_proc_free(p);
 	observe_result_clear(&res);

@@ -372,10 +372,12 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 	}
 	head.rep.paired_base = &base.rep;
 	code = cli_compare_conclude(&head.rep, copts, o, base_path, head_path);
+	if (code != EXIT_USAGE &&
+	    (cli_unwritten(base.results, base.n) || cli_unwritten(head.results, head.n)))
+		code = EXIT_USAGE;
 out:
-	if (hs.markers && fclose(hs.markers) != 0 && code != EXIT_USAGE)
-		code = cli_error("%s: cannot write markers: %s", o->markers,
-				 atomic_strerror(errno));
+	if (cli_close_markers(&hs, o->markers, code != EXIT_USAGE))
+		code = EXIT_USAGE;
 	free(error);
 	measure_miss_clear(&miss);
 	free(matched);

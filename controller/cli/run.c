@@ -100,7 +100,8 @@ static const char usage_tail[] =
 	"                      or markdown\n"
 	"  -o, --output FILE   also write the results document to FILE, checked before\n"
 	"                      measuring: a file is replaced atomically, a device,\n"
-	"                      FIFO or /dev/stdout written through (docs/results.md)\n"
+	"                      FIFO or /dev/stdout written through; another user's\n"
+	"                      symbolic link in /tmp is not followed (docs/results.md)\n"
 	"  --markers FILE      write start/end markers of every benchmark and sample as\n"
 	"                      JSON lines (CLOCK_MONOTONIC ns, pid, name)\n"
 	"  --quiet             no progress on stderr: by default a terminal shows the\n"
@@ -307,10 +308,11 @@ int cli_run(int argc, char **argv)
 		if (r < 0)
 			exit_code = cli_results_unwritable(o.output, r);
 	}
+	if (exit_code != EXIT_USAGE && cli_unwritten(results, specs.n))
+		exit_code = EXIT_USAGE;
 out:
-	if (hs.markers && fclose(hs.markers) != 0 && exit_code != EXIT_USAGE)
-		exit_code = cli_error("%s: cannot write markers: %s", o.markers,
-				      atomic_strerror(errno));
+	if (cli_close_markers(&hs, o.markers, exit_code != EXIT_USAGE))
+		exit_code = EXIT_USAGE;
 	results_env_clear(&rep.env);
 	for (size_t i = 0; results && i < specs.n; i++)
 		bench_result_clear(&results[i]);

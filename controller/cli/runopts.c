@@ -12,6 +12,7 @@
 
 #include "elf/elf.h"
 #include "report/progress.h"
+#include "util/atomic.h"
 #include "cli/cli.h"
 #include "cli/runopts.h"
 
@@ -170,13 +171,31 @@ static const char *progress_side(const struct cli_progress *h, const struct benc
 	return "base";
 }
 
+int cli_close_markers(struct cli_progress *h, const char *path, bool say)
+{
+	int err = h->markers_err;
+
+	if (!h->markers)
+		return 0;
+	errno = 0;
+	if (fclose(h->markers) != 0 && !err)
+		err = errno ? errno : EIO;
+	h->markers = NULL;
+	if (!err || !say)
+		return 0;
+	return cli_error("%s: cannot write markers: %s", path, atomic_strerror(-err));
+}
+
 void cli_progress_event(const struct measure_event *ev, void *userdata)
 {
 	struct cli_progress *h = userdata;
 	char *line;
 
-	if (h->markers)
+	if (h->markers) {
 		report_marker_line(h->markers, ev);
+		if (!h->markers_err && ferror(h->markers))
+			h->markers_err = errno ? errno : EIO;
+	}
 	if (h->progress && ev->kind == MEASURE_BENCH_START)
 		fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++h->done, h->total, ev->name);
 	if (h->lines && ev->kind == MEASURE_BENCH_END && ev->result &&
@@ -354,7 +373,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 					 "'%s' is not one (create it first)",
 					 optarg);
 		o->keep_profiles = optarg;
-		return 0;
+		return cli_check_out_dir(cmd, "--keep-profiles", optarg);
 	}
 	case CLI_OPT_WARMUP_CALLS:
 		if (cli_parse_count(cmd, "--warmup-calls", optarg, 0, 1000000, &v))
@@ -370,7 +389,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 					      "folded stacks, not '%s'",
 					 optarg);
 		o->alloc_stacks = optarg;
-		return 0;
+		return cli_check_out_dir(cmd, "--alloc-stacks", optarg);
 	}
 	case CLI_OPT_PROFILE: {
 		struct stat st;
@@ -380,7 +399,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 					      "flamegraphs, not '%s' (create it first)",
 					 optarg);
 		o->profile = optarg;
-		return 0;
+		return cli_check_out_dir(cmd, "--profile", optarg);
 	}
 	case CLI_OPT_CACHE_SIM:
 		o->cache_sim = true;

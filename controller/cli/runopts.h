@@ -134,6 +134,7 @@ int cli_select_threads(const char *cmd, const char *binary, const struct cli_run
 /* Progress on stderr and markers (--markers), as measure hooks. */
 struct cli_progress {
 	FILE *markers;
+	int markers_err; /* the errno of the first marker line not written, or 0 */
 	/* stderr a terminal, text output: the benchmark running now, on one
 	 * line rewritten in place ("[3/11] fib[20]") and erased at the end */
 	bool progress;
@@ -153,6 +154,10 @@ void cli_progress_init(struct cli_progress *h, const struct cli_run_opts *o, siz
 void cli_progress_event(const struct measure_event *ev, void *userdata);
 /* The measuring is over: the terminal's line erased. */
 void cli_progress_end(struct cli_progress *h);
+/* Close --markers 'path' (h->markers, if open): a line that could not be
+ * written (a full file system) or a failed close is one line on stderr when
+ * 'say', and EXIT_USAGE; 0 otherwise. */
+int cli_close_markers(struct cli_progress *h, const char *path, bool say);
 
 /* Where and how binary ef runs, by o: *t, its argv in *ret_argv (argv[0]
  * the path executed, then o's target arguments) and *ret_path (the path

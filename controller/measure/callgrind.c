@@ -50,6 +50,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/atomic.h"
 #include "util/fd.h"
 #include "measure/measure-config.h"
 #include "measure/callgrind.h"
@@ -324,27 +325,25 @@ static const char *event_name(const char *name)
 	return NULL;
 }
 
-static int copy_file(const char *from, const char *to)
+/* The raw profile 'ctx' (a path in the private directory), for
+ * atomic_write_in(). */
+static int fill_copy(FILE *out, void *ctx)
 {
-	FILE *in = fopen(from, "re"), *out = in ? fopen(to, "we") : NULL;
+	FILE *in = fopen(ctx, "re");
 	char buf[65536];
 	size_t k;
 	int r = 0;
 
-	if (!in || !out) {
-		r = -errno;
-		goto out;
-	}
+	if (!in)
+		return -errno;
 	while ((k = fread(buf, 1, sizeof(buf), in)) > 0)
 		if (fwrite(buf, 1, k, out) != k) {
-			r = -EIO;
+			r = -ENOMEM;
 			break;
 		}
-out:
-	if (out && fclose(out) != 0 && r == 0)
-		r = -errno;
-	if (in)
-		fclose(in);
+	if (r == 0 && ferror(in))
+		r = -EIO;
+	fclose(in);
 	return r;
 }
 
@@ -458,10 +457,13 @@ static void keep(const struct ctx *c, struct bench_result *res, size_t index,
 			snprintf(path, sizeof(path), "%s", base);
 		else
 			snprintf(path, sizeof(path), "%s-%02zu", base, i + 1);
-		r = copy_file(parts[i].path, path);
+		r = atomic_write_in(c->opts->keep_profiles,
+				    path + strlen(c->opts->keep_profiles) + 1, fill_copy,
+				    (char *)parts[i].path);
 		if (r < 0) {
 			bench_result_diagnose(res, "cannot keep the profile in %s: %s", path,
-					      strerror(-r));
+					      atomic_strerror(r));
+			bench_result_unwritten(res, path, r);
 			res->profile[0] = '\0';
 			return;
 		}

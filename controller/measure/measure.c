@@ -155,6 +155,14 @@ void bench_result_clear(struct bench_result *r)
 	*r = (struct bench_result){ 0 };
 }
 
+void bench_result_unwritten(struct bench_result *r, const char *path, int err)
+{
+	if (r->unwritten_err)
+		return;
+	snprintf(r->unwritten, sizeof(r->unwritten), "%s", path);
+	r->unwritten_err = err;
+}
+
 int bench_result_diagnose(struct bench_result *r, const char *fmt, ...)
 {
 	char **v = realloc(r->diagnostics, (r->ndiagnostics + 2) * sizeof(*v));

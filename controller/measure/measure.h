@@ -333,6 +333,11 @@ struct bench_result {
 	char profile_svg[MEASURE_PROFILE_PATH];
 	struct measure_site *sites;	    /* memory --alloc-stacks: the most bytes first */
 	size_t nsites;
+	/* The first file of --profile, --keep-profiles or --alloc-stacks that
+	 * could not be written (bench_result_unwritten), or ""; its negative
+	 * errno (util/atomic.h) in unwritten_err. */
+	char unwritten[MEASURE_PROFILE_PATH + 128];
+	int unwritten_err;
 	/* Paired comparison (measure_walltime_paired), head side: the per-call
 	 * time of head over base's, one ratio per pair of samples taken back
 	 * to back; NULL otherwise. */
@@ -354,6 +359,10 @@ struct measure_thread {
 void bench_result_clear(struct bench_result *r);
 int bench_result_diagnose(struct bench_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The output file 'path' (--profile, --keep-profiles, --alloc-stacks) could
+ * not be written, for the negative errno 'err': kept in r->unwritten unless
+ * an earlier one is, so that the command says so and exits 2. */
+void bench_result_unwritten(struct bench_result *r, const char *path, int err);
 
 /* Events for markers and progress, in the order they happen. Times are
  * CLOCK_MONOTONIC ns; for samples, the child's own clock readings. */

@@ -25,6 +25,7 @@
 #include "measure/driver-env.h"
 #include "measure/measure.h"
 #include "unwind/unwind.h"
+#include "util/atomic.h"
 #include "util/strutil.h"
 
 struct ctx {
@@ -75,6 +76,24 @@ static int name_frames(const struct unwind_frame *f, size_t n, struct measure_si
 	return 0;
 }
 
+struct sites_doc {
+	const struct measure_site *v;
+	size_t n;
+};
+
+/* Folded: outermost first, one line per site, its bytes. */
+static int fill_sites(FILE *out, void *ctx)
+{
+	const struct sites_doc *d = ctx;
+
+	for (size_t s = 0; s < d->n; s++) {
+		for (size_t k = d->v[s].nframes; k-- > 0;)
+			fprintf(out, "%s%s", d->v[s].frames[k], k ? ";" : "");
+		fprintf(out, "%s %" PRIu64 "\n", d->v[s].nframes ? "" : "?", d->v[s].bytes);
+	}
+	return ferror(out) ? -ENOMEM : 0;
+}
+
 /* The call's sites, named from the mappings of the process that called
  * (a fork server's, which its children share), into the result and the
  * folded file. */
@@ -84,7 +103,6 @@ static void take_sites(const struct ctx *c, struct bench_result *res, size_t ind
 	struct unwind_frame *f = calloc(DRIVER_STACK_MAX, sizeof(*f));
 	struct measure_site *v = calloc(call->nsites, sizeof(*v));
 	char path[MEASURE_PROFILE_PATH + 128];
-	FILE *out = NULL;
 	size_t n = 0;
 
 	if (!f || !v)
@@ -103,25 +121,22 @@ static void take_sites(const struct ctx *c, struct bench_result *res, size_t ind
 			break;
 	}
 	if (c->stacks_dir) {
-		char name[72];
-		size_t k = 0;
+		struct sites_doc d = { v, n };
+		char name[104];
+		size_t k = (size_t)snprintf(name, sizeof(name), "%03zu-", index), end = k + 64;
+		int r;
 
-		for (const char *q = res->spec->name; *q && k < 64; q++)
-			name[k++] = (strchr("/\\ \t\n'\"*?", *q) || (unsigned char)*q < 32) ? '_' : *q;
-		name[k] = '\0';
-		snprintf(path, sizeof(path), "%s/%03zu-%s.folded", c->stacks_dir, index, name);
-		out = fopen(path, "we");
-		if (!out)
-			bench_result_diagnose(res, "cannot write %s: %s", path, strerror(errno));
+		for (const char *q = res->spec->name; *q && k < end; q++)
+			name[k++] =
+				(strchr("/\\ \t\n'\"*?", *q) || (unsigned char)*q < 32) ? '_' : *q;
+		snprintf(name + k, sizeof(name) - k, ".folded");
+		r = atomic_write_in(c->stacks_dir, name, fill_sites, &d);
+		if (r < 0) {
+			snprintf(path, sizeof(path), "%s/%s", c->stacks_dir, name);
+			bench_result_diagnose(res, "cannot write %s: %s", path, atomic_strerror(r));
+			bench_result_unwritten(res, path, r);
+		}
 	}
-	/* Folded: outermost first, one line per site, its bytes. */
-	for (size_t s = 0; out && s < n; s++) {
-		for (size_t k = v[s].nframes; k-- > 0;)
-			fprintf(out, "%s%s", v[s].frames[k], k ? ";" : "");
-		fprintf(out, "%s %" PRIu64 "\n", v[s].nframes ? "" : "?", v[s].bytes);
-	}
-	if (out && fclose(out) != 0)
-		bench_result_diagnose(res, "cannot write %s: %s", path, strerror(errno));
 	for (size_t s = SITES_IN_RESULTS; s < n; s++)
 		str_free_n(v[s].frames, v[s].nframes);
 	res->sites = v;

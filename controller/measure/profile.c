@@ -30,6 +30,7 @@
 #include "report/flamegraph.h"
 #include "trace/trace.h"
 #include "unwind/unwind.h"
+#include "util/atomic.h"
 #include "util/strutil.h"
 #include "measure/harness.h"
 #include "measure/profile.h"
@@ -46,8 +47,7 @@ void measure_profile_write(struct folded *f, const char *dir, size_t index, cons
 	report_profile_basename(res->spec->name, base, sizeof(base));
 	snprintf(title, sizeof(title), "%s (%s)", res->spec->name, res->instrument);
 	for (size_t i = 0; i < 2; i++) {
-		char path[MEASURE_PROFILE_PATH];
-		FILE *out;
+		char path[MEASURE_PROFILE_PATH], *name;
 		int r;
 
 		if (snprintf(path, sizeof(path), "%s/%03zu-%s.%s", dir, index, base,
@@ -56,18 +56,12 @@ void measure_profile_write(struct folded *f, const char *dir, size_t index, cons
 					      "not profiled: the directory's name is too long");
 			return;
 		}
-		out = fopen(path, "we");
-		if (!out) {
-			bench_result_diagnose(res, "cannot write the profile %s: %s", path,
-					      strerror(errno));
-			continue;
-		}
-		r = i == 0 ? folded_write(f, out) : report_flamegraph_svg(f, title, unit, out);
-		if (fclose(out) != 0 && r == 0)
-			r = -EIO;
+		name = path + strlen(dir) + 1;
+		r = report_profile_write(f, dir, name, i == 0 ? NULL : title, unit);
 		if (r < 0) {
-			bench_result_diagnose(res, "cannot write the profile %s: %s", path,
-					      strerror(-r));
+			bench_result_diagnose(res, "not profiled: cannot write %s: %s", path,
+					      atomic_strerror(r));
+			bench_result_unwritten(res, path, r);
 			continue;
 		}
 		memcpy(files[i].dest, path, strlen(path) + 1);

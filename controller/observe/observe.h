@@ -227,6 +227,7 @@ struct observe_func_result {
 	/* --profile: the files written ("" none), or why none was */
 	char *profile_folded, *profile_svg;
 	char *profile_note;
+	int profile_err; /* a profile file could not be written: its negative errno */
 };
 
 enum observe_end {

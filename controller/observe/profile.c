@@ -19,6 +19,7 @@
 #include "elf/elf.h"
 #include "report/flamegraph.h"
 #include "unwind/unwind.h"
+#include "util/atomic.h"
 #include "util/clock.h"
 #include "util/strutil.h"
 #include "observe/session.h"
@@ -174,23 +175,16 @@ int observe_profile_write(struct session *s, struct func *f, size_t index,
 	report_profile_basename(out->name, base, sizeof(base));
 	snprintf(title, sizeof(title), "%s (observe)", out->name);
 	for (size_t i = 0; i < 2; i++) {
-		FILE *fp;
+		const char *dir = s->o->profile_dir;
 
-		if (asprintf(&paths[i], "%s/%03zu-%s.%s", s->o->profile_dir, index, base,
-			     i ? "svg" : "folded") < 0) {
+		if (asprintf(&paths[i], "%s/%03zu-%s.%s", dir, index, base, i ? "svg" : "folded") <
+		    0) {
 			paths[i] = NULL;
 			r = -ENOMEM;
 			break;
 		}
-		fp = fopen(paths[i], "we");
-		if (!fp) {
-			r = -errno;
-			break;
-		}
-		r = i ? report_flamegraph_svg(&f->prof, title, "samples", fp)
-		      : folded_write(&f->prof, fp);
-		if (fclose(fp) != 0 && r == 0)
-			r = -EIO;
+		r = report_profile_write(&f->prof, dir, paths[i] + strlen(dir) + 1,
+					 i ? title : NULL, "samples");
 		if (r < 0)
 			break;
 	}
@@ -199,8 +193,9 @@ int observe_profile_write(struct session *s, struct func *f, size_t index,
 			     paths[0] && !paths[1] ? paths[0]
 			     : paths[1]		   ? paths[1]
 						   : "the profile",
-			     strerror(-r)) < 0)
+			     atomic_strerror(r)) < 0)
 			out->profile_note = NULL;
+		out->profile_err = r;
 		free(paths[0]);
 		free(paths[1]);
 		return r == -ENOMEM ? r : 0;

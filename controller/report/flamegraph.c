@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/atomic.h"
 #include "report/flamegraph.h"
 
 #define FRAME_H 16
@@ -268,4 +269,25 @@ void report_profile_basename(const char *name, char *buf, size_t size)
 	if (k == 0 && size > 1)
 		buf[k++] = '_';
 	buf[k] = '\0';
+}
+
+struct profile_doc {
+	struct folded *f;
+	const char *title, *unit;
+};
+
+static int fill_profile(FILE *out, void *ctx)
+{
+	struct profile_doc *d = ctx;
+
+	return d->title ? report_flamegraph_svg(d->f, d->title, d->unit, out)
+			: folded_write(d->f, out);
+}
+
+int report_profile_write(struct folded *f, const char *dir, const char *name, const char *title,
+			 const char *unit)
+{
+	struct profile_doc d = { f, title, unit };
+
+	return atomic_write_in(dir, name, fill_profile, &d);
 }

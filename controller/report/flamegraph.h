@@ -27,4 +27,14 @@ int report_flamegraph_svg(struct folded *f, const char *title, const char *unit,
  * too, and the result is cut at size - 1 bytes; "fib[20]" -> "fib_20_". */
 void report_profile_basename(const char *name, char *buf, size_t size);
 
+/*
+ * Write f into the file 'name' of the output directory 'dir' the way
+ * atomic_write_in() (util/atomic.h) does: folded stacks when 'title' is
+ * NULL, else the SVG flamegraph. A file that cannot be written completely
+ * (a full file system: -ENOSPC) is not left behind, empty or cut. 0 or a
+ * negative errno for atomic_strerror().
+ */
+int report_profile_write(struct folded *f, const char *dir, const char *name, const char *title,
+			 const char *unit);
+
 #endif

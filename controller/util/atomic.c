@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/strutil.h"
@@ -150,8 +151,32 @@ static int probe_directory(const char *file)
 }
 
 /*
+ * May the link 'link' (lstat 'lst') be followed? Not when it lies in a sticky
+ * world-writable directory and belongs neither to the user running benchtrap
+ * nor to the directory's owner: anyone may plant a link in /tmp, and one
+ * there to a file of the user running benchtrap (root's /etc/passwd) would
+ * have benchtrap replace that file. The kernel's fs.protected_symlinks rule,
+ * applied here because the links are resolved here.
+ */
+static int link_trusted(const char *link, const struct stat *lst)
+{
+	const mode_t open_sticky = S_ISVTX | S_IWOTH;
+	char dir[PATH_MAX];
+	struct stat dst;
+
+	dir_of(link, dir, sizeof(dir));
+	if (stat(dir, &dst) < 0)
+		return -errno;
+	if ((dst.st_mode & open_sticky) == open_sticky && lst->st_uid != geteuid() &&
+	    lst->st_uid != dst.st_uid)
+		return -ATOMIC_E_LINK;
+	return 0;
+}
+
+/*
  * Follow symbolic links from 'path' to the name of the file they lead to,
  * which need not exist yet. A relative link is relative to its directory.
+ * Every link on the way must pass link_trusted().
  */
 static int resolve_links(const char *path, char *ret, size_t size)
 {
@@ -172,6 +197,10 @@ static int resolve_links(const char *path, char *ret, size_t size)
 			break;
 		if (++hops > 40)
 			return -ELOOP;
+		int r = link_trusted(cur, &st);
+
+		if (r < 0)
+			return r;
 
 		ssize_t n = readlink(cur, link, sizeof(link) - 1);
 
@@ -219,6 +248,10 @@ static int classify(const char *path, enum kind *ret_kind, char *file)
 
 	if (!*path)
 		return -ENOENT;
+	/* Whatever the path leads to, a distrusted link is not followed. */
+	r = resolve_links(path, file, PATH_MAX);
+	if (r == -ATOMIC_E_LINK)
+		return r;
 	if (stat(path, &st) < 0) {
 		if (errno != ENOENT)
 			return -errno;
@@ -347,7 +380,9 @@ static mode_t creation_mode(const char *file)
 	struct stat st;
 	mode_t mask;
 
-	if (stat(file, &st) == 0)
+	/* The file the links led to when checked; a link put in its place
+	 * since is not followed (it is renamed over). */
+	if (lstat(file, &st) == 0 && S_ISREG(st.st_mode))
 		return st.st_mode & 07777;
 	mask = umask(0);
 	umask(mask);
@@ -447,21 +482,53 @@ int atomic_write(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx)
 	return r;
 }
 
+/* Open the regular file 'file' (links resolved and checked) for writing in
+ * place: created if missing, emptied; a link put at its name since the check
+ * is not followed (-ELOOP). */
+static int open_in_place(const char *file, int *ret_fd)
+{
+	struct stat st;
+	int fd, r = 0;
+
+	fd = open(file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = -EOPNOTSUPP;
+	else if (ftruncate(fd, 0) < 0)
+		r = -errno;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
 int atomic_open_stream(const char *path, FILE **ret_f)
 {
+	char file[PATH_MAX];
+	enum kind kind;
 	FILE *f;
 	int fd, r;
 
-	r = atomic_check(path);
-	if (r < 0)
-		return r;
 	fd = take_held(path);
-	if (fd < 0) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0666);
-		if (fd < 0)
-			return -errno;
-	} else if ((r = truncate_file(fd)) < 0) {
-		close(fd);
+	if (fd >= 0) {
+		r = truncate_file(fd);
+	} else {
+		r = classify(path, &kind, file);
+		if (r < 0)
+			return r;
+		if (kind == KIND_REPLACE)
+			r = open_in_place(file, &fd);
+		else if ((r = open_through(path, &fd)) == 0)
+			r = truncate_file(fd);
+	}
+	if (r < 0) {
+		if (fd >= 0)
+			close(fd);
 		return r;
 	}
 	f = fdopen(fd, "w");
@@ -474,9 +541,202 @@ int atomic_open_stream(const char *path, FILE **ret_f)
 	return 0;
 }
 
+/* 'dir' without trailing slashes, so that lstat() sees a link as a link
+ * ("/tmp/link/" would be the directory it leads to). */
+static int strip_slashes(const char *dir, char *ret, size_t size)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(ret, dir, n);
+	ret[n] = '\0';
+	return 0;
+}
+
+/* Open the output directory 'dir' after the link rule (link_trusted). */
+static int open_dir(const char *dir, int *ret_fd)
+{
+	char bare[PATH_MAX], target[PATH_MAX];
+	int fd, r;
+
+	if (!*dir)
+		return -ENOENT;
+	r = strip_slashes(dir, bare, sizeof(bare));
+	if (r == 0)
+		r = resolve_links(bare, target, sizeof(target));
+	if (r < 0)
+		return r;
+	fd = open(bare, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*ret_fd = fd;
+	return 0;
+}
+
+int atomic_check_dir(const char *dir)
+{
+	int dfd, fd, r;
+
+	r = open_dir(dir, &dfd);
+	if (r < 0)
+		return r;
+	/* Ask the file system itself, as probe_directory() does. */
+	fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		r = -errno;
+	else if (faccessat(dfd, ".", W_OK, AT_EACCESS) < 0)
+		r = -errno;
+	close(dfd);
+	return r;
+}
+
+/* Create "<name>.XXXXXX" in 'dfd' ('dir' its path, for atomic_cleanup()),
+ * with a name no file has: O_EXCL, never through a link. */
+static int temp_create_at(int dfd, const char *dir, const char *name, char *ret_tmp, size_t size,
+			  int *ret_fd)
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static unsigned long counter;
+	struct timespec ts;
+	sigset_t old;
+	int fd = -1, r = -EEXIST;
+
+	for (int attempt = 0; attempt < 100 && r == -EEXIST; attempt++) {
+		char tmp[NAME_MAX + 1];
+		unsigned long v;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 20) ^
+		    (++counter * 2654435761UL);
+		if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", name) >= (int)sizeof(tmp) ||
+		    strlen(tmp) >= size)
+			return -ENAMETOOLONG;
+		for (size_t i = strlen(tmp) - 6; tmp[i]; i++, v /= sizeof(set) - 1)
+			tmp[i] = set[v % (sizeof(set) - 1)];
+		block_fatal_signals(&old);
+		if (snprintf(tmp_path, sizeof(tmp_path), "%s/%s", dir, tmp) >=
+		    (int)sizeof(tmp_path)) {
+			r = -ENAMETOOLONG;
+		} else {
+			fd = openat(dfd, tmp,
+				    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+				    0666);
+			r = fd < 0 ? -errno : 0;
+			if (r == 0) {
+				tmp_live = 1;
+				strcpy(ret_tmp, tmp);
+			}
+		}
+		restore_signals(&old);
+	}
+	if (r == 0)
+		*ret_fd = fd;
+	return r;
+}
+
+/* Rename the temporary file 'tmp' of 'dfd' over 'name' (when 'keep'), or
+ * remove it. */
+static int temp_finish_at(int dfd, const char *tmp, const char *name, bool keep)
+{
+	sigset_t old;
+	int r = 0;
+
+	block_fatal_signals(&old);
+	if (keep && renameat(dfd, tmp, dfd, name) < 0)
+		r = -errno;
+	if (!keep || r < 0)
+		unlinkat(dfd, tmp, 0);
+	tmp_live = 0;
+	restore_signals(&old);
+	return r;
+}
+
+/* May 'name' of 'dfd' be replaced: nothing there, or a regular file that is
+ * not another user's in a sticky world-writable directory. */
+static int replaceable_at(int dfd, const char *name)
+{
+	const mode_t open_sticky = S_ISVTX | S_IWOTH;
+	struct stat st, dst;
+	uid_t me = geteuid();
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ATOMIC_E_IN_WAY;
+	if (fstat(dfd, &dst) < 0)
+		return -errno;
+	if ((dst.st_mode & open_sticky) == open_sticky && st.st_uid != me && dst.st_uid != me)
+		return -ATOMIC_E_STICKY;
+	return 0;
+}
+
+static int write_in(const char *dir, const char *name, const char *buf, size_t len)
+{
+	char tmp[NAME_MAX + 1];
+	int dfd, fd = -1, r;
+
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	r = open_dir(dir, &dfd);
+	if (r < 0)
+		return r;
+	r = replaceable_at(dfd, name);
+	if (r == 0)
+		r = temp_create_at(dfd, dir, name, tmp, sizeof(tmp), &fd);
+	if (r < 0)
+		goto out;
+	r = write_all(fd, buf, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0 && errno != EINTR)
+		r = -errno;
+	/* What is at the name is checked once more just before the rename:
+	 * in a sticky directory another user may have put a link there. */
+	if (r == 0)
+		r = replaceable_at(dfd, name);
+	int f = temp_finish_at(dfd, tmp, name, r == 0);
+
+	if (r == 0)
+		r = f;
+	if (r == 0)
+		fsync(dfd);
+out:
+	close(dfd);
+	return r;
+}
+
+int atomic_write_in(const char *dir, const char *name, int (*fill)(FILE *f, void *ctx), void *ctx)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int r;
+
+	m = open_memstream(&buf, &len);
+	if (!m)
+		return -errno;
+	r = fill(m, ctx);
+	if (fclose(m) != 0 && r == 0)
+		r = -ENOMEM;
+	if (r == 0)
+		r = write_in(dir, name, buf, len);
+	free(buf);
+	return r;
+}
+
 const char *atomic_strerror(int err)
 {
 	switch (err < 0 ? -err : err) {
+	case ATOMIC_E_LINK:
+		return "a symbolic link of another user in a sticky directory is not followed "
+		       "(name the file it leads to, or write elsewhere)";
+	case ATOMIC_E_IN_WAY:
+		return "something other than a regular file has that name (remove it)";
 	case ATOMIC_E_STICKY:
 		return "another user's file in a sticky directory cannot be replaced (remove it, "
 		       "or write elsewhere)";

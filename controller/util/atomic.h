@@ -8,7 +8,12 @@
  * Writing an output file without destroying what is at its path.
  *
  * What the path names decides how it is written. Symbolic links are followed
- * to the file they name; the link itself always stays.
+ * to the file they name; the link itself always stays. A link in a sticky
+ * world-writable directory (/tmp) is followed only when it belongs to the user
+ * running benchtrap or to the directory's owner, the rule of the kernel's
+ * fs.protected_symlinks: another user's link there is refused
+ * (ATOMIC_E_LINK), whoever runs benchtrap, root too. The rule applies to
+ * every link met on the way from the path's last component to the file.
  *
  *   a regular file, or     replaced atomically: the contents go to a temporary
  *   nothing yet            file "<file>.XXXXXX" in the directory of the file
@@ -43,6 +48,14 @@ int atomic_check(const char *path);
  * over, though a file can be created beside it. */
 #define ATOMIC_E_STICKY 0x40000
 
+/* A symbolic link of another user in a sticky world-writable directory: it
+ * is not followed. */
+#define ATOMIC_E_LINK 0x40001
+
+/* Something other than a regular file (a link, a directory) has the name a
+ * file is to be written under in an output directory: it is left alone. */
+#define ATOMIC_E_IN_WAY 0x40002
+
 /*
  * Write 'path' as above with what 'fill' writes to its stream. 'fill' writes
  * into memory first: it returns 0 or a negative errno, and when it fails
@@ -54,13 +67,39 @@ int atomic_write(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx);
 /*
  * Open 'path' for a file written as it goes (markers), after the same checks
  * as atomic_check(): a regular file is created or truncated in place (it is
- * not replaced), a device or FIFO is opened without blocking. The stream is
+ * not replaced), opened under the name the links lead to with O_NOFOLLOW, so
+ * that a link planted there after the check is not followed; a device or
+ * FIFO is opened without blocking. The stream is
  * close-on-exec; the caller fcloses it.
  */
 int atomic_open_stream(const char *path, FILE **ret_f);
 
 /*
- * Remove the temporary file of an atomic_write() under way, if there is one.
+ * Check a directory given for output files (--profile DIR): it is a
+ * directory (-ENOTDIR), reached by no link of another user in a sticky
+ * world-writable directory (ATOMIC_E_LINK), and a file can be created in it
+ * (-EACCES, -EROFS, ...).
+ */
+int atomic_check_dir(const char *dir);
+
+/*
+ * Write the file 'name' (one component, no slash) in the directory 'dir'
+ * with what 'fill' writes to its stream, into memory first as atomic_write()
+ * does. The file is made under a temporary name "<name>.XXXXXX" created in
+ * the directory with O_EXCL and O_NOFOLLOW (relative to the directory's open
+ * descriptor, so no link is followed) and renamed over 'name'. What has that
+ * name must be nothing or a regular file: anything else, a link above all,
+ * is neither followed nor replaced (ATOMIC_E_IN_WAY). In a sticky
+ * world-writable directory a file of a user other than the one running
+ * benchtrap and the directory's owner is not replaced (ATOMIC_E_STICKY). On
+ * any failure (the fill's, a full file system's -ENOSPC) nothing is left
+ * under either name and what was at 'name' is untouched.
+ */
+int atomic_write_in(const char *dir, const char *name, int (*fill)(FILE *f, void *ctx), void *ctx);
+
+/*
+ * Remove the temporary file of an atomic_write() or atomic_write_in() under
+ * way, if there is one.
  * Async-signal-safe (one unlink): for fatal-signal handlers, before the
  * process dies. The temporary file is created and renamed with SIGINT,
  * SIGTERM, SIGHUP and SIGQUIT blocked, so a handler of those never misses it

@@ -203,6 +203,11 @@ if $have_nodes; then
 	expect_status 0
 	checks=$((checks + 1))
 	[[ -c $TMP/null ]] || fail "run --markers replaced the null device"
+	# Markers that cannot be written (a full device) are not lost in
+	# silence: the run says so in one line, exit 2, after its table.
+	run run "$PLAIN" --symbol plain_work "${FAST[@]}" --markers "$TMP/full"
+	expect_one_error "full: cannot write markers: no space left on the device"
+	expect_out plain_work
 fi
 
 # An interrupted merge leaves no temporary file, whatever moment the signal

@@ -175,6 +175,138 @@ static void test_symlinks(void **state)
 	assert_no_temp();
 }
 
+/* Links in a sticky world-writable directory: followed only when they
+ * belong to the user running the test or to the directory's owner (the
+ * rule of fs.protected_symlinks). Other owners are given with lchown(),
+ * which needs root. */
+static void test_sticky_links(void **state)
+{
+	const uid_t other = 65534, third = 65533;
+	char buf[64];
+	FILE *f;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(mkdir(at("st"), 0755), 0);
+	assert_int_equal(chmod(at("st"), 01777), 0);
+	assert_int_equal(atomic_write(at("precious"), fill_text, "precious"), 0);
+	assert_int_equal(mkdir(at("precious-dir"), 0755), 0);
+
+	/* Another user's links to a file, to nothing, to a directory. */
+	assert_int_equal(symlink(at("precious"), at("st/r.json")), 0);
+	assert_int_equal(lchown(at("st/r.json"), other, other), 0);
+	assert_int_equal(symlink(at("created"), at("st/dangling")), 0);
+	assert_int_equal(lchown(at("st/dangling"), other, other), 0);
+	assert_int_equal(symlink(at("precious-dir"), at("st/dir")), 0);
+	assert_int_equal(lchown(at("st/dir"), other, other), 0);
+	assert_int_equal(atomic_check(at("st/r.json")), -ATOMIC_E_LINK);
+	assert_int_equal(atomic_write(at("st/r.json"), fill_text, "x"), -ATOMIC_E_LINK);
+	assert_int_equal(atomic_open_stream(at("st/r.json"), &f), -ATOMIC_E_LINK);
+	assert_int_equal(atomic_check(at("st/dangling")), -ATOMIC_E_LINK);
+	assert_int_equal(atomic_write(at("st/dangling"), fill_text, "x"), -ATOMIC_E_LINK);
+	assert_int_equal(atomic_open_stream(at("st/dangling"), &f), -ATOMIC_E_LINK);
+	assert_int_equal(atomic_check_dir(at("st/dir")), -ATOMIC_E_LINK);
+	assert_int_equal(atomic_check_dir(at("st/dir/")), -ATOMIC_E_LINK);
+	assert_int_equal(atomic_write_in(at("st/dir"), "p.folded", fill_text, "x"), -ATOMIC_E_LINK);
+	/* Reached through a link of one's own: refused all the same. */
+	assert_int_equal(symlink(at("st/r.json"), at("chain")), 0);
+	assert_int_equal(atomic_check(at("chain")), -ATOMIC_E_LINK);
+	read_back(at("precious"), buf, sizeof(buf));
+	assert_string_equal(buf, "precious");
+	assert_int_equal(access(at("created"), F_OK), -1);
+	assert_int_equal(access(at("precious-dir/p.folded"), F_OK), -1);
+
+	/* One's own link there is followed. */
+	assert_int_equal(symlink(at("mine"), at("st/mine")), 0);
+	assert_int_equal(atomic_write(at("st/mine"), fill_text, "mine"), 0);
+	read_back(at("mine"), buf, sizeof(buf));
+	assert_string_equal(buf, "mine");
+
+	/* In a sticky directory of another user, that user's links are
+	 * followed and a third user's are not. */
+	assert_int_equal(mkdir(at("theirs"), 01777), 0);
+	assert_int_equal(chmod(at("theirs"), 01777), 0);
+	assert_int_equal(chown(at("theirs"), other, other), 0);
+	assert_int_equal(symlink(at("owner.json"), at("theirs/owner")), 0);
+	assert_int_equal(lchown(at("theirs/owner"), other, other), 0);
+	assert_int_equal(symlink(at("precious"), at("theirs/third")), 0);
+	assert_int_equal(lchown(at("theirs/third"), third, third), 0);
+	assert_int_equal(atomic_write(at("theirs/owner"), fill_text, "owner"), 0);
+	read_back(at("owner.json"), buf, sizeof(buf));
+	assert_string_equal(buf, "owner");
+	assert_int_equal(atomic_write(at("theirs/third"), fill_text, "x"), -ATOMIC_E_LINK);
+
+	/* A sticky directory nobody else may write to: links are followed. */
+	assert_int_equal(mkdir(at("closed"), 0755), 0);
+	assert_int_equal(chmod(at("closed"), 01755), 0);
+	assert_int_equal(symlink(at("closed.json"), at("closed/l")), 0);
+	assert_int_equal(lchown(at("closed/l"), other, other), 0);
+	assert_int_equal(atomic_check(at("closed/l")), 0);
+	assert_no_temp();
+}
+
+/* Files in an output directory (--profile DIR). */
+static void test_write_in(void **state)
+{
+	char buf[64];
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(mkdir(at("out"), 0755), 0);
+	assert_int_equal(atomic_check_dir(at("out")), 0);
+	assert_int_equal(atomic_check_dir(at("out/")), 0);
+	assert_int_equal(atomic_check_dir(at("nothing")), -ENOENT);
+	assert_int_equal(atomic_write(at("plain"), fill_text, "plain"), 0);
+	assert_int_equal(atomic_check_dir(at("plain")), -ENOTDIR);
+
+	/* Made, then replaced; a failed fill leaves the earlier file. */
+	assert_int_equal(atomic_write_in(at("out"), "000-a.folded", fill_text, "one"), 0);
+	read_back(at("out/000-a.folded"), buf, sizeof(buf));
+	assert_string_equal(buf, "one");
+	assert_int_equal(atomic_write_in(at("out"), "000-a.folded", fill_fails, NULL), -EIO);
+	assert_int_equal(atomic_write_in(at("out"), "000-b.folded", fill_fails, NULL), -EIO);
+	assert_int_equal(access(at("out/000-b.folded"), F_OK), -1);
+	assert_int_equal(atomic_write_in(at("out/"), "000-a.folded", fill_text, "two"), 0);
+	read_back(at("out/000-a.folded"), buf, sizeof(buf));
+	assert_string_equal(buf, "two");
+
+	/* A link under the name, even one's own, is neither followed nor
+	 * replaced; nor is a directory. */
+	assert_int_equal(symlink(at("plain"), at("out/000-l.folded")), 0);
+	assert_int_equal(atomic_write_in(at("out"), "000-l.folded", fill_text, "x"),
+			 -ATOMIC_E_IN_WAY);
+	assert_int_equal(lstat(at("out/000-l.folded"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	read_back(at("plain"), buf, sizeof(buf));
+	assert_string_equal(buf, "plain");
+	assert_int_equal(symlink(at("out/gone"), at("out/000-d.folded")), 0);
+	assert_int_equal(atomic_write_in(at("out"), "000-d.folded", fill_text, "x"),
+			 -ATOMIC_E_IN_WAY);
+	assert_int_equal(access(at("out/gone"), F_OK), -1);
+	assert_int_equal(mkdir(at("out/000-s.svg"), 0755), 0);
+	assert_int_equal(atomic_write_in(at("out"), "000-s.svg", fill_text, "x"), -ATOMIC_E_IN_WAY);
+	/* One name, never a path. */
+	assert_int_equal(atomic_write_in(dir, "out/000-a.folded", fill_text, "x"), -EINVAL);
+	assert_int_equal(atomic_write_in(dir, "..", fill_text, "x"), -EINVAL);
+	assert_int_equal(atomic_write_in(at("nothing"), "a", fill_text, "x"), -ENOENT);
+	assert_no_temp();
+
+	/* Another user's file in a sticky world-writable directory of a third
+	 * user is not replaced, whoever runs. */
+	if (geteuid() == 0) {
+		assert_int_equal(mkdir(at("shared"), 01777), 0);
+		assert_int_equal(chmod(at("shared"), 01777), 0);
+		assert_int_equal(atomic_write_in(at("shared"), "theirs", fill_text, "theirs"), 0);
+		assert_int_equal(chown(at("shared/theirs"), 65534, 65534), 0);
+		assert_int_equal(chown(at("shared"), 65533, 65533), 0);
+		assert_int_equal(atomic_write_in(at("shared"), "theirs", fill_text, "x"),
+				 -ATOMIC_E_STICKY);
+		read_back(at("shared/theirs"), buf, sizeof(buf));
+		assert_string_equal(buf, "theirs");
+	}
+}
+
 static void test_devices(void **state)
 {
 	struct stat st;
@@ -237,7 +369,10 @@ static void test_fifo(void **state)
 
 static void test_strerror(void **state)
 {
-	static const int errs[] = { EISDIR, ENOENT, ENOSPC, ENXIO, EOPNOTSUPP, EROFS, EACCES };
+	static const int errs[] = {
+		EISDIR, ENOENT, ENOSPC,	       ENXIO,		EOPNOTSUPP,
+		EROFS,	EACCES, ATOMIC_E_LINK, ATOMIC_E_IN_WAY, ATOMIC_E_STICKY
+	};
 
 	(void)state;
 	assert_string_equal(atomic_strerror(-ENOSPC),
@@ -257,7 +392,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check),	 cmocka_unit_test(test_regular),
 		cmocka_unit_test(test_symlinks), cmocka_unit_test(test_devices),
-		cmocka_unit_test(test_fifo),	 cmocka_unit_test(test_strerror),
+		cmocka_unit_test(test_fifo),	 cmocka_unit_test(test_sticky_links),
+		cmocka_unit_test(test_write_in), cmocka_unit_test(test_strerror),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
