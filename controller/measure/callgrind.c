@@ -281,6 +281,8 @@ static char *describe(const struct ctx *c, const struct driven_call *call)
 	if (call->killed)
 		r = asprintf(&msg, "timed out after %" PRIu64 " ms under valgrind and was killed",
 			     c->plan->timeout_ns / 1000000);
+	else if (call->execd || call->stopped)
+		r = (msg = driven_end_words(call)) ? 0 : -1;
 	else if (call->server_died)
 		r = asprintf(&msg, "not measured: valgrind's process for %s ended (%s %d) before "
 				   "this benchmark did",

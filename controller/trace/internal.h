@@ -123,6 +123,9 @@ int trace_take_status(struct trace_proc *p, int64_t deadline, struct trace_threa
 /* Act on one status of thread t, following the restart rules of
  * enum trace_status_kind. While p->stopping, threads stay stopped. */
 void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status);
+/* Stop threads tids[0..n) of p (those running), the others left as they
+ * are, within timeout_ms: 0, -ETIMEDOUT or -ESRCH (the process is gone). */
+int trace_stop_threads(struct trace_proc *p, const pid_t *tids, size_t n, int timeout_ms);
 /* Every thread is reaped: the process ended as 'st' says. */
 void trace_process_gone(struct trace_proc *p, const struct trace_status *st);
 /* Wait for the next event with an absolute CLOCK_MONOTONIC deadline in ns
