@@ -167,7 +167,7 @@ int trace_kill(struct trace_proc *p)
 	while (!p->dead) {
 		struct trace_thread *t;
 		int status;
-		int r = trace_take_status(p, -1, &t, &status);
+		int r = trace_take_status_dying(p, &t, &status);
 
 		if (r < 0) {
 			/* ECHILD: someone else reaped it. */

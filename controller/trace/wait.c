@@ -17,6 +17,7 @@
  * again) therefore always happens while every other thread is stopped.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -151,6 +152,66 @@ int trace_take_status(struct trace_proc *p, int64_t deadline, struct trace_threa
 			*ret_t = t;
 			*ret_status = status;
 			return 0;
+		}
+		queue_push(pid, status);
+	}
+}
+
+/* Whether tid is a thread of process pid (or was: a zombie's is still
+ * there). */
+static bool of_process(pid_t pid, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * While p dies (killed): the next status of one of its threads. A thread
+ * it never announced (its clone event was not collected yet, the status
+ * of its first stop queued) stops on its way out and waits for a
+ * PTRACE_CONT no one else would give: it is given here, or the leader
+ * could never be reaped.
+ */
+int trace_take_status_dying(struct trace_proc *p, struct trace_thread **ret_t, int *ret_status)
+{
+	for (size_t i = 0; i < nqueued;) {
+		pid_t pid = queued[i].pid;
+		int status = queued[i].status;
+		struct trace_thread *t = trace_thread_find(p, pid);
+
+		if (!t && !of_process(p->pid, pid)) {
+			i++;
+			continue;
+		}
+		memmove(&queued[i], &queued[i + 1], (nqueued - i - 1) * sizeof(queued[0]));
+		nqueued--;
+		if (t) {
+			*ret_t = t;
+			*ret_status = status;
+			return 0;
+		}
+		if (WIFSTOPPED(status))
+			trace_pt_cont(pid, 0);
+	}
+	for (;;) {
+		struct trace_thread *t;
+		pid_t pid;
+		int status, r = wait_raw(-1, &pid, &status);
+
+		if (r < 0)
+			return r;
+		t = trace_thread_find(p, pid);
+		if (t) {
+			*ret_t = t;
+			*ret_status = status;
+			return 0;
+		}
+		if (of_process(p->pid, pid)) {
+			if (WIFSTOPPED(status))
+				trace_pt_cont(pid, 0);
+			continue;
 		}
 		queue_push(pid, status);
 	}
