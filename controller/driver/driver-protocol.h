@@ -80,8 +80,18 @@
  *	                                 (innermost first), before its mem line
  *	lost <i>                         more distinct stacks than the driver
  *	                                 holds: sites of call i are missing
- *	end <i> <wait status> <0|1>      serve: child of i reaped (1: killed
- *	                                 after the timeout)
+ *	exec <i> <pid> <path>            serve: child <pid> of i executed
+ *	                                 <path> (the rest of the line); it is
+ *	                                 killed, then ended with 2
+ *	end <i> <wait status> <0..2>     serve: child of i reaped: 0 it ended
+ *	                                 by itself; killed 1 after the
+ *	                                 timeout, 2 when it executed another
+ *	                                 program (its end of a close-on-exec
+ *	                                 pipe closed while it had a memory
+ *	                                 that no longer holds the driver's
+ *	                                 mark), 3 when it stopped (SIGSTOP,
+ *	                                 SIGTSTP...: nothing would continue
+ *	                                 it), the wait status then the stop's
  */
 
 #include <linux/perf_event.h>

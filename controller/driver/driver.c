@@ -50,8 +50,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -339,37 +343,111 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Wait for child pid, killing it after timeout_ms (0: never); SIGCHLD is
- * blocked. Returns whether it was killed. */
-static int reap(pid_t pid, unsigned long timeout_ms, int *status, const sigset_t *chld)
+/*
+ * Set in each child before its call: the child's memory still holds it
+ * while the child runs the program it was forked from, and no longer once
+ * it executed another (or the same one again).
+ */
+static volatile pid_t child_mark;
+
+/*
+ * Whether child pid executed another program: it is alive with a memory
+ * (/proc/PID/exe is there only while it has one, not while it exits), and
+ * that memory no longer holds child_mark. When the mark cannot be read
+ * (ptrace is restricted), 'closed' (its close-on-exec end of the watch
+ * pipe closed) decides.
+ */
+static bool executed(pid_t pid, bool closed, char *exe, size_t size)
+{
+	char path[64];
+	pid_t mark = 0;
+	struct iovec local = { (void *)&mark, sizeof(mark) };
+	struct iovec remote = { (void *)&child_mark, sizeof(mark) };
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	len = readlink(path, exe, size - 1);
+	if (len <= 0)
+		return false;
+	exe[len] = '\0';
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof(mark))
+		return mark != pid;
+	return errno == EFAULT || (errno == EPERM && closed);
+}
+
+/* Why reap killed a child: the last number of an "end" line. */
+enum {
+	END_SELF,    /* it ended by itself */
+	END_TIMEOUT, /* still running after the timeout */
+	END_EXEC,    /* it executed another program */
+};
+
+/*
+ * Wait for child i, pid, killing it after timeout_ms (0: never), when it
+ * executes another program (its end of 'watch', close-on-exec, closes while
+ * it is alive: an "exec" line says which); a child that stops is
+ * continued. SIGCHLD is blocked and readable on 'sigfd'. *status is its
+ * wait status. Returns END_*.
+ */
+static int reap(unsigned long i, pid_t pid, unsigned long timeout_ms, int *status, int sigfd,
+		int watch)
 {
 	uint64_t deadline = now_ms() + timeout_ms;
+	char exe[200];
+	int why = END_TIMEOUT;
 
 	for (;;) {
-		pid_t r = waitpid(pid, status, WNOHANG);
+		pid_t r = waitpid(pid, status, WNOHANG | WUNTRACED);
 
+		if (r == pid && WIFSTOPPED(*status)) {
+			/* It stopped itself (SIGSTOP, SIGTSTP...): nothing else
+			 * would continue it, so the server does, as the tracer
+			 * does under walltime, and the call goes on. */
+			kill(pid, SIGCONT);
+			continue;
+		}
 		if (r == pid)
-			return 0;
+			return END_SELF;
 		if (r < 0 && errno != EINTR)
 			fail("waitpid: %s", strerror(errno));
 		uint64_t now = now_ms();
 
 		if (timeout_ms && now >= deadline)
 			break;
-		struct timespec ts = { 1, 0 };
+		struct pollfd p[2] = { { .fd = sigfd, .events = POLLIN },
+				       { .fd = watch, .events = POLLIN } };
+		int ms = timeout_ms ? (int)(deadline - now) : -1;
 
-		if (timeout_ms) {
-			ts.tv_sec = (time_t)((deadline - now) / 1000);
-			ts.tv_nsec = (long)((deadline - now) % 1000) * 1000000;
+		/* Without a signalfd, look every 50 ms. */
+		if (sigfd < 0 && (ms < 0 || ms > 50))
+			ms = 50;
+		if (poll(p, 2, ms) > 0) {
+			struct signalfd_siginfo si;
+
+			if (p[0].revents & POLLIN)
+				(void)!read(sigfd, &si, sizeof(si));
+			if (p[1].revents & (POLLHUP | POLLERR | POLLIN)) {
+				/* Closed: it exits, or executed. */
+				watch = -1;
+				if (executed(pid, true, exe, sizeof(exe))) {
+					why = END_EXEC;
+					break;
+				}
+			}
 		}
-		sigtimedwait(chld, NULL, &ts);
 	}
+	/* Out of time: perhaps because it executed a program that goes on
+	 * (its end of the pipe was copied into a process it forked). */
+	if (why == END_TIMEOUT && executed(pid, false, exe, sizeof(exe)))
+		why = END_EXEC;
+	if (why == END_EXEC)
+		report("exec %lu %d %s\n", i, (int)pid, exe);
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
 	while (waitpid(pid, status, 0) < 0)
 		if (errno != EINTR)
 			fail("waitpid: %s", strerror(errno));
-	return 1;
+	return why;
 }
 
 /*
@@ -385,6 +463,7 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 	off_t input = lseek(STDIN_FILENO, 0, SEEK_CUR);
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, was;
 	sigset_t chld, old;
+	int sigfd;
 
 	/* What the constructors left in stdio's buffers is written once,
 	 * not again by every child. */
@@ -395,13 +474,16 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, &old);
+	/* Opened before the first fork, so that every child has it alike
+	 * (each closes it at once). */
+	sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 	for (unsigned long k = 0; k <= n; k++) {
 		/* The first fork is a rehearsal, reported as function n (none):
 		 * its child ends at once, so that every real child is forked
 		 * after the same steps (report, wait, report, locate), down
 		 * to what a simulated cache holds. */
 		unsigned long i = k ? k - 1 : n;
-		int status = 0, killed;
+		int status = 0, why, watch[2];
 
 		/* Located here, so that the child calls it straight away. */
 		*fn = locate(k ? (unsigned)i : 0, args, threads);
@@ -410,6 +492,10 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 				report("end %lu %d 0\n", i, DRIVER_EXIT_ERROR << 8);
 			continue;
 		}
+		/* The child's end closes when it ends or executes another
+		 * program; the benchmark finds it open, as every child does. */
+		if (pipe2(watch, O_CLOEXEC) < 0)
+			fail("pipe: %s", strerror(errno));
 		/* _Fork: no pthread_atfork handler of the program runs, so the
 		 * child is a plain copy (the parent has one thread). */
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
@@ -426,16 +512,24 @@ static long serve(unsigned long n, unsigned long timeout_ms, bench_fn *fn,
 			 * group (kill(0, ...)) reaches itself and what it
 			 * forks, not the server. */
 			setpgid(0, 0);
+			child_mark = getpid();
+			close(watch[0]);
+			if (sigfd >= 0)
+				close(sigfd);
 			sigaction(SIGCHLD, &was, NULL);
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			if (input >= 0)
 				lseek(STDIN_FILENO, input, SEEK_SET);
 			return (long)i;
 		}
+		close(watch[1]);
 		report("start %lu %d\n", i, (int)pid);
-		killed = reap(pid, timeout_ms, &status, &chld);
-		report("end %lu %d %d\n", i, status, killed);
+		why = reap(i, pid, timeout_ms, &status, sigfd, watch[0]);
+		close(watch[0]);
+		report("end %lu %d %d\n", i, status, why);
 	}
+	if (sigfd >= 0)
+		close(sigfd);
 	return -1;
 }
 

@@ -215,7 +215,7 @@ static void append_file(char **buf, const char *path, off_t from, size_t all, pi
 	FILE *f = fopen(path, "re");
 	char *line = NULL, **keep = NULL;
 	size_t cap = 0, nkeep = 0;
-	bool in_fatal = false;
+	bool in_fatal = false, in_panic = false;
 	ssize_t len;
 
 	if (!f)
@@ -228,9 +228,21 @@ static void append_file(char **buf, const char *path, off_t from, size_t all, pi
 		char *text = line;
 
 		line[strcspn(line, "\n")] = '\0';
-		/* One log for a server and its children: this process's lines. */
-		if (plen && strncmp(text, prefix, plen) != 0)
+		/* valgrind's own panic ("valgrind: the 'impossible' happened:",
+		 * then its reason, indented: "Max number of threads is too
+		 * low") carries no prefix; a server runs one call at a time, so
+		 * it is the call's. */
+		if (plen && text[0] != '=') {
+			if (!strncmp(text, "valgrind:", 9))
+				in_panic = true;
+			else if (!in_panic || text[0] != ' ')
+				in_panic = false;
+			if (!in_panic)
+				continue;
+		} else if (plen && strncmp(text, prefix, plen) != 0) {
+			/* One log for a server and its children: this process's lines. */
 			continue;
+		}
 		if (text[0] == '=' && text[1] == '=') {
 			char *end = strstr(text + 2, "== ");
 
@@ -244,7 +256,7 @@ static void append_file(char **buf, const char *path, off_t from, size_t all, pi
 				in_fatal = true;
 			else if (in_fatal && (!*text || strstr(text, "If you believe")))
 				in_fatal = false;
-			if (!in_fatal && strncmp(text, "valgrind:", 9) != 0)
+			if (!in_fatal && !in_panic && strncmp(text, "valgrind:", 9) != 0)
 				continue;
 		}
 		char **nk = realloc(keep, (nkeep + 1) * sizeof(*nk));
@@ -282,6 +294,8 @@ static char *describe(const struct ctx *c, const struct driven_call *call)
 	if (call->killed)
 		r = asprintf(&msg, "timed out after %" PRIu64 " ms under valgrind and was killed",
 			     c->plan->timeout_ns / 1000000);
+	else if (call->execd)
+		r = (msg = driven_end_words(call)) ? 0 : -1;
 	else if (call->server_running && WIFSIGNALED(st))
 		r = asprintf(&msg, "its fork server (valgrind) was killed by SIG%s while it ran",
 			     sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");

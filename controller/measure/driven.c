@@ -82,7 +82,8 @@ int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *c
 	return r;
 }
 
-int driven_parse_line(const char *s, struct driven_line *l)
+/* A line of a word and numbers. */
+static int parse_numbers(const char *s, struct driven_line *l)
 {
 	unsigned long long v[8];
 	const char *p = s;
@@ -109,15 +110,18 @@ int driven_parse_line(const char *s, struct driven_line *l)
 		l->kind = DRIVEN_LINE_SERVER;
 		l->threads = (long)v[0];
 		l->pid = (pid_t)v[1];
-	} else if (IS("start", 2) || IS("done", 2)) {
-		l->kind = s[0] == 's' ? DRIVEN_LINE_START : DRIVEN_LINE_DONE;
+	} else if (IS("start", 2) || IS("done", 2) || IS("exec", 2)) {
+		l->kind = s[0] == 's' ? DRIVEN_LINE_START :
+			  s[0] == 'd' ? DRIVEN_LINE_DONE :
+					DRIVEN_LINE_EXEC;
 		l->i = (size_t)v[0];
 		l->pid = (pid_t)v[1];
-	} else if (IS("end", 3) && v[1] <= 0xffff && v[2] <= 1) {
+	} else if (IS("end", 3) && v[1] <= 0xffff && v[2] <= DRIVEN_END_EXEC) {
 		l->kind = DRIVEN_LINE_END;
 		l->i = (size_t)v[0];
 		l->status = (int)v[1];
-		l->killed = v[2];
+		l->end = (enum driven_end)v[2];
+		l->killed = l->end == DRIVEN_END_TIMEOUT;
 	} else if (IS("perf", 5)) {
 		l->kind = DRIVEN_LINE_PERF;
 		l->i = (size_t)v[0];
@@ -155,6 +159,26 @@ int driven_parse_line(const char *s, struct driven_line *l)
 	}
 #undef IS
 	return 0;
+}
+
+int driven_parse_line(const char *s, struct driven_line *l)
+{
+	/* "exec <i> <pid> <path>": the path, the rest of the line, last. */
+	if (!strncmp(s, "exec ", 5)) {
+		const char *sp = strchr(s + 5, ' ');
+		char head[64];
+
+		sp = sp ? strchr(sp + 1, ' ') : NULL;
+		if (!sp || !sp[1] || (size_t)(sp - s) >= sizeof(head))
+			return -EINVAL;
+		memcpy(head, s, (size_t)(sp - s));
+		head[sp - s] = '\0';
+		if (parse_numbers(head, l) < 0)
+			return -EINVAL;
+		snprintf(l->path, sizeof(l->path), "%s", sp + 1);
+		return 0;
+	}
+	return parse_numbers(s, l);
 }
 
 struct run {
@@ -363,10 +387,16 @@ static void line(struct run *r, const char *s)
 			arm(r, 0);
 		}
 		break;
+	case DRIVEN_LINE_EXEC:
+		if (r->calls[l.i].pid == l.pid)
+			snprintf(r->calls[l.i].exec_path, sizeof(r->calls[l.i].exec_path), "%s",
+				 l.path);
+		break;
 	case DRIVEN_LINE_END:
 		r->calls[l.i].status = l.status;
 		r->calls[l.i].status_known = true;
 		r->calls[l.i].killed = l.killed;
+		r->calls[l.i].execd = l.end == DRIVEN_END_EXEC;
 		r->current = SIZE_MAX;
 		r->ended = l.i + 1;
 		/* What the child left behind goes with it. */
@@ -656,6 +686,18 @@ out:
 	return rc;
 }
 
+char *driven_end_words(const struct driven_call *c)
+{
+	int r = -1;
+	char *s = NULL;
+
+	/* The words of the trace engine (trace_failure_format). */
+	if (c->execd)
+		r = asprintf(&s, "executed another program%s%s%s", c->exec_path[0] ? " (" : "",
+			     c->exec_path, c->exec_path[0] ? ")" : "");
+	return r < 0 ? NULL : s;
+}
+
 char *driven_failure(const struct driven_call *c, uint64_t timeout_ns)
 {
 	int st = c->status, r;
@@ -663,6 +705,8 @@ char *driven_failure(const struct driven_call *c, uint64_t timeout_ns)
 
 	if (c->killed)
 		r = asprintf(&s, "timed out after %" PRIu64 " ms and was killed", timeout_ns / 1000000);
+	else if (c->execd)
+		return driven_end_words(c);
 	else if (c->server_running && WIFSIGNALED(st))
 		r = asprintf(&s, "its fork server was killed by SIG%s while it ran",
 			     sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");

@@ -67,6 +67,8 @@ struct driven_call {
 	bool settled;
 	bool returned;	   /* the driver said it returned (DRIVEN_OWN: exit 0) */
 	bool killed;	   /* killed after --timeout */
+	bool execd;	   /* killed by its server: it executed another program */
+	char exec_path[200]; /* execd: what it executed, when the server could tell */
 	bool server_died;  /* the fork server died before this call ended */
 	bool server_running; /* server_died while this call ran (the calls after
 				it are left unsettled: a new server runs them) */
@@ -138,6 +140,11 @@ int driven_native(const struct measure_target *t, const struct bench_spec *specs
 		  const struct measure_hooks *hooks, const struct driven_native *nat,
 		  struct bench_result *results, char **ret_error);
 
+/* What call c did that made its server kill it, in the words of the trace
+ * engine (malloc'ed): "executed another program (PATH)"; NULL when it did
+ * not (or out of memory). */
+char *driven_end_words(const struct driven_call *c);
+
 /* Why call c of a native process did not return, in words (malloc'ed;
  * NULL when out of memory): killed after timeout_ns, its fork server
  * ended, a signal, the driver's error, or an exit. */
@@ -153,6 +160,13 @@ int driven_write_specs(int fd, enum driven_mode mode, const struct bench_spec *c
 		       size_t n, uint64_t timeout_ns, unsigned long perf_calls,
 		       unsigned long warmup_calls, unsigned alloc_frames);
 
+/* Why a fork server's child ended: the last number of an "end" line. */
+enum driven_end {
+	DRIVEN_END_SELF,    /* by itself: its wait status says how */
+	DRIVEN_END_TIMEOUT, /* killed after --timeout */
+	DRIVEN_END_EXEC,    /* killed: it executed another program */
+};
+
 enum driven_line_kind {
 	DRIVEN_LINE_SERVER,
 	DRIVEN_LINE_START,
@@ -165,6 +179,7 @@ enum driven_line_kind {
 	DRIVEN_LINE_MAPS,
 	DRIVEN_LINE_LOST,
 	DRIVEN_LINE_THREAD,
+	DRIVEN_LINE_EXEC,
 };
 
 struct driven_line {
@@ -173,7 +188,9 @@ struct driven_line {
 	long threads;	   /* SERVER */
 	pid_t pid;	   /* SERVER, START, DONE, MAPS; THREAD: its tid */
 	int status;	   /* END */
-	bool killed;	   /* END */
+	bool killed;	   /* END: end is DRIVEN_END_TIMEOUT */
+	enum driven_end end; /* END */
+	char path[200];	   /* EXEC: what the child executed */
 	uint64_t perf[4];  /* PERF */
 	uint64_t mem[7];   /* MEM */
 	size_t rank;	   /* SITE, FRAME */

@@ -148,6 +148,28 @@ static pid_t blamed(struct trace_proc *p, const struct trace_call_opts *o, pid_t
 	return first ? first : tid;
 }
 
+/* How long the threads a timeout is reported with may take to stop. */
+#define BLAME_STOP_MS 5000
+
+/* Stop the threads a timeout may be blamed on ('tid' and o->blame), and
+ * only those: a program with thousands of threads is killed at once,
+ * without first stopping every one of them. */
+static int stop_blamed(struct trace_proc *p, const struct trace_call_opts *o, pid_t tid)
+{
+	size_t n = o ? o->nblame : 0;
+	pid_t *want = calloc(n + 1, sizeof(*want));
+	int r;
+
+	if (!want)
+		return -ENOMEM;
+	want[0] = tid;
+	if (n)
+		memcpy(want + 1, o->blame, n * sizeof(*want));
+	r = trace_stop_threads(p, want, n + 1, BLAME_STOP_MS);
+	free(want);
+	return r;
+}
+
 static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64_t trap_at,
 			  bool all, int64_t deadline, int timeout_ms,
 			  const struct trace_call_opts *o, struct arch_regs *ret_regs,
@@ -186,7 +208,7 @@ static int run_until_trap(struct trace_proc *p, struct trace_thread *run, uint64
 			break;
 		}
 		if (r == -ETIMEDOUT) {
-			if (trace_stop(p) == 0)
+			if (stop_blamed(p, o, tid) == 0)
 				tid = blamed(p, o, tid);
 			fail_init(f, TRACE_FAIL_TIMEOUT, tid);
 			f->timeout_ms = timeout_ms;
@@ -477,7 +499,8 @@ static int run_to_bp(struct trace_proc *p, uint64_t addr, int64_t deadline, int 
 		if (r == -ETIMEDOUT) {
 			fail_init(f, TRACE_FAIL_TIMEOUT, p->pid);
 			f->timeout_ms = timeout_ms;
-			if (trace_stop(p) == 0 && trace_thread_find(p, p->pid))
+			if (trace_stop_threads(p, &p->pid, 1, BLAME_STOP_MS) == 0 &&
+			    trace_thread_find(p, p->pid))
 				trace_fill_backtrace(p, p->pid, f);
 			trace_kill(p);
 			return -TRACE_E_FAILED;

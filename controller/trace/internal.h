@@ -120,9 +120,15 @@ struct trace_thread *trace_thread_add(struct trace_proc *p, pid_t tid);
  * with an absolute CLOCK_MONOTONIC deadline in ns (-1: none). */
 int trace_take_status(struct trace_proc *p, int64_t deadline, struct trace_thread **ret_t,
 		      int *ret_status);
+/* The same while p dies (killed): statuses of its threads not announced
+ * yet are let go on to their end, not queued. */
+int trace_take_status_dying(struct trace_proc *p, struct trace_thread **ret_t, int *ret_status);
 /* Act on one status of thread t, following the restart rules of
  * enum trace_status_kind. While p->stopping, threads stay stopped. */
 void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status);
+/* Stop threads tids[0..n) of p (those running), the others left as they
+ * are, within timeout_ms: 0, -ETIMEDOUT or -ESRCH (the process is gone). */
+int trace_stop_threads(struct trace_proc *p, const pid_t *tids, size_t n, int timeout_ms);
 /* Every thread is reaped: the process ended as 'st' says. */
 void trace_process_gone(struct trace_proc *p, const struct trace_status *st);
 /* Wait for the next event with an absolute CLOCK_MONOTONIC deadline in ns

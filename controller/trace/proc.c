@@ -142,10 +142,32 @@ int trace_kill(struct trace_proc *p)
 	if (p->group)
 		kill(-p->pid, SIGKILL);
 	kill(p->pid, SIGKILL);
+	/* The threads it knows of first, each waited for alone: waitpid(-1)
+	 * goes through every traced thread in the kernel, once per thread
+	 * reaped, seconds for 10,000 threads. The leader cannot be reaped
+	 * before the others, and threads not announced yet are waited for
+	 * below. */
+	for (size_t i = 0; i < p->nthreads && !p->dead; i++) {
+		struct trace_thread *t = p->threads[i];
+
+		while (t->tid != p->pid && t->state != TH_GONE && !p->dead) {
+			int status;
+
+			if (trace_wait_tid(t->tid, &status) < 0) {
+				t->state = TH_GONE;
+				break;
+			}
+			p->stopping = true;
+			trace_dispatch(p, t, status);
+			p->stopping = false;
+			if (t->state == TH_STOPPED)
+				trace_pt_cont(t->tid, 0);
+		}
+	}
 	while (!p->dead) {
 		struct trace_thread *t;
 		int status;
-		int r = trace_take_status(p, -1, &t, &status);
+		int r = trace_take_status_dying(p, &t, &status);
 
 		if (r < 0) {
 			/* ECHILD: someone else reaped it. */

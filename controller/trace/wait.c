@@ -17,6 +17,7 @@
  * again) therefore always happens while every other thread is stopped.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -70,9 +71,10 @@ static int64_t deadline_after(int timeout_ms)
 	return timeout_ms < 0 ? -1 : clock_now_ns() + (int64_t)timeout_ms * 1000000;
 }
 
-/* waitpid(-1) with a deadline: SIGCHLD is blocked while waiting so that
- * one arriving between the WNOHANG check and sigtimedwait() is not lost. */
-static int wait_raw(int64_t deadline, pid_t *ret_pid, int *ret_status)
+/* waitpid(which) with a deadline (which -1: any child): SIGCHLD is blocked
+ * while waiting so that one arriving between the WNOHANG check and
+ * sigtimedwait() is not lost. */
+static int wait_raw_pid(pid_t which, int64_t deadline, pid_t *ret_pid, int *ret_status)
 {
 	sigset_t set, old;
 	int status, r = 0;
@@ -80,7 +82,7 @@ static int wait_raw(int64_t deadline, pid_t *ret_pid, int *ret_status)
 
 	if (deadline < 0) {
 		do
-			pid = waitpid(-1, &status, __WALL);
+			pid = waitpid(which, &status, __WALL);
 		while (pid < 0 && errno == EINTR);
 		if (pid < 0)
 			return -errno;
@@ -95,7 +97,7 @@ static int wait_raw(int64_t deadline, pid_t *ret_pid, int *ret_status)
 		int64_t left;
 		struct timespec ts;
 
-		pid = waitpid(-1, &status, __WALL | WNOHANG);
+		pid = waitpid(which, &status, __WALL | WNOHANG);
 		if (pid > 0) {
 			*ret_pid = pid;
 			*ret_status = status;
@@ -116,6 +118,11 @@ static int wait_raw(int64_t deadline, pid_t *ret_pid, int *ret_status)
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
+}
+
+static int wait_raw(int64_t deadline, pid_t *ret_pid, int *ret_status)
+{
+	return wait_raw_pid(-1, deadline, ret_pid, ret_status);
 }
 
 /* Next status of one of p's threads. */
@@ -145,6 +152,66 @@ int trace_take_status(struct trace_proc *p, int64_t deadline, struct trace_threa
 			*ret_t = t;
 			*ret_status = status;
 			return 0;
+		}
+		queue_push(pid, status);
+	}
+}
+
+/* Whether tid is a thread of process pid (or was: a zombie's is still
+ * there). */
+static bool of_process(pid_t pid, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * While p dies (killed): the next status of one of its threads. A thread
+ * it never announced (its clone event was not collected yet, the status
+ * of its first stop queued) stops on its way out and waits for a
+ * PTRACE_CONT no one else would give: it is given here, or the leader
+ * could never be reaped.
+ */
+int trace_take_status_dying(struct trace_proc *p, struct trace_thread **ret_t, int *ret_status)
+{
+	for (size_t i = 0; i < nqueued;) {
+		pid_t pid = queued[i].pid;
+		int status = queued[i].status;
+		struct trace_thread *t = trace_thread_find(p, pid);
+
+		if (!t && !of_process(p->pid, pid)) {
+			i++;
+			continue;
+		}
+		memmove(&queued[i], &queued[i + 1], (nqueued - i - 1) * sizeof(queued[0]));
+		nqueued--;
+		if (t) {
+			*ret_t = t;
+			*ret_status = status;
+			return 0;
+		}
+		if (WIFSTOPPED(status))
+			trace_pt_cont(pid, 0);
+	}
+	for (;;) {
+		struct trace_thread *t;
+		pid_t pid;
+		int status, r = wait_raw(-1, &pid, &status);
+
+		if (r < 0)
+			return r;
+		t = trace_thread_find(p, pid);
+		if (t) {
+			*ret_t = t;
+			*ret_status = status;
+			return 0;
+		}
+		if (of_process(p->pid, pid)) {
+			if (WIFSTOPPED(status))
+				trace_pt_cont(pid, 0);
+			continue;
 		}
 		queue_push(pid, status);
 	}
@@ -439,6 +506,47 @@ static int stop_all(struct trace_proc *p)
 	return r;
 }
 
+/*
+ * Only the threads tids[0..n) are interrupted, and each one's stop is
+ * collected by waiting for that thread alone: waitpid(-1) goes through
+ * every traced thread in the kernel, so that stopping each of thousands
+ * costs a pass over all of them, seconds for 10,000 threads, where a
+ * failure needs the registers and stack of one or a few.
+ */
+int trace_stop_threads(struct trace_proc *p, const pid_t *tids, size_t n, int timeout_ms)
+{
+	int64_t deadline = deadline_after(timeout_ms);
+	int r = 0;
+
+	if (p->dead)
+		return -ESRCH;
+	p->stopping = true;
+	for (size_t i = 0; i < n; i++) {
+		struct trace_thread *t = trace_thread_find(p, tids[i]);
+
+		if (t && t->state == TH_RUNNING)
+			trace_pt_interrupt(t->tid);
+	}
+	for (size_t i = 0; i < n && !p->dead; i++) {
+		struct trace_thread *t = trace_thread_find(p, tids[i]);
+
+		while (t && !p->dead && (t->state == TH_RUNNING || t->state == TH_NEW)) {
+			pid_t pid;
+			int status;
+
+			if (!queue_take(t->tid, &status)) {
+				r = wait_raw_pid(t->tid, deadline, &pid, &status);
+				if (r < 0)
+					goto out;
+			}
+			trace_dispatch(p, t, status);
+		}
+	}
+out:
+	p->stopping = false;
+	return r;
+}
+
 int trace_stop(struct trace_proc *p)
 {
 	if (p->dead)
@@ -559,6 +667,14 @@ static struct trace_thread *pick_pending(struct trace_proc *p)
 
 int trace_wait_until(struct trace_proc *p, int64_t deadline, struct trace_event *ret)
 {
+	/* Statuses the engine handles itself (a clone event, an exiting
+	 * thread) come without pause from a program that starts thousands
+	 * of threads: the deadline is looked at between them, not only when
+	 * none is ready, or it would pass unseen until the stream ends. The
+	 * first status is always taken, so that a deadline already past
+	 * polls. */
+	bool took = false;
+
 	for (;;) {
 		struct trace_thread *t;
 		int status, r;
@@ -578,9 +694,12 @@ int trace_wait_until(struct trace_proc *p, int64_t deadline, struct trace_event 
 		}
 		if (!any_running(p, true))
 			return -TRACE_E_STATE;
+		if (took && deadline >= 0 && clock_now_ns() >= deadline)
+			return -ETIMEDOUT;
 		r = trace_take_status(p, deadline, &t, &status);
 		if (r < 0)
 			return r;
+		took = true;
 		trace_dispatch(p, t, status);
 		if (!p->dead && any_pending(p)) {
 			r = stop_all(p);

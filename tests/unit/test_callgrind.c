@@ -3,11 +3,13 @@
  * fixed environment, perf error classification and per-call figures. */
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -251,6 +253,16 @@ static void test_driver_report(void **state)
 	assert_false(l.killed);
 	assert_int_equal(driven_parse_line("end 4 9 1", &l), 0);
 	assert_true(l.killed);
+	assert_int_equal(l.end, DRIVEN_END_TIMEOUT);
+	/* Killed by the server: it executed; no other reason is known. */
+	assert_int_equal(driven_parse_line("end 4 9 2", &l), 0);
+	assert_true(!l.killed && l.end == DRIVEN_END_EXEC);
+	assert_int_equal(driven_parse_line("end 4 4991 3", &l), -EINVAL);
+	/* What it executed: the rest of the line, spaces and all. */
+	assert_int_equal(driven_parse_line("exec 4 4300 /usr/bin/my prog", &l), 0);
+	assert_int_equal(l.kind, DRIVEN_LINE_EXEC);
+	assert_true(l.i == 4 && l.pid == 4300);
+	assert_string_equal(l.path, "/usr/bin/my prog");
 	assert_int_equal(driven_parse_line("perf 0 10 20 310 420", &l), 0);
 	assert_int_equal(l.kind, DRIVEN_LINE_PERF);
 	assert_true(l.perf[0] == 10 && l.perf[1] == 20 && l.perf[2] == 310 && l.perf[3] == 420);
@@ -279,7 +291,9 @@ static void test_driver_report(void **state)
 	assert_int_equal(l.k, 63);
 	/* Anything else is not the driver's. */
 	const char *bad[] = { "",	       "server",	 "server 1",	"start 1",
-			      "done 1 2 3",    "end 1 2",	 "end 1 2 2",	"end 1 70000 0",
+			      "done 1 2 3",    "end 1 2",	 "end 1 2 4",	"end 1 70000 0",
+			      "exec 1 2",      "exec 1 2 ",	 "exec 1",	"exec x 2 /bin/true",
+			      "exec 1 -2 /bin/true",
 			      "perf 1 2 3 4",  "perf 1 2 3 4 5 6", "start -1 5", "hello 1 2",
 			      "done x 2",      "start 1 2 junk", "start 1  2", "start 1 2 ",
 			      "starts 1 2",    "perf 1 2 3 4 99999999999999999999",
@@ -293,6 +307,29 @@ static void test_driver_report(void **state)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(driven_parse_line(bad[i], &l), -EINVAL);
+}
+
+/* A child its server killed is said in the trace engine's words. */
+static void test_driver_end_words(void **state)
+{
+	struct driven_call c = { .execd = true };
+	char *s;
+
+	(void)state;
+	s = driven_end_words(&c);
+	assert_string_equal(s, "executed another program");
+	free(s);
+	snprintf(c.exec_path, sizeof(c.exec_path), "/usr/bin/sleep");
+	s = driven_end_words(&c);
+	assert_string_equal(s, "executed another program (/usr/bin/sleep)");
+	free(s);
+	c = (struct driven_call){ .killed = true };
+	assert_null(driven_end_words(&c));
+	/* And so is the failure of a native instrument. */
+	c = (struct driven_call){ .execd = true };
+	s = driven_failure(&c, 2000000000);
+	assert_string_equal(s, "executed another program");
+	free(s);
 }
 
 /* The names callgrind gives a process's profiles: a dump's number after
@@ -409,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_parse_sums),    cmocka_unit_test(test_parse_bad),
 		cmocka_unit_test(test_env_fixed),     cmocka_unit_test(test_driver_specs),
 		cmocka_unit_test(test_driver_report), cmocka_unit_test(test_part_names),
+		cmocka_unit_test(test_driver_end_words),
 		cmocka_unit_test(test_perf_classify), cmocka_unit_test(test_perf_per_call),
 	};
 
