@@ -527,6 +527,15 @@ void results_env_clear(struct results_env *e)
 	*e = (struct results_env){ 0 };
 }
 
+void results_release_doc(struct results_file *f)
+{
+	if (f && f->doc) {
+		json_decref(f->doc->root);
+		free(f->doc);
+		f->doc = NULL;
+	}
+}
+
 void results_free(struct results_file *f)
 {
 	if (!f)
@@ -540,10 +549,7 @@ void results_free(struct results_file *f)
 	free(f->target);
 	free(f->path);
 	results_free(f->paired_base);
-	if (f->doc) {
-		json_decref(f->doc->root);
-		free(f->doc);
-	}
+	results_release_doc(f);
 	free(f);
 }
 
