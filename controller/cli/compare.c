@@ -112,8 +112,11 @@ static int load(const char *path, struct results_file **ret)
 	char *msg = NULL;
 	int r = results_load(path, ret, &msg);
 
-	if (r == 0)
+	/* compare does not merge: only the structs are needed. */
+	if (r == 0) {
+		results_release_doc(*ret);
 		return 0;
+	}
 	if (r == -ENOMEM && !msg)
 		return cli_error("out of memory");
 	cli_error("%s", msg ? msg : path);

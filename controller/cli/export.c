@@ -112,6 +112,7 @@ int cli_export(int argc, char **argv)
 		free(msg);
 		return EXIT_USAGE;
 	}
+	results_release_doc(rf);
 	r = report_export(rf, fmt, stdout, &notes);
 	results_free(rf);
 	if (r < 0)

@@ -128,7 +128,9 @@ struct gbench_run {
  * The runs of instance 'name' in a --benchmark_out_format=json document
  * text[0..len) (the repetitions, aggregates left out): *ret (free with
  * gbench_runs_free) and *ret_n, possibly 0. -EINVAL with *ret_error (a
- * line, to free) when it is not such a document, -ENOMEM.
+ * line, to free) when it is not such a document, or when a run that ran
+ * has what none can (iterations 0, real_time or cpu_time below zero,
+ * threads below 1: the line names the field); -ENOMEM.
  */
 int gbench_parse_json(const char *text, size_t len, const char *name, struct gbench_run **ret,
 		      size_t *ret_n, char **ret_error);

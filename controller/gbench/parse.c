@@ -14,20 +14,20 @@
 #include <jansson.h>
 
 #include "stats/stats.h"
+#include "util/array.h"
 #include "util/strutil.h"
 #include "gbench/gbench.h"
 
 int gbench_parse_list(const char *text, size_t len, char ***ret_names, size_t *ret_n)
 {
 	char **v = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	const char *p = text, *end = text + len;
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *e = nl ? nl : end;
 		size_t l = (size_t)(e - p);
-		char **nv;
 		char *s;
 
 		if (l && p[l - 1] == '\r')
@@ -44,12 +44,12 @@ int gbench_parse_list(const char *text, size_t len, char ***ret_names, size_t *r
 			str_free_n(v, n);
 			return -EINVAL;
 		}
-		nv = realloc(v, (n + 2) * sizeof(*v));
-		if (!nv) {
+		/* Room for the name and the NULL after it, doubling: a list
+		 * of 100,000 names is a few reallocations, not 100,000. */
+		if (array_grow((void **)&v, &cap, n + 2, sizeof(*v)) < 0) {
 			free(s);
 			goto nomem;
 		}
-		v = nv;
 		v[n++] = s;
 		v[n] = NULL;
 		p = e + 1;
@@ -185,7 +185,20 @@ static int bad(char **ret_error, const char *what, const char *detail)
 	return -EINVAL;
 }
 
-static int read_run(json_t *b, struct gbench_run *r)
+/* The run of 'name' has 'field' 'v', which no run that ran has: -ERANGE,
+ * *ret_error naming the field. */
+static int bad_field(char **ret_error, const char *field, const json_t *v, const char *name)
+{
+	if (ret_error && asprintf(ret_error, "%s: %.10g in the run of %s, where a run that ran has %s",
+				  field, json_number_value(v), name,
+				  strcmp(field, "threads") && strcmp(field, "iterations")
+					  ? "a time from 0"
+					  : "a count from 1") < 0)
+		*ret_error = NULL;
+	return -ERANGE;
+}
+
+static int read_run(json_t *b, struct gbench_run *r, const char *bn, char **ret_error)
 {
 	json_t *it = json_object_get(b, "iterations");
 	json_t *th = json_object_get(b, "threads");
@@ -206,6 +219,15 @@ static int read_run(json_t *b, struct gbench_run *r)
 	if (!json_is_integer(it) || json_integer_value(it) < 0 ||
 	    !json_is_number(json_object_get(b, "real_time")) || isnan(unit))
 		return -EINVAL;
+	/* What Google Benchmark never writes for a run that ran. */
+	if (json_integer_value(it) == 0)
+		return bad_field(ret_error, "iterations", json_object_get(b, "iterations"), bn);
+	if (json_number_value(json_object_get(b, "real_time")) < 0)
+		return bad_field(ret_error, "real_time", json_object_get(b, "real_time"), bn);
+	if (json_number_value(json_object_get(b, "cpu_time")) < 0)
+		return bad_field(ret_error, "cpu_time", json_object_get(b, "cpu_time"), bn);
+	if (json_is_integer(th) && json_integer_value(th) < 1)
+		return bad_field(ret_error, "threads", th, bn);
 	r->iterations = (uint64_t)json_integer_value(it);
 	r->threads = json_is_integer(th) && json_integer_value(th) > 0
 			     ? (unsigned)json_integer_value(th)
@@ -255,8 +277,12 @@ int gbench_parse_json(const char *text, size_t len, const char *name, struct gbe
 
 		if (!bn || strcmp(bn, name) || (rt && strcmp(rt, "iteration")))
 			continue;
-		r = read_run(b, &v[n]);
+		r = read_run(b, &v[n], bn, ret_error);
 		n++;
+		if (r == -ERANGE) {
+			r = -EINVAL;
+			goto out;
+		}
 		if (r == -EINVAL) {
 			r = bad(ret_error, "no iterations, real_time or time_unit in the run of ",
 				bn);

@@ -18,18 +18,7 @@
 #include "results/internal.h"
 #include "results/results.h"
 
-/* Where a message is going: the file's label and the first error. */
-struct parser {
-	const char *label;
-	char *error;
-	bool nomem;
-};
-
-static int failf(struct parser *p, const char *where, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Record the first error; returns -EINVAL. */
-static int failf(struct parser *p, const char *where, const char *fmt, ...)
+int results_failf(struct parser *p, const char *where, const char *fmt, ...)
 {
 	char *msg = NULL;
 	va_list ap;
@@ -90,7 +79,7 @@ static json_t *member(struct parser *p, const json_t *obj, const char *base, con
 
 	path_join(where, size, base, key);
 	if (!v && required)
-		failf(p, where, "missing");
+		results_failf(p, where, "missing");
 	return v;
 }
 
@@ -132,7 +121,7 @@ static json_t *typed_member(struct parser *p, const json_t *obj, const char *bas
 	if (!v || (json_is_null(v) && nullable))
 		return NULL;
 	if (!is(v)) {
-		failf(p, where, "expected %s, not %s", what, type_name(v));
+		results_failf(p, where, "expected %s, not %s", what, type_name(v));
 		return NULL;
 	}
 	return v;
@@ -171,7 +160,7 @@ static uint64_t get_count(struct parser *p, const json_t *obj, const char *base,
 	if (!v)
 		return 0;
 	if (!json_is_integer(v) || json_integer_value(v) < 0) {
-		failf(p, where, "expected a whole number, not %s",
+		results_failf(p, where, "expected a whole number, not %s",
 		      json_is_integer(v) ? "a negative one" : type_name(v));
 		return 0;
 	}
@@ -192,7 +181,7 @@ static int bad_element(struct parser *p, const char *base, const char *key, size
 	char where[256];
 
 	snprintf(where, sizeof(where), "%s.%s[%zu]", base, key, i);
-	return failf(p, where, "expected %s, not %s", expected, type_name(v));
+	return results_failf(p, where, "expected %s, not %s", expected, type_name(v));
 }
 
 static int nomem(struct parser *p)
@@ -256,11 +245,11 @@ static void parse_env(struct parser *p, const json_t *root, struct results_env *
 	e->cores = -1;
 	e->aslr = -1;
 	if (!env) {
-		failf(p, "environment", "missing");
+		results_failf(p, "environment", "missing");
 		return;
 	}
 	if (!json_is_object(env)) {
-		failf(p, "environment", "expected an object, not %s", type_name(env));
+		results_failf(p, "environment", "expected an object, not %s", type_name(env));
 		return;
 	}
 	e->cpu = get_string(p, env, "environment", "cpu", false, true);
@@ -274,6 +263,11 @@ static void parse_env(struct parser *p, const json_t *root, struct results_env *
 	e->benchtrap = get_string(p, env, "environment", "benchtrap", false, true);
 	e->date = get_string(p, env, "environment", "date", false, true);
 	v = typed_member(p, env, "environment", "cores", false, true, is_integer, "a whole number");
+	if (v && (json_integer_value(v) < 1 || json_integer_value(v) > INT_MAX)) {
+		results_failf(p, "environment.cores", "%" JSON_INTEGER_FORMAT
+		      " is not a count of CPUs (null when unknown)", json_integer_value(v));
+		return;
+	}
 	if (v)
 		e->cores = (int)json_integer_value(v);
 	v = typed_member(p, env, "environment", "aslr", false, true, is_boolean, "true or false");
@@ -342,7 +336,7 @@ static int parse_threads(struct parser *p, const json_t *b, const char *base,
 
 			snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
 				 json_is_integer(v) ? json_integer_value(v) : 0);
-			return failf(p, where, "expected a whole number from 1, not %s",
+			return results_failf(p, where, "expected a whole number from 1, not %s",
 				     json_is_integer(v) ? num : type_name(v));
 		}
 		r->threads = (unsigned)json_integer_value(v);
@@ -354,9 +348,9 @@ static int parse_threads(struct parser *p, const json_t *b, const char *base,
 		return 0;
 	path_join(where, sizeof(where), base, "per_thread");
 	if (!r->threads)
-		return failf(p, where, "present, but threads is not");
+		return results_failf(p, where, "present, but threads is not");
 	if (json_array_size(v) > r->threads)
-		return failf(p, where, "%zu threads, but threads is %u", json_array_size(v),
+		return results_failf(p, where, "%zu threads, but threads is %u", json_array_size(v),
 			     r->threads);
 	r->per_thread = calloc(json_array_size(v) + 1, sizeof(*r->per_thread));
 	if (!r->per_thread)
@@ -409,12 +403,12 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	snprintf(base, sizeof(base), "benchmarks[%zu]", idx);
 	r->value = NAN;
 	if (!json_is_object(b)) {
-		failf(p, base, "expected an object, not %s", type_name(b));
+		results_failf(p, base, "expected an object, not %s", type_name(b));
 		return -EINVAL;
 	}
 	r->name = get_string(p, b, base, "name", true, false);
 	if (r->name && !*r->name)
-		failf(p, base, "name: empty");
+		results_failf(p, base, "name: empty");
 	r->symbol = get_string(p, b, base, "symbol", false, true);
 	r->build_id = get_string(p, b, base, "build_id", false, true);
 	r->instrument = get_string(p, b, base, "instrument", true, false);
@@ -422,14 +416,17 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	r->error = get_string(p, b, base, "error", false, true);
 	if (failed(p))
 		return -EINVAL;
+	path_join(where, sizeof(where), base, "instrument");
+	if (results_check_instrument(p, where, r->instrument) < 0)
+		return -EINVAL;
 
 	v = member(p, b, base, "status", true, where, sizeof(where));
 	if (!v)
 		return -EINVAL;
 	if (!json_is_string(v))
-		return failf(p, where, "expected a string, not %s", type_name(v));
+		return results_failf(p, where, "expected a string, not %s", type_name(v));
 	if (parse_status(json_string_value(v), &r->status) < 0)
-		return failf(p, where,
+		return results_failf(p, where,
 			     "expected \"ok\", \"failed\", \"skipped\" or \"no_calls\", not \"%s\"",
 			     json_string_value(v));
 	r->ok = r->status == RESULTS_STATUS_OK;
@@ -437,16 +434,18 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	r->value = get_number(p, b, base, "value", r->ok);
 	path_join(where, sizeof(where), base, "value");
 	if (r->ok && !failed(p) && isnan(r->value))
-		return failf(p, where, "null, but status is \"ok\"");
+		return results_failf(p, where, "null, but status is \"ok\"");
 
 	v = member(p, b, base, "stats", false, where, sizeof(where));
 	if (r->ok && (!v || json_is_null(v)))
-		return failf(p, where, "%s, but status is \"ok\"", v ? "null" : "missing");
+		return results_failf(p, where, "%s, but status is \"ok\"", v ? "null" : "missing");
 	if (v && !json_is_null(v)) {
 		if (!json_is_object(v))
-			return failf(p, where, "expected an object, not %s", type_name(v));
+			return results_failf(p, where, "expected an object, not %s", type_name(v));
 		parse_stats(p, v, where, &r->stats);
 		r->has_stats = true;
+		if (failed(p) || results_check_stats(p, where, &r->stats) < 0)
+			return -EINVAL;
 	}
 
 	/* Files written before the field existed say it in a diagnostic. */
@@ -454,7 +453,7 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	bool has_no_time = v && !json_is_null(v);
 
 	if (has_no_time && !json_is_boolean(v))
-		return failf(p, where, "expected true or false, not %s", type_name(v));
+		return results_failf(p, where, "expected true or false, not %s", type_name(v));
 	if (has_no_time)
 		r->no_time = json_is_true(v);
 
@@ -481,7 +480,7 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	if (get_numbers(p, b, base, "raw_samples", false, &r->raw, &r->nraw) < 0)
 		return -EINVAL;
 
-	if (parse_threads(p, b, base, r) < 0)
+	if (results_check_counts(p, base, r) < 0 || parse_threads(p, b, base, r) < 0)
 		return -EINVAL;
 
 	/* A paired comparison's head: the ratio of each pair of samples; null
@@ -491,7 +490,7 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 		char pwhere[128];
 
 		if (!json_is_object(v))
-			return failf(p, base, "paired: expected an object, not %s", type_name(v));
+			return results_failf(p, base, "paired: expected an object, not %s", type_name(v));
 		snprintf(pwhere, sizeof(pwhere), "%s.paired", base);
 		if (get_numbers(p, v, pwhere, "ratios", true, &r->pair_ratios, &r->npairs) < 0)
 			return -EINVAL;
@@ -528,6 +527,15 @@ void results_env_clear(struct results_env *e)
 	*e = (struct results_env){ 0 };
 }
 
+void results_release_doc(struct results_file *f)
+{
+	if (f && f->doc) {
+		json_decref(f->doc->root);
+		free(f->doc);
+		f->doc = NULL;
+	}
+}
+
 void results_free(struct results_file *f)
 {
 	if (!f)
@@ -541,10 +549,7 @@ void results_free(struct results_file *f)
 	free(f->target);
 	free(f->path);
 	results_free(f->paired_base);
-	if (f->doc) {
-		json_decref(f->doc->root);
-		free(f->doc);
-	}
+	results_release_doc(f);
 	free(f);
 }
 
@@ -560,10 +565,10 @@ static int parse_paired(struct parser *p, json_t *root, struct results_file *f)
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_object(v))
-		return failf(p, "paired", "expected an object, not %s", type_name(v));
+		return results_failf(p, "paired", "expected an object, not %s", type_name(v));
 	base = json_object_get(v, "base");
 	if (!base)
-		return failf(p, "paired.base", "missing");
+		return results_failf(p, "paired.base", "missing");
 	f->paired_base = calloc(1, sizeof(*f->paired_base));
 	if (!f->paired_base || asprintf(&f->paired_base->path, "%s (paired.base)", p->label) < 0) {
 		p->nomem = true;
@@ -585,22 +590,22 @@ static int parse_root(struct parser *p, json_t *root, struct results_file *f)
 	size_t i;
 
 	if (!json_is_object(root))
-		return failf(p, NULL, "expected a results document (a JSON object), not %s",
+		return results_failf(p, NULL, "expected a results document (a JSON object), not %s",
 			     type_name(root));
 	v = json_object_get(root, "schema");
 	if (!v)
-		return failf(p, "schema",
+		return results_failf(p, "schema",
 			     "missing: not a benchtrap results file (write one with `benchtrap "
 			     "run --output FILE`)");
 	if (!json_is_string(v))
-		return failf(p, "schema", "expected a string, not %s", type_name(v));
+		return results_failf(p, "schema", "expected a string, not %s", type_name(v));
 	if (strcmp(json_string_value(v), RESULTS_SCHEMA) != 0) {
 		if (!strncmp(json_string_value(v), "benchtrap-results/", 18))
-			return failf(p, "schema",
+			return results_failf(p, "schema",
 				     "unknown version \"%s\" (this benchtrap reads \"%s\"; use the "
 				     "benchtrap that wrote it)",
 				     json_string_value(v), RESULTS_SCHEMA);
-		return failf(p, "schema", "\"%s\" is not a benchtrap results file (\"%s\")",
+		return results_failf(p, "schema", "\"%s\" is not a benchtrap results file (\"%s\")",
 			     json_string_value(v), RESULTS_SCHEMA);
 	}
 	parse_env(p, root, &f->env);
@@ -610,20 +615,21 @@ static int parse_root(struct parser *p, json_t *root, struct results_file *f)
 	v = json_object_get(root, "run");
 	if (v && !json_is_null(v)) {
 		if (!json_is_object(v))
-			return failf(p, "run", "expected an object, not %s", type_name(v));
+			return results_failf(p, "run", "expected an object, not %s", type_name(v));
 		f->instrument = get_string(p, v, "run", "instrument", false, true);
 		f->isolation = get_string(p, v, "run", "isolation", false, true);
-		if (failed(p))
-			return -ENOMEM;
+		if (failed(p) ||
+		    (f->instrument && results_check_instrument(p, "run.instrument", f->instrument) < 0))
+			return -EINVAL;
 		if (parse_target(json_object_get(v, "command"), &f->target) < 0)
 			return -ENOMEM;
 	}
 
 	v = json_object_get(root, "benchmarks");
 	if (!v)
-		return failf(p, "benchmarks", "missing");
+		return results_failf(p, "benchmarks", "missing");
 	if (!json_is_array(v))
-		return failf(p, "benchmarks", "expected an array, not %s", type_name(v));
+		return results_failf(p, "benchmarks", "expected an array, not %s", type_name(v));
 	f->benches = calloc(json_array_size(v) + 1, sizeof(*f->benches));
 	if (!f->benches) {
 		p->nomem = true;
@@ -655,9 +661,9 @@ int results_parse(const char *text, size_t len, const char *label, struct result
 	root = json_loadb(text, len, 0, &jerr);
 	if (!root) {
 		if (len == 0)
-			failf(&p, NULL, "empty file, not a results document");
+			results_failf(&p, NULL, "empty file, not a results document");
 		else
-			failf(&p, NULL, "not JSON: %s at line %d, column %d", jerr.text, jerr.line,
+			results_failf(&p, NULL, "not JSON: %s at line %d, column %d", jerr.text, jerr.line,
 			      jerr.column);
 		goto fail;
 	}

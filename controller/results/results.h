@@ -147,6 +147,15 @@ int results_parse(const char *text, size_t len, const char *label, struct result
 
 void results_free(struct results_file *f);
 
+/*
+ * Free the parsed JSON document that 'f' keeps for results_merge() (which
+ * needs it, to keep the fields this benchtrap does not know): the structs
+ * stay. A document takes several times its file's size in memory, so a
+ * reader that does not merge (compare, export) releases it at once, before
+ * it reads the next file.
+ */
+void results_release_doc(struct results_file *f);
+
 /* Whether an instrument counts exactly (callgrind, perf, memory), so that a
  * comparison needs no significance test: every instrument but the timed
  * ones, walltime and observe. */

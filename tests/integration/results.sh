@@ -63,6 +63,39 @@ for cmd in compare merge export; do
 	expect_usage_error 'big.json: larger than 1 GiB'
 done
 
+# ---- values no writer gives: refused, one line naming the field ----------
+# (python3 edits a valid file: an unknown instrument, a count below zero,
+# statistics out of order; an unknown field stays ignored)
+edit() {
+	python3 - "$TMP/a.json" "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["benchmarks"][1]
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))
+PY
+}
+edit "$TMP/instr.json" 'b["instrument"] = "walltme"'
+edit "$TMP/neg.json" 'b["instrument"] = "callgrind"; b["unit"] = "instructions"; b["raw_samples"] = [5, -1]'
+edit "$TMP/order.json" 'b["stats"]["min"] = b["stats"]["max"] + 1'
+edit "$TMP/extra.json" 'b["not_a_field_yet"] = -1; d["later"] = {"x": [1]}'
+for cmd in compare merge export; do
+	case $cmd in
+	compare) args=("$TMP/b.json") ;;
+	merge) args=(--output "$TMP/m.json" --force) ;;
+	export) args=(--format bmf) ;;
+	esac
+	run $cmd "$TMP/instr.json" "${args[@]}"
+	expect_usage_error 'instr.json: benchmarks\[1\].instrument: unknown instrument "walltme"'
+	run $cmd "$TMP/neg.json" "${args[@]}"
+	expect_usage_error 'neg.json: benchmarks\[1\].raw_samples\[1\]: -1 is below zero, which a count \(callgrind\) cannot be'
+	run $cmd "$TMP/order.json" "${args[@]}"
+	expect_usage_error 'order.json: benchmarks\[1\].stats.min: .* is above q1 '
+	run $cmd "$TMP/extra.json" "${args[@]}"
+	expect_status 0
+done
+[[ ! -e $TMP/m.json ]] || grep -q not_a_field_yet "$TMP/m.json" || fail "merge dropped an unknown field"
+
 # ---- stdin and pipes are still read ----------------------------------------
 run compare - "$TMP/b.json" <"$TMP/a.json"
 expect_status 0

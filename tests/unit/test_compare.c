@@ -278,7 +278,7 @@ static const char good_doc[] =
 	"   \"diagnostics\": [\"measured no execution time: the interval reaches zero\"]},"
 	"  {\"name\": \"field\", \"instrument\": \"walltime\", \"unit\": \"ns\", \"value\": 0,"
 	"   \"status\": \"ok\", \"no_time\": true, \"stats\": {\"median\": -0.1, \"mean\": 0,"
-	"    \"stddev\": 0, \"min\": -1, \"max\": 1, \"q1\": 0, \"q3\": 0, \"samples\": 1,"
+	"    \"stddev\": 0, \"min\": -1, \"max\": 1, \"q1\": -0.5, \"q3\": 0, \"samples\": 1,"
 	"    \"iterations_per_sample\": 1, \"resolution\": 0.3}, \"diagnostics\": []},"
 	"  {\"name\": \"field_wins\", \"instrument\": \"walltime\", \"unit\": \"ns\","
 	"   \"value\": 3, \"status\": \"ok\", \"no_time\": false, \"stats\": {\"median\": 3,"
@@ -416,6 +416,146 @@ static void test_parse_errors(void **state)
 		assert_null(strchr(err, '\n'));
 		assert_ptr_equal(f, (struct results_file *)0x1); /* untouched */
 		free(err);
+	}
+}
+
+/* One benchmark of 'instrument' with 'stats' and 'raw' (text inside the
+ * braces and brackets), in a file whose run.instrument is 'run' and whose
+ * environment has 'cores'. */
+static char *value_doc(const char *run, const char *cores, const char *instrument,
+		       const char *value, const char *stats, const char *raw)
+{
+	char *doc;
+
+	assert_int_not_equal(
+		asprintf(&doc,
+			 "{\"schema\": \"benchtrap-results/1\", \"environment\": {\"cores\": %s},"
+			 " \"run\": {\"instrument\": \"%s\"}, \"benchmarks\": [{\"name\": \"a\","
+			 " \"instrument\": \"%s\", \"unit\": \"ns\", \"status\": \"ok\","
+			 " \"value\": %s, \"stats\": {%s, \"samples\": 3,"
+			 " \"iterations_per_sample\": 10}, \"raw_samples\": [%s]}]}",
+			 cores, run, instrument, value, stats, raw),
+		-1);
+	return doc;
+}
+
+#define STATS_OK                                                                       \
+	"\"median\": 5, \"mean\": 5, \"stddev\": 1, \"min\": 4, \"max\": 6, \"q1\": 4.5, " \
+	"\"q3\": 5.5, \"ci_low\": 4.5, \"ci_high\": 5.5, \"confidence\": 0.95"
+
+/* Values that no writer gives, each refused in one line naming its field:
+ * an unknown instrument, a count below zero, statistics out of order. */
+static void test_parse_bad_values(void **state)
+{
+	static const struct {
+		const char *run, *cores, *instrument, *value, *stats, *raw, *message;
+	} cases[] = {
+		{ "walltime", "2", "walltme", "5", STATS_OK, "5",
+		  "h.json: benchmarks[0].instrument: unknown instrument \"walltme\" (expected "
+		  "walltime, callgrind, perf, memory or observe)" },
+		{ "cachegrind", "2", "walltime", "5", STATS_OK, "5",
+		  "h.json: run.instrument: unknown instrument \"cachegrind\"" },
+		{ "callgrind", "2", "callgrind", "5", STATS_OK, "5, -1, 6",
+		  "h.json: benchmarks[0].raw_samples[1]: -1 is below zero, which a count "
+		  "(callgrind) cannot be" },
+		{ "memory", "2", "memory", "-5", STATS_OK, "5",
+		  "h.json: benchmarks[0].value: -5 is below zero, which a count (memory) cannot be" },
+		{ "perf", "2", "perf", "5",
+		  "\"median\": -1, \"mean\": -1, \"stddev\": 0, \"min\": -1, \"max\": -1, \"q1\": -1, "
+		  "\"q3\": -1",
+		  "5", "h.json: benchmarks[0].stats.min: -1 is below zero, which a count (perf)" },
+		{ "walltime", "2", "walltime", "5",
+		  "\"median\": 5, \"mean\": 5, \"stddev\": 1, \"min\": 9, \"max\": 2, \"q1\": 4.5, "
+		  "\"q3\": 5.5",
+		  "5", "h.json: benchmarks[0].stats.min: 9 is above q1 4.5 (statistics out of order)" },
+		{ "walltime", "2", "walltime", "5",
+		  "\"median\": 5, \"mean\": 5, \"stddev\": 1, \"min\": 9, \"max\": 2",
+		  "5", "h.json: benchmarks[0].stats.q1: missing" },
+		{ "walltime", "2", "walltime", "5",
+		  "\"median\": 5, \"mean\": 5, \"stddev\": 1, \"min\": null, \"max\": 2, \"q1\": null,"
+		  " \"q3\": null",
+		  "5", "h.json: benchmarks[0].stats.median: 5 is above max 2" },
+		{ "walltime", "2", "walltime", "5",
+		  "\"median\": 5, \"mean\": 7, \"stddev\": 1, \"min\": 4, \"max\": 6, \"q1\": 4.5, "
+		  "\"q3\": 5.5",
+		  "5", "h.json: benchmarks[0].stats.mean: 7 is outside min 4 .. max 6" },
+		{ "walltime", "2", "walltime", "5",
+		  "\"median\": 5, \"mean\": 5, \"stddev\": -1, \"min\": 4, \"max\": 6, \"q1\": 4.5, "
+		  "\"q3\": 5.5",
+		  "5", "h.json: benchmarks[0].stats.stddev: -1 is below zero" },
+		{ "walltime", "2", "walltime", "5",
+		  "\"median\": 5, \"mean\": 5, \"stddev\": 1, \"min\": 4, \"max\": 6, \"q1\": 4.5, "
+		  "\"q3\": 5.5, \"ci_low\": 6, \"ci_high\": 4",
+		  "5", "h.json: benchmarks[0].stats.ci_low: 6 is above ci_high 4" },
+		{ "walltime", "2", "walltime", "5",
+		  "\"median\": 5, \"mean\": 5, \"stddev\": 1, \"min\": 4, \"max\": 6, \"q1\": 4.5, "
+		  "\"q3\": 5.5, \"confidence\": 95",
+		  "5", "h.json: benchmarks[0].stats.confidence: 95 is not between 0 and 1" },
+		{ "walltime", "-3", "walltime", "5", STATS_OK, "5",
+		  "h.json: environment.cores: -3 is not a count of CPUs (null when unknown)" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct results_file *f = (struct results_file *)0x1;
+		char *err = NULL;
+		char *doc = value_doc(cases[i].run, cases[i].cores, cases[i].instrument,
+				      cases[i].value, cases[i].stats, cases[i].raw);
+		int r = results_parse(doc, strlen(doc), "h.json", &f, &err);
+
+		if (r != -EINVAL || !err ||
+		    strncmp(err, cases[i].message, strlen(cases[i].message)))
+			fail_msg("case %zu: r=%d, error '%s', expected '%s'", i, r,
+				 err ? err : "(none)", cases[i].message);
+		assert_null(strchr(err, '\n'));
+		assert_ptr_equal(f, (struct results_file *)0x1);
+		free(err);
+		free(doc);
+	}
+}
+
+/* What writers do give is read: a timed sample below zero (calibration
+ * subtracted from a call shorter than its noise), statistics equal up to
+ * the rounding of ten digits, figures that are null, every instrument. */
+static void test_parse_good_values(void **state)
+{
+	static const struct {
+		const char *run, *instrument, *value, *stats, *raw;
+	} cases[] = {
+		{ "walltime", "walltime", "0",
+		  "\"median\": -0.5, \"mean\": -0.2, \"stddev\": 1, \"min\": -2, \"max\": 3, "
+		  "\"q1\": -1, \"q3\": 1",
+		  "-2, -0.5, 3" },
+		{ "observe", "observe", "1", STATS_OK ", \"uncertainty\": 0", "-3, 5" },
+		{ "callgrind", "callgrind", "0",
+		  "\"median\": 0, \"mean\": 0, \"stddev\": 0, \"min\": 0, \"max\": 0, \"q1\": 0, "
+		  "\"q3\": 0",
+		  "0, 0" },
+		{ "perf", "perf", "5", STATS_OK, "5" },
+		{ "memory", "memory", "5", STATS_OK, "" },
+		{ "walltime", "walltime", "1.000000001",
+		  "\"median\": 1.000000001, \"mean\": 1.000000001, \"stddev\": 0, \"min\": 1, "
+		  "\"max\": 1.000000000999, \"q1\": 1, \"q3\": 1.000000001",
+		  "1" },
+		{ "walltime", "walltime", "5",
+		  "\"median\": 5, \"mean\": null, \"stddev\": null, \"min\": 4, \"max\": 6, "
+		  "\"q1\": null, \"q3\": null, \"ci_low\": null, \"ci_high\": null",
+		  "5" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct results_file *f = NULL;
+		char *err = NULL;
+		char *doc = value_doc(cases[i].run, "null", cases[i].instrument, cases[i].value,
+				      cases[i].stats, cases[i].raw);
+
+		if (results_parse(doc, strlen(doc), "g.json", &f, &err) != 0)
+			fail_msg("case %zu: refused: %s", i, err ? err : "(no message)");
+		assert_string_equal(f->benches[0].instrument, cases[i].instrument);
+		assert_int_equal(f->env.cores, -1);
+		results_free(f);
+		free(doc);
 	}
 }
 
@@ -1478,6 +1618,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_good),
+		cmocka_unit_test(test_parse_bad_values),
+		cmocka_unit_test(test_parse_good_values),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_load_missing_file),
 		cmocka_unit_test(test_each_verdict),

@@ -203,6 +203,72 @@ static void test_json(void **state)
 	gbench_strings_clear();
 }
 
+/* Values no run that ran has are refused, the message naming the field;
+ * an error run has none of them to check. */
+static void test_json_bad_values(void **state)
+{
+	static const struct {
+		const char *run, *message;
+	} cases[] = {
+		{ "\"iterations\":10,\"real_time\":-1,\"cpu_time\":1,\"time_unit\":\"ns\"",
+		  "real_time: -1 in the run of a, where a run that ran has a time from 0" },
+		{ "\"iterations\":10,\"real_time\":1,\"cpu_time\":-0.5,\"time_unit\":\"us\"",
+		  "cpu_time: -0.5 in the run of a" },
+		{ "\"iterations\":0,\"real_time\":1,\"time_unit\":\"ns\"",
+		  "iterations: 0 in the run of a, where a run that ran has a count from 1" },
+		{ "\"iterations\":5,\"real_time\":1,\"threads\":0,\"time_unit\":\"ns\"",
+		  "threads: 0 in the run of a" },
+		{ "\"iterations\":-5,\"real_time\":1,\"time_unit\":\"ns\"",
+		  "no iterations, real_time or time_unit in the run of a" },
+	};
+	struct gbench_run *runs = NULL;
+	size_t n = 0;
+	char *err = NULL, doc[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(doc, sizeof(doc), "{\"benchmarks\":[{\"name\":\"a\",%s}]}", cases[i].run);
+		runs = (struct gbench_run *)0x1;
+		if (gbench_parse_json(doc, strlen(doc), "a", &runs, &n, &err) != -EINVAL || !err ||
+		    strncmp(err, cases[i].message, strlen(cases[i].message)))
+			fail_msg("case %zu: error '%s', expected '%s'", i, err ? err : "(none)",
+				 cases[i].message);
+		assert_ptr_equal(runs, (struct gbench_run *)0x1);
+		free(err);
+		err = NULL;
+	}
+	/* A run that reported an error has no figures to check. */
+	static const char errored[] = "{\"benchmarks\":[{\"name\":\"a\",\"error_occurred\":true,"
+				      "\"error_message\":\"no\",\"iterations\":0,\"real_time\":-1}]}";
+
+	assert_int_equal(gbench_parse_json(errored, strlen(errored), "a", &runs, &n, &err), 0);
+	assert_int_equal(n, 1);
+	gbench_runs_free(runs, n);
+}
+
+/* A list of 100,000 names is read whole, in order (its array grows by
+ * doubling: the unit test of that is util's; this one must finish). */
+static void test_list_many(void **state)
+{
+	const size_t count = 100000;
+	char *text = NULL, **names = NULL;
+	size_t len = 0, n = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_non_null(f);
+	for (size_t i = 0; i < count; i++)
+		fprintf(f, "BM_f/%zu\n", i);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(gbench_parse_list(text, len, &names, &n), 0);
+	assert_int_equal(n, count);
+	assert_string_equal(names[0], "BM_f/0");
+	assert_string_equal(names[count - 1], "BM_f/99999");
+	assert_null(names[count]);
+	str_free_n(names, n);
+	free(text);
+}
+
 static void test_batches(void **state)
 {
 	static const char log[] = "2026-12-03T12:23:40+00:00\n"
@@ -318,6 +384,8 @@ int main(void)
 		cmocka_unit_test(test_json),	      cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_per_iteration), cmocka_unit_test(test_candidates),
 		cmocka_unit_test(test_alloc_count),
+		cmocka_unit_test(test_json_bad_values),
+		cmocka_unit_test(test_list_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
