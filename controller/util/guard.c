@@ -70,7 +70,7 @@ bool guard_judge(const struct guard_who *w, const struct guard_call *c, char *bu
 	pid_t target = (pid_t)(uint32_t)c->args[0];
 	int sig = signal_of(c);
 	bool any_kill = c->nr == SYS_kill || c->nr == SYS_rt_sigqueueinfo;
-	const char *who = NULL, *rel = "";
+	const char *who = NULL;
 	char sname[32], what[64];
 
 	if (c->nr != SYS_pidfd_open && sig <= 0)
@@ -103,8 +103,6 @@ bool guard_judge(const struct guard_who *w, const struct guard_call *c, char *bu
 	if (target == w->thread && w->worker > 0)
 		target = w->worker;
 	if (c->caller_parent > 0 && target == c->caller_parent)
-		rel = "its parent ";
-	if (*rel)
 		snprintf(buf, size, "%s its parent (%s, pid %d)", what, who, target);
 	else
 		snprintf(buf, size, "%s %s (pid %d)", what, who, target);
