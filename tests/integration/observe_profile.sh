@@ -77,6 +77,20 @@ done
 kill "$target"
 wait "$target" 2>/dev/null
 
+# ---- a short function whose time is in its callee -------------------------------------
+# front() itself is a few instructions; parse(), which it calls, is all of
+# its time; the program runs long stretches between calls. Samples are of
+# the time front() ran, so nearly all of them hold parse(); samples of the
+# stops at front()'s breakpoints would hold front() alone (half or more of
+# them, whatever the load).
+mkdir "$TMP/prof4"
+run observe --symbol front --profile "$TMP/prof4" --output "$TMP/obs4.json" \
+	-- "$FIXTURES/observe/shortcall"
+expect_status 0
+expect_out '^calls 100$'
+expect_profiles "$TMP/obs4.json" 'sum(fg("front").values()) >= 20
+sum(n for p, n in fg("front").items() if p.startswith("front;parse")) >= 0.8 * sum(fg("front").values())'
+
 # ---- a program that crashes inside an observed call ------------------------------------
 # crash_now was called (its call never returned) and almost always holds
 # no stack: the diagnostic says so rather than "never called"; the crash is
