@@ -116,8 +116,8 @@ static int add_path(struct folded *f, const struct unwind_frame *frames, size_t 
 
 	for (size_t i = n; i-- > 0;) {
 		if (frames[i].func[0]) {
-			owned[i] = elf_demangle(frames[i].func);
-			names[k++] = owned[i] ? owned[i] : frames[i].func;
+			owned[i] = unwind_frame_demangled(&frames[i]);
+			names[k++] = owned[i] ? owned[i] : unwind_frame_name(&frames[i]);
 		} else {
 			snprintf(unknown[i], sizeof(unknown[i]), "[%s]",
 				 frames[i].module[0] ? str_basename(frames[i].module) : "unknown");
