@@ -84,8 +84,8 @@ static int add_stack(struct folded *f, const struct unwind_frame *frames, size_t
 		const struct unwind_frame *fr = &frames[i];
 
 		if (fr->func[0]) {
-			owned[i] = elf_demangle(fr->func);
-			names[k++] = owned[i] ? owned[i] : fr->func;
+			owned[i] = unwind_frame_demangled(fr);
+			names[k++] = owned[i] ? owned[i] : unwind_frame_name(fr);
 		} else {
 			snprintf(unknown[i], sizeof(unknown[i]), "[%s]",
 				 fr->module[0] ? str_basename(fr->module) : "unknown");

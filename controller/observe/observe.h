@@ -158,6 +158,19 @@ struct unwind_frame;
  */
 size_t observe_profile_cut(const struct unwind_frame *frames, size_t n, uint64_t addr);
 
+/*
+ * The clock of the samples: the time the program ran inside observed calls,
+ * never the time benchtrap held it. A sample is due every 'period' ns of
+ * that clock; 'left' is what remains until the next. A stretch of running
+ * inside some call, from 'from' (a resume plus the calibrated resume
+ * latency: until then the thread has not reached its own code) to 'now'
+ * (the next stop), spends it. A due point the stretch passed without a
+ * sample (it ended at a breakpoint before the sample could be taken) is
+ * dropped, not taken late: a late sample would land where benchtrap stopped
+ * the thread. Returns what is left after the stretch, in (0, period].
+ */
+int64_t observe_profile_spend(int64_t left, int64_t from, int64_t now, int64_t period);
+
 /* ---- /proc/PID/maps ---------------------------------------------------------------- */
 
 /* One file mapped into the process: where its offset 0 lies, and the range

@@ -3,13 +3,21 @@
  * observe --profile (session.h): where the calls of each observed function
  * spend their time, by call stack, sampled while the program runs.
  *
- * Every OBSERVE_PROFILE_PERIOD_MS, when some thread is inside an observed
- * call, the loop stops the process (trace_stop), and for each such thread
+ * Every OBSERVE_PROFILE_PERIOD_MS of the time the program ran inside
+ * observed calls (observe_profile_spend: never the time benchtrap held it
+ * at a breakpoint, nor the time before a resumed thread is back in its own
+ * code), the loop stops the process (trace_stop), and for each such thread
  * unwinds its stack once and adds it, cut at the function's outermost
  * frame, to every observed function the thread is inside (a call of 'a'
  * inside a call of 'b' counts for both: b's flamegraph holds a's). The
  * time stopped is added to the session's stopped time and the resume to its
  * resumes, so that it is removed from the calls it falls in, like any stop.
+ *
+ * A clock of wall time would not do: the stops at breakpoints take far
+ * longer than a short function's own code, so a sample falls due while the
+ * thread is held at one, and is taken right after the resume, where the
+ * thread still stands on the function's first instructions. Its callees,
+ * where the time goes, would seldom be seen.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +34,7 @@
 
 #define OBSERVE_PROFILE_PERIOD_MS 1 /* between two samples */
 #define OBSERVE_PROFILE_FRAMES 128  /* frames of one stack at most */
+#define PERIOD_NS (OBSERVE_PROFILE_PERIOD_MS * 1000000LL)
 
 size_t observe_profile_cut(const struct unwind_frame *frames, size_t n, uint64_t addr)
 {
@@ -45,24 +54,38 @@ static bool inside_some_call(const struct session *s)
 	return false;
 }
 
-void observe_profile_next(struct session *s)
+int64_t observe_profile_spend(int64_t left, int64_t from, int64_t now, int64_t period)
 {
-	s->prof_next = clock_now_ns() + OBSERVE_PROFILE_PERIOD_MS * 1000000LL;
+	if (now > from)
+		left -= now - from;
+	while (left <= 0)
+		left += period;
+	return left;
 }
 
-int observe_profile_due(struct session *s, int64_t now, int64_t *ret_wait_ms)
+void observe_profile_resumed(struct session *s, int64_t now)
 {
-	int64_t period = OBSERVE_PROFILE_PERIOD_MS * 1000000LL;
+	int64_t latency = s->res->calibrated ? (int64_t)s->res->calib.latency : 0;
 
-	if (!s->o->profile_dir || !s->observing || s->calibrating || !inside_some_call(s)) {
-		s->prof_next = now + period;
-		return 0;
-	}
-	if (now >= s->prof_next)
-		return 1;
-	if (*ret_wait_ms > (s->prof_next - now + 999999) / 1000000)
-		*ret_wait_ms = (s->prof_next - now + 999999) / 1000000;
-	return 0;
+	s->prof_from = 0;
+	if (!s->o->profile_dir || !s->observing || s->calibrating || !inside_some_call(s))
+		return;
+	if (s->prof_left <= 0)
+		s->prof_left = PERIOD_NS;
+	s->prof_from = now + latency;
+}
+
+void observe_profile_stopped(struct session *s, int64_t now)
+{
+	if (!s->prof_from)
+		return;
+	s->prof_left = observe_profile_spend(s->prof_left, s->prof_from, now, PERIOD_NS);
+	s->prof_from = 0;
+}
+
+int64_t observe_profile_due(const struct session *s)
+{
+	return s->prof_from ? s->prof_from + s->prof_left : -1;
 }
 
 static struct unwind_session *unwinder(struct session *s, pid_t tid)
@@ -94,8 +117,8 @@ static int add_path(struct folded *f, const struct unwind_frame *frames, size_t 
 
 	for (size_t i = n; i-- > 0;) {
 		if (frames[i].func[0]) {
-			owned[i] = elf_demangle(frames[i].func);
-			names[k++] = owned[i] ? owned[i] : frames[i].func;
+			owned[i] = unwind_frame_demangled(&frames[i]);
+			names[k++] = owned[i] ? owned[i] : unwind_frame_name(&frames[i]);
 		} else {
 			snprintf(unknown[i], sizeof(unknown[i]), "[%s]",
 				 frames[i].module[0] ? str_basename(frames[i].module) : "unknown");
@@ -126,6 +149,10 @@ void observe_profile_sample(struct session *s)
 		us = unwinder(s, st->tid);
 		if (!us ||
 		    unwind_session_backtrace(us, s->prof_frames, OBSERVE_PROFILE_FRAMES, &n) < 0)
+			continue;
+		/* Stopped before it was back in its own code: where benchtrap
+		 * left it, not where it spends its time. */
+		if (n && trace_thread_unmoved(s->p, st->tid, s->prof_frames[0].pc))
 			continue;
 		for (size_t k = 0; k < st->n; k++) {
 			struct func *f = &s->funcs[st->v[k].func];

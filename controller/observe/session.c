@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -330,6 +331,7 @@ static void remove_all(struct session *s)
 		trace_bp_remove(s->p, s->dl_notify);
 	s->dl_notify = 0;
 	s->observing = false;
+	s->prof_from = 0;
 	s->t_stopped_observing = clock_now_ns();
 }
 
@@ -371,7 +373,7 @@ static int run_loop(struct session *s)
 	s->resumes++;
 	while (r == 0) {
 		struct trace_event ev;
-		int64_t now, wait_ms = TICK_MS;
+		int64_t now, due, until, wait_ms = TICK_MS;
 		bool pending = false;
 
 		if (deadline >= 0 && s->observing) {
@@ -387,25 +389,38 @@ static int run_loop(struct session *s)
 				wait_ms = left > 0 ? left : 1;
 		}
 		now = clock_now_ns();
-		if (!trace_has_pending(s->p) && observe_profile_due(s, now, &wait_ms)) {
+		due = observe_profile_due(s);
+		if (due >= 0 && now >= due && !trace_has_pending(s->p)) {
 			/* A sample: a stop of its own, accounted as any stop.
-			 * An event held (the process ended meanwhile, say)
-			 * goes first. */
+			 * A thread that reached a breakpoint meanwhile goes
+			 * first, and the sample is dropped. */
 			r = trace_stop(s->p);
 			if (r < 0)
 				break;
+			observe_profile_stopped(s, now);
 			if (!trace_has_pending(s->p))
 				observe_profile_sample(s);
-			observe_profile_next(s);
 			pending = trace_has_pending(s->p);
 			r = trace_resume(s->p);
 			s->stopped += clock_now_ns() - now;
-			if (!pending)
+			if (!pending) {
 				s->resumes++;
+				observe_profile_resumed(s, clock_now_ns());
+			}
 			continue;
 		}
-		r = trace_wait(s->p, (int)wait_ms, &ev);
+		until = now + wait_ms * 1000000;
+		if (due >= 0 && due < until)
+			until = due;
+		r = trace_wait_until(s->p, until, &ev);
 		now = clock_now_ns();
+		if (r == 0)
+			observe_profile_stopped(s, now);
+		if (r == -ETIMEDOUT && due >= 0 && now >= due &&
+		    now - last_tick < TICK_MS * 1000000) {
+			r = 0;
+			continue; /* the sample, at the top */
+		}
 		if (r == -ETIMEDOUT || now - last_tick >= TICK_MS * 1000000) {
 			last_tick = now;
 			/* A signal for the program waits until the calibration
@@ -430,6 +445,7 @@ static int run_loop(struct session *s)
 			/* Only stale events were held: nothing ran. */
 			retried = true;
 			r = trace_resume(s->p);
+			observe_profile_resumed(s, clock_now_ns());
 			continue;
 		}
 		if (r < 0)
@@ -497,8 +513,10 @@ static int run_loop(struct session *s)
 		pending = trace_has_pending(s->p);
 		r = trace_resume(s->p);
 		s->stopped += clock_now_ns() - now;
-		if (!pending)
+		if (!pending) {
 			s->resumes++;
+			observe_profile_resumed(s, clock_now_ns());
+		}
 	}
 	if (r == -ESRCH)
 		return 0;
@@ -518,7 +536,7 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 		.res = &res,
 	};
 	int64_t t0;
-	int r;
+	int slack, r;
 
 	res.pid = s.pid;
 	res.attached = attached;
@@ -541,8 +559,15 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 			trace_strerror(r));
 		r = 0;
 	}
+	/* A sample falls due a few microseconds ahead, inside a short call:
+	 * woken the default 50 µs late, the loop would find the call over. */
+	slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	if (o->profile_dir)
+		prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	t0 = clock_now_ns();
 	r = run_loop(&s);
+	if (o->profile_dir && slack > 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
 	res.observed_s =
 		(double)((s.t_stopped_observing ? s.t_stopped_observing : clock_now_ns()) - t0) /
 		1e9;

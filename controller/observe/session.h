@@ -91,7 +91,8 @@ struct session {
 	} * prof;
 	size_t nprof;
 	struct unwind_frame *prof_frames;
-	int64_t prof_next; /* when the next sample is due */
+	int64_t prof_left; /* ns of running inside calls until the next sample */
+	int64_t prof_from; /* since when the process runs inside some call, or 0 */
 	uint64_t prof_stops;
 	struct observe_result *res;
 };
@@ -121,11 +122,15 @@ void observe_calib_end(struct session *s, pid_t tid);
 void observe_calib_finish(struct session *s);
 
 /* ---- profile.c ---- */
-/* Between PROFILE periods: 0, or the ms until the next sample is due (the
- * process runs, some observed call is open). */
-int observe_profile_due(struct session *s, int64_t now, int64_t *ret_wait_ms);
-/* A sample was taken (or tried): the next is due a period from now. */
-void observe_profile_next(struct session *s);
+/* The process was resumed at 'now': when it runs inside some observed
+ * call, the samples' clock runs (observe_profile_spend). */
+void observe_profile_resumed(struct session *s, int64_t now);
+/* The process stopped at 'now' (an event, or a stop for a sample): the
+ * samples' clock stops. */
+void observe_profile_stopped(struct session *s, int64_t now);
+/* When the next sample is due (CLOCK_MONOTONIC ns), or -1: none while the
+ * process runs as it does now. */
+int64_t observe_profile_due(const struct session *s);
 /* The process is stopped: unwind every thread inside an observed call and
  * add the stack to each function it is inside. */
 void observe_profile_sample(struct session *s);

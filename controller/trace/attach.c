@@ -344,6 +344,13 @@ int trace_settle(struct trace_proc *p)
 	return 0;
 }
 
+bool trace_thread_unmoved(struct trace_proc *p, pid_t tid, uint64_t pc)
+{
+	struct trace_thread *t;
+
+	return trace_thread_stopped(p, tid, &t) == 0 && t->stepped_to && t->stepped_to == pc;
+}
+
 int trace_thread_moved(struct trace_proc *p, pid_t tid)
 {
 	struct trace_thread *t;

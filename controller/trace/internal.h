@@ -69,6 +69,8 @@ struct trace_thread {
 	bool interrupted;      /* PTRACE_INTERRUPT sent, its stop not yet seen */
 	int deliver;	       /* signal delivered when resumed */
 	int exit_code;	       /* from its exit event */
+	uint64_t stepped_to;   /* its pc after its last step over a breakpoint
+				  (the step's SIGTRAP address), or 0 */
 	/* Resumed with PTRACE_SYSCALL, its syscall-entry stops counted in
 	 * the trace_proc's 'syscalls' (trace_call_opts.syscalls). */
 	bool count_syscalls;
@@ -131,9 +133,6 @@ void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status);
 int trace_stop_threads(struct trace_proc *p, const pid_t *tids, size_t n, int timeout_ms);
 /* Every thread is reaped: the process ended as 'st' says. */
 void trace_process_gone(struct trace_proc *p, const struct trace_status *st);
-/* Wait for the next event with an absolute CLOCK_MONOTONIC deadline in ns
- * (-1: none). */
-int trace_wait_until(struct trace_proc *p, int64_t deadline_ns, struct trace_event *ret);
 
 /* ---- remote execution (call.c) ---- */
 int trace_fill_backtrace(struct trace_proc *p, pid_t tid, struct trace_failure *f);

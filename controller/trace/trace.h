@@ -230,6 +230,8 @@ int trace_resume(struct trace_proc *p);
  * (the process keeps running), -ESRCH when the process is already gone.
  */
 int trace_wait(struct trace_proc *p, int timeout_ms, struct trace_event *ret);
+/* The same with an absolute CLOCK_MONOTONIC deadline in ns (-1: none). */
+int trace_wait_until(struct trace_proc *p, int64_t deadline_ns, struct trace_event *ret);
 
 /* Stop every thread (as if an event had come), e.g. to sample or detach. */
 int trace_stop(struct trace_proc *p);
@@ -388,5 +390,10 @@ int trace_settle(struct trace_proc *p);
  * registers were replaced): resuming it must run from its pc, executing a
  * trap found there, instead of stepping over one. */
 int trace_thread_moved(struct trace_proc *p, pid_t tid);
+
+/* Stopped thread 'tid', its pc now at 'pc', stands where trace_resume()
+ * left it after stepping it over a breakpoint: stopped again before it ran
+ * on (a stop that came before the resumed thread was back in its code). */
+bool trace_thread_unmoved(struct trace_proc *p, pid_t tid, uint64_t pc);
 
 #endif

@@ -595,8 +595,10 @@ static int step_over(struct trace_proc *p, struct trace_thread *t)
 		}
 		if (trace_pt_getsiginfo(t->tid, &si) < 0)
 			break;
-		if (st.code == SIGTRAP && si.si_code > 0)
+		if (st.code == SIGTRAP && si.si_code > 0) {
+			t->stepped_to = (uint64_t)(uintptr_t)si.si_addr;
 			break; /* the step is done */
+		}
 		if (si.si_code > 0 && (st.code == SIGSEGV || st.code == SIGBUS ||
 				       st.code == SIGILL || st.code == SIGFPE)) {
 			/* The instruction itself faulted: report it. */

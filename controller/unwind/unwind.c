@@ -60,6 +60,7 @@ static bool symbolize(Dwfl *dwfl, uint64_t pc, uint64_t lookup, struct unwind_fr
 	name = dwfl_module_addrinfo(mod, lookup, &off, &sym, NULL, NULL, NULL);
 	if (name) {
 		copy_str(f->func, sizeof(f->func), name);
+		f->name = name;
 		f->offset = off + (pc - lookup);
 	}
 	line = dwfl_module_getsrc(mod, lookup);
@@ -73,9 +74,14 @@ static bool symbolize(Dwfl *dwfl, uint64_t pc, uint64_t lookup, struct unwind_fr
 	return true;
 }
 
+const char *unwind_frame_name(const struct unwind_frame *f)
+{
+	return f->name ? f->name : f->func;
+}
+
 char *unwind_frame_demangled(const struct unwind_frame *f)
 {
-	return f->func[0] ? elf_demangle(f->func) : NULL;
+	return f->func[0] ? elf_demangle(unwind_frame_name(f)) : NULL;
 }
 
 int unwind_symbolize(pid_t pid, uint64_t pc, struct unwind_frame *ret)
@@ -86,6 +92,7 @@ int unwind_symbolize(pid_t pid, uint64_t pc, struct unwind_frame *ret)
 	if (!dwfl)
 		return -ESRCH;
 	symbolize(dwfl, pc, pc, &f);
+	f.name = NULL; /* dwfl's, ended here */
 	dwfl_end(dwfl);
 	*ret = f;
 	return 0;
@@ -110,14 +117,18 @@ int unwind_symbolize_maps(const char *maps, const uint64_t *pcs, size_t n,
 		return -EINVAL;
 	}
 	/* Return addresses: looked up inside the call that made them. */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		symbolize(dwfl, pcs[i], pcs[i] ? pcs[i] - 1 : 0, &ret[i]);
+		ret[i].name = NULL; /* dwfl's, ended here */
+	}
 	dwfl_end(dwfl);
 	return 0;
 }
 
-/* Walk the stack under cursor, naming frames with dwfl (may be NULL). */
-static size_t walk(unw_cursor_t *cursor, Dwfl *dwfl, struct unwind_frame *frames, size_t max)
+/* Walk the stack under cursor, naming frames with dwfl (may be NULL);
+ * 'keep' when dwfl outlives the frames, whose 'name' then points into it. */
+static size_t walk(unw_cursor_t *cursor, Dwfl *dwfl, bool keep, struct unwind_frame *frames,
+		   size_t max)
 {
 	size_t n = 0;
 
@@ -131,6 +142,8 @@ static size_t walk(unw_cursor_t *cursor, Dwfl *dwfl, struct unwind_frame *frames
 			n++;
 			break;
 		}
+		if (!keep)
+			frames[n].name = NULL;
 		n++;
 	} while (n < max && unw_step(cursor) > 0);
 	return n;
@@ -168,7 +181,7 @@ int unwind_session_backtrace(struct unwind_session *s, struct unwind_frame *fram
 
 	if (unw_init_remote(&cursor, s->as, s->upt) < 0)
 		return kill(s->tid, 0) < 0 && errno == ESRCH ? -ESRCH : -EIO;
-	*ret_n = walk(&cursor, s->dwfl, frames, max);
+	*ret_n = walk(&cursor, s->dwfl, true, frames, max);
 	return 0;
 }
 
@@ -209,7 +222,7 @@ int unwind_backtrace(pid_t pid, pid_t tid, struct unwind_frame *frames, size_t m
 	}
 	/* Symbols are optional: a backtrace of bare addresses still helps. */
 	dwfl = dwfl_for(pid);
-	n = walk(&cursor, dwfl, frames, max);
+	n = walk(&cursor, dwfl, false, frames, max);
 	if (dwfl)
 		dwfl_end(dwfl);
 	*ret_n = n;

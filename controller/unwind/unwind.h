@@ -18,7 +18,10 @@
 struct unwind_frame {
 	uint64_t pc;	  /* the frame's pc (for callers: the return address) */
 	uint64_t offset;  /* pc - symbol start, when 'func' is set */
-	char func[128];	  /* symbol containing pc (raw name), or "" */
+	char func[128];	  /* symbol containing pc (raw name), or "": its first
+			     127 bytes, see 'name' */
+	const char *name; /* the whole raw name, from unwind_session_backtrace():
+			     valid until that session is freed; else NULL */
 	char module[160]; /* file the code comes from, or "" */
 	char file[160];	  /* source file, or "" */
 	int line;	  /* source line, or 0 */
@@ -51,6 +54,8 @@ void unwind_session_free(struct unwind_session *s);
 /* A frame's function as people read it: the demangled name (C++, Rust),
  * to free, or NULL when 'func' is not mangled or is empty. */
 char *unwind_frame_demangled(const struct unwind_frame *f);
+/* A frame's raw name, whole when the frame has it ('name'), or 'func'. */
+const char *unwind_frame_name(const struct unwind_frame *f);
 
 /* Symbolize one address of process 'pid' (no unwinding). */
 int unwind_symbolize(pid_t pid, uint64_t pc, struct unwind_frame *ret);

@@ -7,11 +7,14 @@
 
 #include "util/folded.h"
 
+/* ';' separates frames and a line ends the path: neither may be in a
+ * frame. Spaces may (C++ names hold them): readers take the count after
+ * the last space of a line. */
 static char clean(char c)
 {
 	if (c == ';')
 		return ':';
-	if ((unsigned char)c <= ' ' || c == 0x7f)
+	if ((unsigned char)c < ' ' || c == 0x7f)
 		return '_';
 	return c;
 }

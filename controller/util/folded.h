@@ -7,7 +7,9 @@
  * line as "outer;middle;inner count" (the format of Brendan Gregg's
  * stackcollapse scripts, which flamegraph tools read). Frames are kept as
  * given but for the characters the format cannot carry: ';' becomes ':',
- * and whitespace and control characters become '_'. Nothing prints.
+ * and control characters (a newline, a tab) become '_'; spaces stay, as
+ * flamegraph.pl and speedscope read them (the count follows the last
+ * space of a line). Nothing prints.
  */
 
 #include <stddef.h>

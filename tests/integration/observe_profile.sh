@@ -77,6 +77,36 @@ done
 kill "$target"
 wait "$target" 2>/dev/null
 
+# ---- a short function whose time is in its callee -------------------------------------
+# front() itself is a few instructions; parse(), which it calls, is all of
+# its time; the program runs long stretches between calls. Samples are of
+# the time front() ran, so nearly all of them hold parse(); samples of the
+# stops at front()'s breakpoints would hold front() alone (half or more of
+# them, whatever the load).
+mkdir "$TMP/prof4"
+run observe --symbol front --profile "$TMP/prof4" --output "$TMP/obs4.json" \
+	-- "$FIXTURES/observe/shortcall"
+expect_status 0
+expect_out '^calls 100$'
+expect_profiles "$TMP/obs4.json" 'sum(fg("front").values()) >= 20
+sum(n for p, n in fg("front").items() if p.startswith("front;parse")) >= 0.8 * sum(fg("front").values())'
+
+# ---- C++ names longer than any buffer ------------------------------------------------
+# Two instances of a template whose mangled names share their first 150
+# bytes, demangled longer than 200: both appear whole, demangled, with
+# their spaces, each in its own frame (cut at 127 bytes they were one
+# mangled frame).
+if [[ -x $FIXTURES/observe/longnames ]]; then
+	mkdir "$TMP/prof5"
+	run observe --symbol driver --profile "$TMP/prof5" --output "$TMP/obs5.json" \
+		-- "$FIXTURES/observe/longnames"
+	expect_status 0
+	long='void benchtrap_fixture_namespace_whose_name_is_long_enough_to_matter::a_function_template_with_a_name_so_long_that_its_first_hundred_and_twenty_seven_bytes_are_shared_by_both_instances_called_here<N, benchtrap_fixture_namespace_whose_name_is_long_enough_to_matter::a_holder_type_with_a_long_name_as_template_libraries_have<int> >(benchtrap_fixture_namespace_whose_name_is_long_enough_to_matter::a_holder_type_with_a_long_name_as_template_libraries_have<int>)'
+	expect_profiles "$TMP/obs5.json" "len(\"$long\") > 200
+any(p.split(\";\")[1:2] == [\"$long\".replace(\"<N,\", \"<1,\")] for p in fg(\"driver\"))
+any(p.split(\";\")[1:2] == [\"$long\".replace(\"<N,\", \"<2,\")] for p in fg(\"driver\"))"
+fi
+
 # ---- a program that crashes inside an observed call ------------------------------------
 # crash_now was called (its call never returned) and almost always holds
 # no stack: the diagnostic says so rather than "never called"; the crash is

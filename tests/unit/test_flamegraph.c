@@ -44,6 +44,9 @@ static void test_folded(void **state)
 	struct folded f = { 0 };
 	const char *a[] = { "main", "fib", "fib" };
 	const char *b[] = { "main", "odd;name with space", "" };
+	/* A C++ name keeps its spaces; a newline or a tab could end or
+	 * split the line: they become '_'. */
+	const char *c[] = { "main", "ns::f<int, char> (x)", "new\nline\ttab" };
 
 	assert_int_equal(folded_add(&f, a, 3, 5), 0);
 	assert_int_equal(folded_add(&f, b, 3, 1), 0);
@@ -53,13 +56,18 @@ static void test_folded(void **state)
 	assert_int_equal(folded_add_line(&f, "nocount"), -EINVAL);
 	assert_int_equal(folded_add_line(&f, "x;y -3"), -EINVAL);
 	assert_int_equal(folded_add_line(&f, " 3"), -EINVAL);
-	assert_int_equal(f.total, 13);
+	assert_int_equal(folded_add(&f, c, 3, 2), 0);
+	/* the count is after the last space */
+	assert_int_equal(folded_add_line(&f, "main;ns::f<int, char> (x) 3"), 0);
+	assert_int_equal(f.total, 18);
 
 	char *t = folded_text(&f);
 
 	assert_string_equal(t, "main;fib 6\n"
 			       "main;fib;fib 6\n"
-			       "main;odd:name_with_space;? 1\n");
+			       "main;ns::f<int, char> (x) 3\n"
+			       "main;ns::f<int, char> (x);new_line_tab 2\n"
+			       "main;odd:name with space;? 1\n");
 	free(t);
 	folded_free(&f);
 	folded_free(NULL);

@@ -280,6 +280,28 @@ static void test_profile_cut(void **state)
 	assert_int_equal(observe_profile_cut(fr, 0, 0x1000), 0);
 }
 
+/* The samples' clock spends only the time the program ran inside calls
+ * (from the resume plus its latency to the next stop); a due point passed
+ * without a sample is dropped, never carried into the next stretch, where
+ * it would be taken at once, where benchtrap left the thread. */
+static void test_profile_spend(void **state)
+{
+	const int64_t period = 1000;
+
+	(void)state;
+	/* 300 of 1000 run: 700 left */
+	assert_int_equal(observe_profile_spend(1000, 5000, 5300, period), 700);
+	/* stopped before the latency was over: nothing ran */
+	assert_int_equal(observe_profile_spend(700, 5000, 4990, period), 700);
+	assert_int_equal(observe_profile_spend(700, 5000, 5000, period), 700);
+	/* exactly due, or passed (the sample taken, or dropped): a whole
+	 * period from the due point on */
+	assert_int_equal(observe_profile_spend(700, 5000, 5700, period), 1000);
+	assert_int_equal(observe_profile_spend(700, 5000, 5750, period), 950);
+	/* a stretch over several points: the grid stays, none is owed */
+	assert_int_equal(observe_profile_spend(700, 5000, 8000, period), 700);
+}
+
 /*
  * observe's results document is a results file: what it writes for a timed
  * function, a skipped one, one whose calls never returned and one that could
@@ -361,7 +383,8 @@ int main(void)
 		cmocka_unit_test(test_hist),	    cmocka_unit_test(test_summarize),
 		cmocka_unit_test(test_rounds),	    cmocka_unit_test(test_calibrate),
 		cmocka_unit_test(test_unresolved),  cmocka_unit_test(test_maps),
-		cmocka_unit_test(test_profile_cut), cmocka_unit_test(test_results_document),
+		cmocka_unit_test(test_profile_cut), cmocka_unit_test(test_profile_spend),
+		cmocka_unit_test(test_results_document),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
