@@ -739,17 +739,25 @@ static void test_demangle_strings(void **state)
 static void test_demangle_disambiguate(void **state)
 {
 	const char *raw[] = {
-		"_ZN5crate6sum_to17h1759598fe9477117E", "_ZN5crate3one17h0eae8502c9ef7b67E",
-		"_ZN5crate6sum_to17h51073bdce6e1fd4bE", "static_fn",
-		"static_fn",				"_ZN2ns3fooEv",
-		"_ZN5crate3two17h9a8b7c6d5e4f3a2bE",	"_ZN5crate3two17h9a8b7c6d5e4f3a2bE",
+		"_ZN5crate6sum_to17h1759598fe9477117E",
+		"_ZN5crate3one17h0eae8502c9ef7b67E",
+		"_ZN5crate6sum_to17h51073bdce6e1fd4bE",
+		"static_fn",
+		"static_fn",
+		"_ZN2ns3fooEv",
+		"_ZN5crate3two17h9a8b7c6d5e4f3a2bE",
+		"_ZN5crate3two17h9a8b7c6d5e4f3a2bE",
 		"_ZN5crate6sum_to17hf0e1d2c3b4a59687E",
 	};
 	const char *want[] = {
-		"crate::sum_to::h1759598fe9477117", "crate::one",
-		"crate::sum_to::h51073bdce6e1fd4b", NULL,
-		NULL,				    "ns::foo()",
-		"crate::two",			    "crate::two",
+		"crate::sum_to::h1759598fe9477117",
+		"crate::one",
+		"crate::sum_to::h51073bdce6e1fd4b",
+		NULL,
+		NULL,
+		"ns::foo()",
+		"crate::two",
+		"crate::two",
 		"crate::sum_to::hf0e1d2c3b4a59687",
 	};
 	const size_t n = sizeof(raw) / sizeof(raw[0]);

@@ -169,7 +169,8 @@ static void test_split(void **state)
  * in the name when two instances share it, or by v0's type. */
 static void test_match_rust(void **state)
 {
-	const char *leg = "crate::m::f::h0123456789abcdef", *leg_raw = "_ZN5crate1m1f17h0123456789abcdefE";
+	const char *leg = "crate::m::f::h0123456789abcdef",
+		   *leg_raw = "_ZN5crate1m1f17h0123456789abcdefE";
 	const char *v0 = "crate::m::f::<u32>", *v0_raw = "_RINvNtCs1_5crate1m1fmEB4_";
 
 	assert_int_equal(match_rust_hash(leg), strlen("crate::m::f"));
