@@ -112,6 +112,11 @@ int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss 
 				 "(`benchtrap list %s --symbols` shows them)",
 				 binary, m->pattern, binary);
 	case MEASURE_MISS_AMBIGUOUS:
+		if (m->generic)
+			return cli_error("%s: --symbol '%s' names several instances of a generic "
+					 "function: %s (pick one by its whole name, as in --symbol "
+					 "'%s')",
+					 binary, m->selector, m->names, m->function);
 		if (m->instances)
 			return cli_error("%s: --symbol '%s' names several instances of a function "
 					 "template: %s (pick one by its template arguments or its "

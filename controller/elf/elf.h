@@ -236,4 +236,20 @@ const char **elf_scope_names(const struct elf_scope *s, size_t *ret_n);
  * malloc'ed string, or NULL when 'name' is not mangled. */
 char *elf_demangle(const char *name);
 
+/* A Rust legacy name demangled with its hash kept
+ * ("crate::f::h0123456789abcdef"), malloc'ed; NULL for any other name. */
+char *elf_demangle_hashed(const char *name);
+
+/*
+ * Make the demangled names of one file's functions tell them apart: the
+ * instances of a generic Rust function, mangled the legacy way, demangle to
+ * one name ("crate::f") and differ only by the hash of their raw names, so
+ * each of a run of equal demangled names from two or more raw names keeps
+ * its hash ("crate::f::h0123456789abcdef") when it has one.
+ * 'demangled[i]' is the malloc'ed demangled form of raw[i], or NULL when it
+ * is not mangled; names are replaced in place. 0 or -ENOMEM (some names
+ * may then be replaced, each still valid).
+ */
+int elf_demangle_disambiguate(const char *const *raw, char **demangled, size_t n);
+
 #endif

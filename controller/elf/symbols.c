@@ -230,6 +230,24 @@ int elf_read_symbols(struct elf_file *ef)
 		} else {
 			ef->demangled[i] = elf_demangle(s->name);
 		}
+	}
+	/* Instances of a generic Rust function that share a demangled name
+	 * keep their hashes, so that every function has a name of its own
+	 * (by the raw names, not yet escaped). */
+	const char **raw = malloc(ef->nsyms * sizeof(*raw));
+
+	if (!raw)
+		return -ENOMEM;
+	for (size_t i = 0; i < ef->nsyms; i++)
+		raw[i] = ef->syms[i].name;
+	r = elf_demangle_disambiguate(raw, ef->demangled, ef->nsyms);
+
+	free(raw);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ef->nsyms; i++) {
+		struct elf_symbol *s = &ef->syms[i];
+
 		if (ef->demangled[i]) {
 			char *e = str_escape(ef->demangled[i]);
 

@@ -109,6 +109,10 @@ struct measure_miss {
 				   "long twice<long>(long)") */
 	char *instance;		/* AMBIGUOUS with instances: the first one by its name
 				   alone as a selector ("twice<int>(5)") */
+	bool generic;		/* AMBIGUOUS: the functions are instances of one generic
+				   Rust function, which only their whole names tell
+				   apart: "crate::f::h0123456789abcdef" (legacy
+				   mangling) or "crate::f::<u32>" (v0) */
 };
 
 struct elf_file;

@@ -254,6 +254,14 @@ static int say_overloads(const struct candidate *c, size_t n, unsigned nargs,
 			    !memcmp(e + se.name_start, d + sg.name_start, stem);
 	}
 	m->instances = instances;
+	/* Instances of a generic Rust function: named by their hashes
+	 * (legacy mangling) or their types ("crate::f::<u32>", v0), which
+	 * are the whole name. */
+	bool hashed = true;
+
+	for (size_t i = 0; i < n && hashed; i++)
+		hashed = match_rust_hash(c[i].sym->demangled) < strlen(c[i].sym->demangled);
+	m->generic = hashed || (instances && !sg.has_params && end == sg.name_end);
 	if (asprintf(&m->function, "%.*s%s", (int)(end - sg.name_start), d + sg.name_start,
 		     selector_args) < 0) {
 		m->function = NULL;

@@ -19,8 +19,16 @@
 /* Changes below this (in percent, after rounding) read as none. */
 #define NO_CHANGE_PCT 0.05
 
+/* "N benchmark" or "N benchmarks". */
+static const char *plural(size_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 void report_compare_summary(const struct results_comparison *c, char *buf, size_t size)
 {
+	size_t reg = c->counts[RESULTS_REGRESSED], imp = c->counts[RESULTS_IMPROVED];
+	size_t inc = c->counts[RESULTS_INCONCLUSIVE], n = c->ngeomean;
 	double pct;
 
 	/* Benchmarks in both files may still have no ratio between them: an
@@ -30,7 +38,7 @@ void report_compare_summary(const struct results_comparison *c, char *buf, size_
 		snprintf(buf, size,
 			 "no change could be judged in the %zu benchmark%s found in both base "
 			 "and head (each one's note says why)",
-			 c->nboth, c->nboth == 1 ? "" : "s");
+			 c->nboth, plural(c->nboth));
 		return;
 	}
 	if (!c->has_geomean) {
@@ -39,28 +47,67 @@ void report_compare_summary(const struct results_comparison *c, char *buf, size_
 	}
 	pct = (c->geomean - 1.0) * 100.0;
 	if (fabs(pct) < NO_CHANGE_PCT)
+		pct = 0.0;
+	/* The headline agrees with the verdicts: a direction only when some
+	 * benchmark changed beyond the threshold, and none for one binary
+	 * measured twice, whose every change is noise. */
+	if (c->same_build)
+		snprintf(buf, size,
+			 "the same binary was measured twice: every change is noise "
+			 "(geometric mean %+.1f%% of %zu benchmark%s)",
+			 pct, n, plural(n));
+	else if (!reg && !imp && inc)
+		snprintf(buf, size,
+			 "cannot tell whether this change affects performance: %zu of %zu "
+			 "benchmark%s %s too noisy to judge (%s)",
+			 inc, n, plural(n), inc == 1 ? "is" : "are",
+			 c->paired ? "measure longer with --time"
+				   : "`benchtrap compare BASE_BINARY HEAD_BINARY` measures both "
+				     "builds side by side");
+	else if (!reg && !imp && pct == 0.0)
 		snprintf(buf, size,
 			 "this change does not change performance measurably (geometric mean "
 			 "of %zu benchmark%s)",
-			 c->ngeomean, c->ngeomean == 1 ? "" : "s");
-	else
+			 n, plural(n));
+	else if (!reg && !imp)
+		snprintf(buf, size,
+			 "no benchmark changed beyond the threshold (geometric mean %+.1f%% of "
+			 "%zu benchmark%s)",
+			 pct, n, plural(n));
+	else if (reg && imp)
+		snprintf(buf, size,
+			 "this change degrades %zu benchmark%s and improves %zu beyond the "
+			 "threshold (geometric mean %+.1f%% of %zu benchmark%s)",
+			 reg, plural(reg), imp, pct, n, plural(n));
+	else if ((reg && pct > 0.0) || (imp && pct < 0.0))
 		snprintf(buf, size,
 			 "this change %s performance by %.1f%% (geometric mean of %zu "
 			 "benchmark%s)",
-			 pct > 0 ? "degrades" : "improves", fabs(pct), c->ngeomean,
-			 c->ngeomean == 1 ? "" : "s");
+			 reg ? "degrades" : "improves", fabs(pct), n, plural(n));
+	else
+		snprintf(buf, size,
+			 "this change %s %zu benchmark%s beyond the threshold (geometric mean "
+			 "%+.1f%% of %zu benchmark%s)",
+			 reg ? "degrades" : "improves", reg ? reg : imp, plural(reg ? reg : imp),
+			 pct, n, plural(n));
 }
 
 static void counts_line(const struct results_comparison *c, char *buf, size_t size, bool markdown)
 {
 	static const enum results_verdict order[] = { RESULTS_REGRESSED, RESULTS_IMPROVED,
-						      RESULTS_UNCHANGED, RESULTS_FAILED,
-						      RESULTS_NEW,	 RESULTS_MISSING };
+						      RESULTS_UNCHANGED, RESULTS_INCONCLUSIVE,
+						      RESULTS_FAILED,	 RESULTS_NEW,
+						      RESULTS_MISSING };
 	size_t o = 0;
 
 	buf[0] = '\0';
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && o < size; i++) {
 		size_t k = c->counts[order[i]];
+
+		/* Said only when there are some: lines without stay as they
+		 * were before the verdict existed. */
+		if (order[i] == RESULTS_INCONCLUSIVE && !k)
+			continue;
 		bool bold = markdown && k &&
 			    (order[i] == RESULTS_REGRESSED || order[i] == RESULTS_FAILED);
 
@@ -288,9 +335,9 @@ static void markdown_warning(FILE *f, const char *w)
 	fputc('\n', f);
 }
 
-static const enum results_verdict comment_order[] = { RESULTS_FAILED, RESULTS_REGRESSED,
-						      RESULTS_IMPROVED, RESULTS_NEW,
-						      RESULTS_MISSING };
+static const enum results_verdict comment_order[] = { RESULTS_FAILED,	RESULTS_REGRESSED,
+						      RESULTS_IMPROVED, RESULTS_INCONCLUSIVE,
+						      RESULTS_NEW,	RESULTS_MISSING };
 
 size_t report_compare_changed_order(const struct results_comparison *c, size_t *ret_order)
 {

@@ -18,6 +18,7 @@ static const char *const verdict_names[RESULTS_NVERDICTS] = {
 	[RESULTS_FAILED] = "failed",
 	[RESULTS_NEW] = "new",
 	[RESULTS_MISSING] = "missing",
+	[RESULTS_INCONCLUSIVE] = "inconclusive",
 };
 
 const char *results_verdict_name(enum results_verdict v)
@@ -332,8 +333,18 @@ static int judge(struct results_pair *p, const struct results_compare_opts *o, b
 		p->significant = false;
 		p->note = "within the calls' ± from removing the stops: not significant";
 	}
-	if (!p->significant)
+	if (!p->significant) {
+		/* An interval from below -threshold to above +threshold holds
+		 * a regression, no change and an improvement alike. */
+		if (p->has_interval && p->ratio_low < 1.0 - o->threshold &&
+		    p->ratio_high > 1.0 + o->threshold) {
+			p->verdict = RESULTS_INCONCLUSIVE;
+			if (!p->note)
+				p->note = "the interval spans both -threshold and +threshold: "
+					  "too wide to tell";
+		}
 		return 0;
+	}
 	/* Paired: the median of the pair ratios, not of the medians. */
 	change = p->ratio - 1.0;
 	if (change > o->threshold)
@@ -490,6 +501,29 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 		strv_addf(notes, "base and head were measured side by side: samples alternated "
 				 "between a child of each build, and walltime changes are the "
 				 "median ratio of the pairs");
+	if (c->counts[RESULTS_INCONCLUSIVE] && !c->same_build) {
+		size_t k = c->counts[RESULTS_INCONCLUSIVE];
+
+		if (c->paired)
+			strv_addf(notes,
+				  "%zu benchmark%s inconclusive: %s interval%s of the ratio "
+				  "span%s both -%g%% and +%g%%, so the change may be a "
+				  "regression, none or an improvement; longer measurements "
+				  "(--time) narrow %s",
+				  k, k == 1 ? " is" : "s are", k == 1 ? "its" : "their",
+				  k == 1 ? "" : "s", k == 1 ? "s" : "", c->threshold * 100.0,
+				  c->threshold * 100.0, k == 1 ? "it" : "them");
+		else
+			strv_addf(notes,
+				  "%zu benchmark%s inconclusive: %s interval%s of the ratio "
+				  "span%s both -%g%% and +%g%%, so the change may be a "
+				  "regression, none or an improvement; `benchtrap compare "
+				  "BASE_BINARY HEAD_BINARY` measures both builds side by side, "
+				  "where the machine's changes of speed cancel out",
+				  k, k == 1 ? " is" : "s are", k == 1 ? "its" : "their",
+				  k == 1 ? "" : "s", k == 1 ? "s" : "", c->threshold * 100.0,
+				  c->threshold * 100.0);
+	}
 	/* The same build-id is said by the report on a line of its own. */
 	if (base->env.build_id && head->env.build_id && !c->same_build &&
 	    strcmp(base->env.build_id, head->env.build_id) != 0)

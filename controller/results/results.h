@@ -213,6 +213,10 @@ enum results_verdict {
 	RESULTS_FAILED,	 /* failed in HEAD */
 	RESULTS_NEW,	 /* only in HEAD, or failed in BASE and ok in HEAD */
 	RESULTS_MISSING, /* only in BASE */
+	/* measured in both, and the interval of the ratio spans both
+	 * -threshold and +threshold: too wide to tell whether it changed;
+	 * never fails the gate */
+	RESULTS_INCONCLUSIVE,
 	RESULTS_NVERDICTS,
 };
 

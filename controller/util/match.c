@@ -569,6 +569,20 @@ static size_t template_args(const char *d, size_t from, size_t end)
 	return end;
 }
 
+size_t match_rust_hash(const char *demangled)
+{
+	size_t len = strlen(demangled);
+	const char *h;
+
+	if (len <= 19 || strncmp(demangled + len - 19, "::h", 3) != 0)
+		return len;
+	h = demangled + len - 19;
+	for (size_t i = 3; i < 19; i++)
+		if (!strchr("0123456789abcdef", h[i]))
+			return len;
+	return len - 19;
+}
+
 size_t match_name_end(const char *demangled, bool template_name)
 {
 	struct match_sig sg;
@@ -616,6 +630,18 @@ enum match_how match_function_how(const char *pattern, const char *raw, const ch
 
 	if (how == MATCH_NONE && lt < sg.name_end &&
 	    form_matches(pat, demangled + sg.name_start, lt - sg.name_start, false))
+		how = MATCH_BASE;
+	/* Rust v0: "crate::f::<u32>" is an instance of "crate::f". */
+	if (how == MATCH_NONE && lt < sg.name_end && lt >= sg.name_start + 2 &&
+	    !memcmp(demangled + lt - 2, "::", 2) &&
+	    form_matches(pat, demangled + sg.name_start, lt - 2 - sg.name_start, false))
+		how = MATCH_BASE;
+	/* Rust legacy: "crate::f::h0123456789abcdef" is an instance of
+	 * "crate::f" that keeps its hash (elf_demangle_disambiguate). */
+	size_t hash = match_rust_hash(demangled);
+
+	if (how == MATCH_NONE && hash < strlen(demangled) &&
+	    (form_matches(pat, demangled, hash, false) || form_matches(pat, demangled, hash, true)))
 		how = MATCH_BASE;
 out:
 	free(pat);

@@ -51,6 +51,11 @@ void match_split(const char *demangled, struct match_sig *ret);
  * of a function template's name ("twice" of "int twice<int>(int)"). */
 size_t match_name_end(const char *demangled, bool template_name);
 
+/* Where the "::h<16 hex digits>" that ends the demangled name of a Rust
+ * function mangled the legacy way starts, when the name keeps it
+ * ("crate::f::h0123456789abcdef"), else strlen(demangled). */
+size_t match_rust_hash(const char *demangled);
+
 /* How 'pattern' selects a function. */
 enum match_how {
 	MATCH_NONE,
@@ -58,7 +63,9 @@ enum match_how {
 	 * function template, the qualifiers of a member function, a clone
 	 * suffix, or the parameter list ("num::scale", "num::scale(long)",
 	 * "Grid<int>::sum()"; a name without parameters also as "f()"), or
-	 * by the name of its template ("twice" selects "int twice<int>(int)") */
+	 * by the name of its template ("twice" selects "int twice<int>(int)";
+	 * in Rust "crate::f" selects "crate::f::<u32>" and, mangled the legacy
+	 * way, "crate::f::h0123456789abcdef") */
 	MATCH_BASE,
 	/* by its whole raw or demangled name */
 	MATCH_FULL,

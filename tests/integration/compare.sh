@@ -21,8 +21,8 @@ $MK "$TMP/head.json" --seed 2 --build-id bb steady=1000~5 slower=1200~5 faster=8
 run compare "$TMP/base.json" "$TMP/head.json" --format json
 expect_status 1
 expect_json 'd["schema"] == "benchtrap-compare/1" and d["threshold_pct"] == 5'
-expect_json '{b["name"]: b["verdict"] for b in d["benchmarks"]} == {"steady": "unchanged", "slower": "regressed", "faster": "improved", "noisy": "unchanged", "crash": "failed", "gone": "missing", "added": "new", "empty": "unchanged", "exact": "unchanged"}'
-expect_json 'd["summary"]["counts"] == {"regressed": 1, "improved": 1, "unchanged": 4, "failed": 1, "new": 1, "missing": 1}'
+expect_json '{b["name"]: b["verdict"] for b in d["benchmarks"]} == {"steady": "unchanged", "slower": "regressed", "faster": "improved", "noisy": "inconclusive", "crash": "failed", "gone": "missing", "added": "new", "empty": "unchanged", "exact": "unchanged"}'
+expect_json 'd["summary"]["counts"] == {"regressed": 1, "improved": 1, "unchanged": 3, "failed": 1, "new": 1, "missing": 1, "inconclusive": 1}'
 # Largest change first, failures before everything.
 expect_json '[b["name"] for b in d["benchmarks"]][:3] == ["crash", "faster", "slower"]'
 expect_json '[b["verdict"] for b in d["benchmarks"]][-2:] == ["missing", "new"]'
@@ -37,8 +37,8 @@ expect_json 'd["same_build"] is False and d["gate"] == "fail"'
 # Text: the summary sentence, counts, the table, warnings.
 run compare "$TMP/base.json" "$TMP/head.json"
 expect_status 1
-expect_out '^this change (degrades|improves) performance by [0-9.]+% \(geometric mean of 5 benchmarks\)$'
-expect_out '^1 regressed, 1 improved, 4 unchanged, 1 failed, 1 new, 1 missing \(threshold 5%, 99% intervals\)$'
+expect_out '^this change degrades 1 benchmark and improves 1 beyond the threshold \(geometric mean [-+][0-9.]+% of 5 benchmarks\)$'
+expect_out '^1 regressed, 1 improved, 3 unchanged, 1 inconclusive, 1 failed, 1 new, 1 missing \(threshold 5%, 99% intervals\)$'
 expect_out '^BENCHMARK +BASE +HEAD +CHANGE +99% CI +VERDICT'
 expect_out '^slower \(walltime\) +1\.[0-9]+ µs +1\.[0-9]+ µs +\+[12][0-9]\.[0-9]% .* regressed'
 expect_out '^exact \(callgrind\) +1,000 instructions +1,040 instructions +\+4\.0% +- +unchanged'
@@ -49,8 +49,8 @@ expect_out '^warnings:$'
 echo "previous step" >"$TMP/summary.md"
 GITHUB_STEP_SUMMARY=$TMP/summary.md run compare "$TMP/base.json" "$TMP/head.json" --format markdown
 expect_status 1
-expect_out '^### benchtrap: this change (degrades|improves) performance by'
-expect_out '^\*\*1 regressed\*\*, 1 improved, 4 unchanged, \*\*1 failed\*\*'
+expect_out '^### benchtrap: this change degrades 1 benchmark and improves 1 beyond the threshold'
+expect_out '^\*\*1 regressed\*\*, 1 improved, 3 unchanged, 1 inconclusive, \*\*1 failed\*\*'
 expect_out '^\| benchmark \| base \| head \| change \| 99% interval \| verdict \| note \|$'
 expect_out '^\| slower \(walltime\) \| .* \| \*\*regressed\*\* \|'
 expect_out '^<details><summary>All 9 benchmarks</summary>$'
@@ -62,6 +62,53 @@ grep -q '^### benchtrap: ' "$TMP/summary.md" || fail "no report in GITHUB_STEP_S
 checks=$((checks + 1))
 awk '/^\| benchmark/ { n++ } n == 1 && /^$/ { exit } n == 1' <<<"$out" | grep -q '^| steady ' &&
 	fail "the table of changes lists an unchanged benchmark"
+
+# ---- the headline agrees with the verdicts --------------------------------------
+# Tight samples +3.7% apart, within the 5% threshold: nothing regressed, so
+# no degradation is announced; from one binary measured twice (the same
+# build-id), the headline says so.
+$MK "$TMP/b37.json" --seed 5 a=1000~2 b=2000~4
+$MK "$TMP/h37.json" --seed 6 --build-id bb a=1037~2 b=2074~4
+$MK "$TMP/h37same.json" --seed 6 a=1037~2 b=2074~4
+run compare "$TMP/b37.json" "$TMP/h37.json"
+expect_status 0
+expect_out '^no benchmark changed beyond the threshold \(geometric mean \+3\.7% of 2 benchmarks\)$'
+expect_out '^0 regressed, 0 improved, 2 unchanged, 0 failed'
+expect_no_out 'degrades|improves'
+run compare "$TMP/b37.json" "$TMP/h37same.json" --format markdown
+expect_status 0
+expect_out '^### benchtrap: the same binary was measured twice: every change is noise \(geometric mean \+3\.7% of 2 benchmarks\)$'
+expect_out 'same binary was measured twice, so every change is noise'
+expect_no_out 'degrades|improves'
+# An interval wider than the threshold on both sides (8 samples of ±40%,
+# medians 10% apart): inconclusive, which passes the gate, and the headline
+# points to the side-by-side comparison of the two builds.
+$MK "$TMP/bwide.json" --seed 1 wide=1000~400x8 steady=1000~5
+$MK "$TMP/hwide.json" --seed 2 --build-id bb wide=1100~400x8 steady=1000~5
+run compare "$TMP/bwide.json" "$TMP/hwide.json" --format json
+expect_status 0
+expect_json '{b["name"]: b["verdict"] for b in d["benchmarks"]} == {"wide": "inconclusive", "steady": "unchanged"}'
+expect_json '[b for b in d["benchmarks"] if b["name"] == "wide"][0]["ci_low_pct"] < -5 < 5 < [b for b in d["benchmarks"] if b["name"] == "wide"][0]["ci_high_pct"]'
+expect_json 'd["summary"]["counts"]["inconclusive"] == 1 and d["gate"] == "pass"'
+expect_json 'd["summary"]["sentence"].startswith("cannot tell whether this change affects performance: 1 of 2 benchmarks is too noisy")'
+expect_json 'any("1 benchmark is inconclusive" in n and "benchtrap compare BASE_BINARY HEAD_BINARY" in n for n in d["notes"])'
+run compare "$TMP/bwide.json" "$TMP/hwide.json"
+expect_status 0
+expect_out '^cannot tell whether this change affects performance: 1 of 2 benchmarks is too noisy to judge \(`benchtrap compare BASE_BINARY HEAD_BINARY` measures both builds side by side\)$'
+expect_out '^0 regressed, 0 improved, 1 unchanged, 1 inconclusive, 0 failed, 0 new, 0 missing'
+expect_out '^wide .* inconclusive +the interval spans both -threshold and \+threshold: too wide to tell$'
+run compare "$TMP/bwide.json" "$TMP/hwide.json" --format markdown
+expect_status 0
+expect_out '^### benchtrap: cannot tell whether this change affects performance'
+expect_out '^0 regressed, 0 improved, 1 unchanged, 1 inconclusive, 0 failed'
+# In the table of what needs a look, above the collapsed table of all.
+checks=$((checks + 1))
+awk '/^\| benchmark/ { n++ } n == 1 && /^$/ { exit } n == 1' <<<"$out" | grep -q '^| wide .*| inconclusive |' ||
+	fail "the table of changes does not list the inconclusive benchmark"
+# A threshold wider than the interval: unchanged.
+run compare "$TMP/bwide.json" "$TMP/hwide.json" --threshold 200 --format json
+expect_status 0
+expect_json '{b["name"]: b["verdict"] for b in d["benchmarks"]} == {"wide": "unchanged", "steady": "unchanged"}'
 
 # No regression, no failure: exit 0. The threshold decides.
 $MK "$TMP/b2.json" --seed 3 a=1000~5 b=2000~5
@@ -122,10 +169,17 @@ run compare "$TMP/b3.json" "$TMP/h3.json" --format json
 expect_status 1
 expect_json 'd["benchmarks"][0]["verdict"] == "regressed" and "intervals of the medians" in d["benchmarks"][0]["note"]'
 
-# The same file against itself: nothing changes.
+# The same file against itself: nothing changes, and its one build-id says
+# it is one binary.
 run compare "$TMP/base.json" "$TMP/base.json"
 expect_status 0
-expect_out 'this change does not change performance measurably'
+expect_out '^the same binary was measured twice: every change is noise \(geometric mean \+0\.0% of 7 benchmarks\)$'
+expect_out '^0 regressed, 0 improved, '
+# Without build-ids nothing says it is one binary: no change.
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["environment"]["build_id"]=None; [b.pop("build_id", None) for b in d["benchmarks"]]; json.dump(d, open(sys.argv[2], "w"))' "$TMP/b2.json" "$TMP/b2nobid.json"
+run compare "$TMP/b2nobid.json" "$TMP/b2nobid.json"
+expect_status 0
+expect_out '^this change does not change performance measurably \(geometric mean of 2 benchmarks\)$'
 
 # Environments that differ are named; build_id differing is expected.
 $MK "$TMP/env.json" --seed 2 --cpu "Other CPU" --kernel "Linux 6.5" --build-id bb steady=1000~5

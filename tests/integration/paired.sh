@@ -84,7 +84,7 @@ expect_json 'd["schema"] == "benchtrap-compare/1" and d["threshold_pct"] == 50'
 checks=$((checks + 1))
 got=$(verdicts)
 [[ $got == "$EXPECTED" ]] || fail "expected $EXPECTED, got $got"
-expect_json 'd["summary"]["counts"] == {"regressed": 1, "improved": 0, "unchanged": 1, "failed": 1, "new": 1, "missing": 0}'
+expect_json 'd["summary"]["counts"] == {"regressed": 1, "improved": 0, "unchanged": 1, "failed": 1, "new": 1, "missing": 0, "inconclusive": 0}'
 expect_json 'd["gate"] == "fail" and d["same_build"] is False'
 expect_json '[b for b in d["benchmarks"] if b["name"] == "work"][0]["change_pct"] > 50'
 expect_json '[b for b in d["benchmarks"] if b["name"] == "work"][0]["ci_low_pct"] > 0'
@@ -131,7 +131,9 @@ got=$(verdicts)
 # The file against itself: head's results against themselves.
 run compare "$TMP/paired.json" "$TMP/paired.json" --format json
 expect_status 1 # crashy failed in head
-expect_json '[b["verdict"] for b in d["benchmarks"] if b["name"] == "work"] == ["unchanged"]'
+# (Judged on its samples against themselves, whose spread the machine
+# decides: no change, or too wide an interval to tell one.)
+expect_json '[b["verdict"] for b in d["benchmarks"] if b["name"] == "work"][0] in ("unchanged", "inconclusive")'
 run export "$TMP/paired.json" --format bmf
 expect_status 0
 expect_json 'set(d) == {"work", "same", "fresh"}'

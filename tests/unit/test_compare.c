@@ -663,7 +663,10 @@ static void test_threshold(void **state)
 	}
 }
 
-/* Walltime: noise without a change is unchanged even with no threshold. */
+/* Walltime: noise without a change is no regression; with no threshold its
+ * interval spans both sides of it, so it cannot be told from a change
+ * (inconclusive), and within a threshold wider than the interval it is
+ * unchanged. */
 static void test_noise_is_unchanged(void **state)
 {
 	struct results_file *base = file_new(), *head = file_new();
@@ -678,8 +681,17 @@ static void test_noise_is_unchanged(void **state)
 	assert_true(c.pairs[0].has_interval);
 	assert_true(c.pairs[0].ratio_low < 1.0 && c.pairs[0].ratio_high > 1.0);
 	assert_false(c.pairs[0].significant);
-	assert_int_equal(c.pairs[0].verdict, RESULTS_UNCHANGED);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_INCONCLUSIVE);
+	assert_false(c.gate_failed);
 	assert_true(c.pairs[0].ratio != 1.0); /* the medians do differ */
+	results_comparison_clear(&c);
+
+	o = opts_with(0.5);
+	assert_int_equal(results_compare(base, head, &o, &c), 0);
+	assert_true(c.pairs[0].ratio_low > 0.5 && c.pairs[0].ratio_high < 1.5);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_UNCHANGED);
+	assert_null(c.pairs[0].note);
+	assert_int_equal(c.nnotes, 0);
 	results_comparison_clear(&c);
 	results_free(base);
 	results_free(head);
@@ -705,8 +717,9 @@ static void test_tight_shift_regresses(void **state)
 }
 
 /* Walltime: the same 10% shift beyond the threshold but buried in noise of
- * few samples is not significant, so unchanged; an exact instrument with
- * the same medians would regress. */
+ * few samples is not significant, and its interval spans both -5% and +5%:
+ * inconclusive, which does not fail the gate and says why; an exact
+ * instrument with the same medians would regress. */
 static void test_noisy_shift_needs_significance(void **state)
 {
 	struct results_file *base = file_new(), *head = file_new();
@@ -723,7 +736,25 @@ static void test_noisy_shift_needs_significance(void **state)
 	assert_int_equal(results_compare(base, head, &o, &c), 0);
 	assert_true(fabs(c.pairs[0].ratio - 1.1) < 1e-9);
 	assert_false(c.pairs[0].significant);
-	assert_int_equal(c.pairs[0].verdict, RESULTS_UNCHANGED);
+	assert_true(c.pairs[0].ratio_low < 0.95 && c.pairs[0].ratio_high > 1.05);
+	assert_int_equal(c.pairs[0].verdict, RESULTS_INCONCLUSIVE);
+	assert_string_equal(c.pairs[0].note,
+			    "the interval spans both -threshold and +threshold: too wide to tell");
+	assert_int_equal(c.counts[RESULTS_INCONCLUSIVE], 1);
+	assert_int_equal(c.counts[RESULTS_UNCHANGED], 0);
+	assert_false(c.gate_failed);
+	assert_string_equal(results_verdict_name(RESULTS_INCONCLUSIVE), "inconclusive");
+	assert_int_equal(c.nnotes, 1);
+	assert_non_null(strstr(c.notes[0], "1 benchmark is inconclusive: its interval of the "
+					   "ratio spans both -5% and +5%"));
+	assert_non_null(strstr(c.notes[0], "`benchtrap compare BASE_BINARY HEAD_BINARY`"));
+
+	char line[512];
+
+	report_compare_summary(&c, line, sizeof(line));
+	assert_string_equal(line, "cannot tell whether this change affects performance: 1 of 1 "
+				  "benchmark is too noisy to judge (`benchtrap compare "
+				  "BASE_BINARY HEAD_BINARY` measures both builds side by side)");
 	results_comparison_clear(&c);
 	results_free(base);
 	results_free(head);
@@ -847,6 +878,71 @@ static void test_summary_without_ratio(void **state)
 	results_comparison_clear(&c);
 	results_free(base);
 	results_free(head);
+}
+
+/* The headline agrees with the verdicts: no direction when nothing changed
+ * beyond the threshold, the same binary measured twice said so, and both
+ * directions when both happened. Exact counts, so no noise decides. */
+static void summary_of(const double *b, const double *h, size_t n, const char *build_id,
+		       char *line, size_t size)
+{
+	struct results_file *base = file_new(), *head = file_new();
+	struct results_comparison c;
+	char name[16];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "f%zu", i);
+		add_bench(base, name, "callgrind", b[i]);
+		add_bench(head, name, "callgrind", h[i]);
+	}
+	if (build_id) {
+		base->env.build_id = strdup(build_id);
+		head->env.build_id = strdup(build_id);
+	}
+	assert_int_equal(results_compare(base, head, NULL, &c), 0);
+	report_compare_summary(&c, line, size);
+	results_comparison_clear(&c);
+	results_free(base);
+	results_free(head);
+}
+
+static void test_summary_agrees(void **state)
+{
+	char line[512];
+
+	(void)state;
+	/* +4% and +3%, both within 5%: no degradation announced. */
+	summary_of((const double[]){ 100, 100 }, (const double[]){ 104, 103 }, 2, NULL, line,
+		   sizeof(line));
+	assert_string_equal(line, "no benchmark changed beyond the threshold (geometric mean "
+				  "+3.5% of 2 benchmarks)");
+	/* The same binary twice: a regression is noise, and said to be. */
+	summary_of((const double[]){ 100, 100 }, (const double[]){ 110, 101 }, 2, "abc", line,
+		   sizeof(line));
+	assert_string_equal(line, "the same binary was measured twice: every change is noise "
+				  "(geometric mean +5.4% of 2 benchmarks)");
+	/* One up, one down. */
+	summary_of((const double[]){ 100, 100 }, (const double[]){ 120, 80 }, 2, NULL, line,
+		   sizeof(line));
+	assert_string_equal(line, "this change degrades 1 benchmark and improves 1 beyond the "
+				  "threshold (geometric mean -2.0% of 2 benchmarks)");
+	/* One regressed, the mean of all down. */
+	summary_of((const double[]){ 100, 100, 100, 100 }, (const double[]){ 110, 96, 96, 96 }, 4,
+		   NULL, line, sizeof(line));
+	assert_string_equal(line, "this change degrades 1 benchmark beyond the threshold "
+				  "(geometric mean -0.7% of 4 benchmarks)");
+	/* Regressed and up, improved and down: as before. */
+	summary_of((const double[]){ 100, 100 }, (const double[]){ 110, 101 }, 2, NULL, line,
+		   sizeof(line));
+	assert_string_equal(line, "this change degrades performance by 5.4% (geometric mean of 2 "
+				  "benchmarks)");
+	summary_of((const double[]){ 100, 100 }, (const double[]){ 80, 100 }, 2, NULL, line,
+		   sizeof(line));
+	assert_string_equal(line, "this change improves performance by 10.6% (geometric mean of 2 "
+				  "benchmarks)");
+	summary_of((const double[]){ 100 }, (const double[]){ 100 }, 1, NULL, line, sizeof(line));
+	assert_string_equal(line, "this change does not change performance measurably (geometric "
+				  "mean of 1 benchmark)");
 }
 
 /* ---- the interval of a ratio --------------------------------------------------- */
@@ -1631,6 +1727,7 @@ int main(void)
 		cmocka_unit_test(test_no_time),
 		cmocka_unit_test(test_geomean),
 		cmocka_unit_test(test_summary_without_ratio),
+		cmocka_unit_test(test_summary_agrees),
 		cmocka_unit_test(test_bootstrap_ratio),
 		cmocka_unit_test(test_env_diff),
 		cmocka_unit_test(test_shard_hash),

@@ -22,6 +22,7 @@
 
 #include "elf/elf.h"
 #include "measure/measure.h"
+#include "util/match.h"
 
 static char fixture_path[4096];
 
@@ -638,24 +639,68 @@ static void test_cxx_select(void **state)
 }
 
 #ifdef HAVE_RUST_FIXTURE
-static void check_rust(const char *fixture_name, const char *prefix)
+/* The instances of fixture_rust::inner::sum_to (two): their names must
+ * differ and each start with 'stem'. Selecting the name alone is refused
+ * with their list; selecting one by its name selects it alone. */
+static void check_rust_generic(struct elf_file *ef, const char *stem, bool hashed)
+{
+	const struct elf_symbol *inst[2];
+	size_t n = 0;
+
+	for (size_t i = 0; i < elf_symbol_count(ef); i++) {
+		const struct elf_symbol *s = elf_symbol(ef, i);
+
+		if (strncmp(s->demangled, stem, strlen(stem)) != 0)
+			continue;
+		assert_true(n < 2);
+		inst[n++] = s;
+		/* "::h" and 16 hex digits, or v0's "::<u32>". */
+		if (hashed)
+			assert_int_equal(match_rust_hash(s->demangled), strlen(stem));
+		else
+			assert_true(!strcmp(s->demangled + strlen(stem), "::<u32>") ||
+				    !strcmp(s->demangled + strlen(stem), "::<u64>"));
+	}
+	assert_int_equal(n, 2);
+	assert_string_not_equal(inst[0]->demangled, inst[1]->demangled);
+
+	struct measure_selection sel = { 0 };
+	struct measure_miss miss = { 0 };
+	const char *const by_stem[] = { stem }, *const by_name[] = { inst[1]->demangled };
+
+	assert_int_equal(measure_select(ef, NULL, 0, by_stem, 1, NULL, &sel, &miss), -EINVAL);
+	assert_int_equal(miss.what, MEASURE_MISS_AMBIGUOUS);
+	assert_true(miss.generic);
+	assert_string_equal(miss.function, inst[0]->demangled);
+	assert_non_null(strstr(miss.names, inst[1]->demangled));
+	measure_miss_clear(&miss);
+	assert_int_equal(measure_select(ef, NULL, 0, by_name, 1, NULL, &sel, &miss), 0);
+	assert_int_equal(sel.n, 1);
+	assert_string_equal(sel.v[0].name, inst[1]->demangled);
+	assert_string_equal(sel.v[0].symbol, inst[1]->name);
+	measure_selection_clear(&sel);
+}
+
+static void check_rust(const char *fixture_name, const char *prefix, bool hashed)
 {
 	struct elf_file *ef = open_fixture(fixture_name);
 	const struct elf_symbol *s = elf_symbol_by_name(ef, "fixture_rust::inner::add_numbers");
 
+	/* Alone of its name: no hash. */
 	assert_non_null(s);
 	assert_true(strncmp(s->name, prefix, strlen(prefix)) == 0);
+	check_rust_generic(ef, "fixture_rust::inner::sum_to", hashed);
 	elf_close(ef);
 }
 
 static void test_rust_legacy(void **state)
 {
-	check_rust("rust_legacy", "_ZN12fixture_rust5inner11add_numbers17h");
+	check_rust("rust_legacy", "_ZN12fixture_rust5inner11add_numbers17h", true);
 }
 
 static void test_rust_v0(void **state)
 {
-	check_rust("rust_v0", "_RNvNtCs");
+	check_rust("rust_v0", "_RNvNtCs", false);
 }
 #endif
 
@@ -677,6 +722,62 @@ static void test_demangle_strings(void **state)
 	assert_non_null(d);
 	assert_string_equal(d, "mycrate::foo");
 	free(d);
+
+	/* The hash kept: only for a Rust legacy name. */
+	d = elf_demangle_hashed("_ZN4core3fmt5write17h0123456789abcdefE");
+	assert_string_equal(d, "core::fmt::write::h0123456789abcdef");
+	free(d);
+	assert_null(elf_demangle_hashed("_RNvCs1234_7mycrate3foo"));
+	assert_null(elf_demangle_hashed("_ZN2ns3fooEv"));
+	assert_null(elf_demangle_hashed("main"));
+}
+
+/* Names of one file made unique (libiberty takes a hash for one when it has
+ * 5 distinct digits or more): two instances of a generic Rust function
+ * keep their hashes; the same raw name twice, a C++ name, a Rust name that
+ * is alone and unmangled names stay as they are. */
+static void test_demangle_disambiguate(void **state)
+{
+	const char *raw[] = {
+		"_ZN5crate6sum_to17h1759598fe9477117E",
+		"_ZN5crate3one17h0eae8502c9ef7b67E",
+		"_ZN5crate6sum_to17h51073bdce6e1fd4bE",
+		"static_fn",
+		"static_fn",
+		"_ZN2ns3fooEv",
+		"_ZN5crate3two17h9a8b7c6d5e4f3a2bE",
+		"_ZN5crate3two17h9a8b7c6d5e4f3a2bE",
+		"_ZN5crate6sum_to17hf0e1d2c3b4a59687E",
+	};
+	const char *want[] = {
+		"crate::sum_to::h1759598fe9477117",
+		"crate::one",
+		"crate::sum_to::h51073bdce6e1fd4b",
+		NULL,
+		NULL,
+		"ns::foo()",
+		"crate::two",
+		"crate::two",
+		"crate::sum_to::hf0e1d2c3b4a59687",
+	};
+	const size_t n = sizeof(raw) / sizeof(raw[0]);
+	char *d[sizeof(raw) / sizeof(raw[0])];
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = elf_demangle(raw[i]);
+	assert_int_equal(elf_demangle_disambiguate(raw, d, n), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (want[i])
+			assert_string_equal(d[i], want[i]);
+		else
+			assert_null(d[i]);
+		free(d[i]);
+	}
+	/* One name, nothing to tell apart. */
+	d[0] = elf_demangle(raw[0]);
+	assert_int_equal(elf_demangle_disambiguate(raw, d, 1), 0);
+	assert_string_equal(d[0], "crate::sum_to");
+	free(d[0]);
 }
 
 /* Bad files: each gives its own error. */
@@ -1112,6 +1213,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_member_of),
 		cmocka_unit_test(test_cxx_select),
 		cmocka_unit_test(test_demangle_strings),
+		cmocka_unit_test(test_demangle_disambiguate),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_empty_build_id),
 		cmocka_unit_test(test_nobits_comment),

@@ -165,6 +165,35 @@ static void test_split(void **state)
 	check_split("plain_c_name", "", "plain_c_name", NULL, "", "");
 }
 
+/* The instances of a generic Rust function: by the legacy way's hash, kept
+ * in the name when two instances share it, or by v0's type. */
+static void test_match_rust(void **state)
+{
+	const char *leg = "crate::m::f::h0123456789abcdef",
+		   *leg_raw = "_ZN5crate1m1f17h0123456789abcdefE";
+	const char *v0 = "crate::m::f::<u32>", *v0_raw = "_RINvNtCs1_5crate1m1fmEB4_";
+
+	assert_int_equal(match_rust_hash(leg), strlen("crate::m::f"));
+	assert_int_equal(match_rust_hash("crate::m::f"), strlen("crate::m::f"));
+	assert_int_equal(match_rust_hash("f::h0123456789abcdeg"), strlen("f::h0123456789abcdeg"));
+	assert_int_equal(match_rust_hash("f::h0123456789ABCDEF"), strlen("f::h0123456789ABCDEF"));
+	assert_int_equal(match_rust_hash("::h0123456789abcdef"), strlen("::h0123456789abcdef"));
+	assert_int_equal(match_rust_hash("x::h0123456789abcdef"), 1);
+
+	assert_int_equal(match_function_how("crate::m::f", leg_raw, leg), MATCH_BASE);
+	assert_int_equal(match_function_how("crate::m::f()", leg_raw, leg), MATCH_BASE);
+	assert_int_equal(match_function_how(leg, leg_raw, leg), MATCH_FULL);
+	assert_int_equal(match_function_how("crate::m::f::h*", leg_raw, leg), MATCH_FULL);
+	assert_false(match_function("crate::m::f::h0123456789abcde0", leg_raw, leg));
+	assert_false(match_function("crate::m", leg_raw, leg));
+	assert_false(match_function("crate::m::", leg_raw, leg));
+
+	assert_int_equal(match_function_how("crate::m::f", v0_raw, v0), MATCH_BASE);
+	assert_int_equal(match_function_how(v0, v0_raw, v0), MATCH_FULL);
+	assert_false(match_function("crate::m::f::<u64>", v0_raw, v0));
+	assert_false(match_function("crate::m", v0_raw, v0));
+}
+
 static void test_match_cxx(void **state)
 {
 	const char *tmpl = "long num::unroll<8>(long)", *tmpl_raw = "_ZN3num6unrollILi8EEEll";
@@ -744,6 +773,7 @@ int main(void)
 		cmocka_unit_test(test_function_names),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_match_cxx),
+		cmocka_unit_test(test_match_rust),
 		cmocka_unit_test(test_floating_param),
 		cmocka_unit_test(test_parse_call),
 		cmocka_unit_test(test_find_in_path),
