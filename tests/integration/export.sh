@@ -133,6 +133,48 @@ expect_json 'len(d) == 12 and len({x["name"] for x in d}) == 12'
 expect_json '{x["unit"] for x in d if x["name"].endswith(" (callgrind)")} == {"instructions"} and {x["unit"] for x in d if x["name"].endswith(" (walltime)")} == {"ns"}'
 same_geomean "$TMP/both-base.json" "$TMP/both-head.json" 12
 
+# ---- a Google Benchmark binary's own figures ------------------------------------
+# What the binary reported beside real time reaches compare.py: its cpu
+# time (compare.py's CPU column and geomean), its label, and its counters
+# (bytes_per_second, items_per_second, the user's "size") in the export.
+GB=$FIXTURES/gbench/gbench_suite
+if [[ -x $GB ]]; then
+	for s in base head; do
+		"$BENCHTRAP" run "$GB" --bench 'BM_memcpy/*' --bench 'BM_threads*' --time 0.05 \
+			--min-samples 3 --output "$TMP/gbr-$s.json" >/dev/null 2>"$TMP/err" ||
+			fail "run of $GB: $(cat "$TMP/err")"
+	done
+	run export "$TMP/gbr-head.json" --format gbench
+	expect_status 0
+	# The results file keeps each repetition's cpu time and the label.
+	want='{b["name"]: [b["counters"], b["gbench"]] for b in json.load(open("'"$TMP/gbr-head.json"'"))["benchmarks"]}'
+	expect_json "all(len(w[1][\"cpu_time\"]) == 3 for w in ($want).values())"
+	expect_json "all(b[\"cpu_time\"] == ($want)[b[\"run_name\"]][0][\"cpu_time\"] for b in d[\"benchmarks\"] if b[\"run_type\"] == \"iteration\" or b.get(\"aggregate_name\") == \"median\")"
+	expect_json "all(b.get(k) == v for b in d[\"benchmarks\"] if b[\"run_type\"] == \"iteration\" for k, v in ($want)[b[\"run_name\"]][0].items() if k != \"cpu_time\")"
+	expect_json 'all({"bytes_per_second", "items_per_second", "size"} <= set(b) and b["label"] == "one copy" for b in d["benchmarks"] if b["run_name"].startswith("BM_memcpy/") and b["run_type"] == "iteration")'
+	expect_json 'all(b["label"] == "one copy" for b in d["benchmarks"] if b["run_name"].startswith("BM_memcpy/"))'
+	expect_json 'not any("label" in b for b in d["benchmarks"] if b["run_name"].startswith("BM_threads"))'
+	"$BENCHTRAP" export "$TMP/gbr-base.json" --format gbench >"$TMP/gb-base.json" || fail "export gbr-base"
+	cp "$TMP/out" "$TMP/gb-head.json"
+	"$GPY" "$COMPARE_PY" --no-color -d "$TMP/cmp.json" benchmarks "$TMP/gb-base.json" \
+		"$TMP/gb-head.json" >"$TMP/cmp.txt" 2>"$TMP/cmp.err" ||
+		fail "compare.py: $(tail -3 "$TMP/cmp.err")"
+	# compare.py's own reading: each row's cpu_time is the binary's, the
+	# label the binary set.
+	checks=$((checks + 1))
+	"$GPY" -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+want = {b["name"]: b["counters"]["cpu_time"] for b in json.load(open(sys.argv[2]))["benchmarks"]}
+rows = [x for x in d if x["name"] in want]
+ok = len(rows) == len(want) and all(
+    abs(x["measurements"][0]["cpu_time"] - want[x["name"]]) <= 1e-9 * want[x["name"]]
+    and (x["label"] == "one copy") == x["name"].startswith("BM_memcpy/") for x in rows)
+sys.exit(0 if ok else 1)' "$TMP/cmp.json" "$TMP/gbr-base.json" ||
+		fail "compare.py does not read the binary's cpu time or label: $(cat "$TMP/cmp.txt")"
+else
+	echo "note: the Google Benchmark fixture was not built (libbenchmark-dev): its export is not checked"
+fi
+
 # ---- crafted: no time, and a failure ---------------------------------------------
 # 'neg' measured less than the empty loop (its samples around -0.5 ns, its
 # value 0; the file says nothing of no_time) and 'empty' measured no time
