@@ -115,10 +115,15 @@ static char *export_name(const struct results_bench *b, bool mixed, size_t limit
  * it counts characters, so bytes are on the safe side. */
 #define BMF_NAME_MAX 1024
 
-/* The Bencher measure of each instrument: walltime and observe's timed calls
- * go to Bencher's built-in "latency" (nanoseconds); the counting instruments to measures
- * named by their unit, perf's apart from callgrind's since both count
- * instructions and a merged file may hold both for one benchmark. */
+/* The Bencher measure of each instrument. BMF has no field for units: Bencher
+ * creates a measure it does not have from its key, with the units of its
+ * built-in measure of that slug, else "Measure (units)". So walltime and
+ * observe's timed calls go to "latency" (nanoseconds), callgrind to
+ * "instructions" (instructions), memory's bytes allocated per call to
+ * "total-bytes" (Bencher's "Total bytes", bytes (B), as for DHAT's bytes
+ * allocated); perf apart from callgrind ("perf-instructions", no built-in)
+ * since both count instructions and a merged file may hold both for one
+ * benchmark. */
 static const char *bmf_measure(const struct results_bench *b, char *buf, size_t size)
 {
 	static const struct {
@@ -128,7 +133,7 @@ static const char *bmf_measure(const struct results_bench *b, char *buf, size_t 
 		{ "observe", "latency" },
 		{ "callgrind", "instructions" },
 		{ "perf", "perf-instructions" },
-		{ "memory", "bytes" },
+		{ "memory", "total-bytes" },
 	};
 
 	for (size_t i = 0; i < sizeof(measures) / sizeof(measures[0]); i++)

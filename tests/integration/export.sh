@@ -71,6 +71,13 @@ BMF_OK='isinstance(d, dict) and all(
 		for mk, v in m.items())
 	for k, m in d.items())'
 
+# Bencher's Metric Format has no units: Bencher gives a measure it creates
+# from a key the units of its built-in measure of that slug, and "Measure
+# (units)" otherwise. Its built-in measures of the slugs export uses, with
+# their units (Bencher's lib/bencher_json/src/project/measure/built_in.rs,
+# matched in lib/bencher_schema/src/model/project/measure.rs).
+BENCHER_UNITS='{"latency": "nanoseconds (ns)", "instructions": "instructions", "total-bytes": "bytes (B)", "file-size": "bytes (B)"}'
+
 # ---- real runs: callgrind, walltime, and both merged ---------------------------
 for s in base head; do
 	bin=$BASE
@@ -96,6 +103,18 @@ expect_json "{b[\"name\"]: b[\"real_time\"] for b in d[\"benchmarks\"] if b[\"ru
 [[ -z $err ]] || fail "export wrote to stderr: $err"
 
 same_geomean "$TMP/cg-base.json" "$TMP/cg-head.json" 6
+# Each instrument's measure has the units Bencher shows for it: nanoseconds,
+# instructions, and bytes for the memory instrument's bytes allocated.
+"$BENCHTRAP" run "$HEAD" --instrument memory --output "$TMP/mem-head.json" >/dev/null 2>"$TMP/err" ||
+	fail "memory run of $HEAD: $(cat "$TMP/err")"
+run export "$TMP/mem-head.json" --format bmf
+expect_status 0
+expect_json "$BMF_OK"
+expect_json "d and all(len(m) == 1 and ($BENCHER_UNITS).get(k) == \"bytes (B)\" for m in d.values() for k in m)"
+for f in cg-head wt-head; do
+	run export "$TMP/$f.json" --format bmf
+	expect_json "all(($BENCHER_UNITS).get(k) == {\"latency\": \"nanoseconds (ns)\"}.get(k, \"instructions\") for m in d.values() for k in m)"
+done
 # Walltime: benchmarks have different numbers of samples; compare.py must
 # still weigh each once. A median at or below zero is left out by both
 # (checked on crafted files below); here every fixture takes time.

@@ -58,7 +58,9 @@ static int forget(void **state)
  * failed when 'value' is NULL. */
 static char *bench(const char *name, const char *instrument, const char *value)
 {
-	const char *unit = !strcmp(instrument, "walltime") ? "ns" : "instructions";
+	const char *unit = !strcmp(instrument, "walltime") ? "ns"
+			   : !strcmp(instrument, "memory") ? "bytes"
+							   : "instructions";
 	char *s;
 
 	if (!value)
@@ -430,14 +432,18 @@ static void test_merged_instruments(void **state)
 	json_t *doc, *r[8], *m;
 
 	(void)state;
-	assert_true(asprintf(&list, "%s, %s, %s", bench("fib", "walltime", "100.5"),
-			     bench("fib", "callgrind", "1234"), bench("fib", "perf", "1300")) > 0);
+	assert_true(asprintf(&list, "%s, %s, %s, %s", bench("fib", "walltime", "100.5"),
+			     bench("fib", "callgrind", "1234"), bench("fib", "perf", "1300"),
+			     bench("fib", "memory", "4096")) > 0);
 	f = parse(list);
 
 	doc = export(f, "bmf", NULL, NULL);
 	m = json_object_get(doc, "fib");
 	assert_int_equal(json_object_size(doc), 1);
-	assert_int_equal(json_object_size(m), 3);
+	assert_int_equal(json_object_size(m), 4);
+	/* Bencher's built-in measure in bytes (B): BMF itself has no units. */
+	assert_true(json_number_value(
+			    json_object_get(json_object_get(m, "total-bytes"), "value")) == 4096);
 	assert_true(json_number_value(json_object_get(json_object_get(m, "latency"), "value")) ==
 		    100.5);
 	assert_true(json_number_value(
@@ -456,7 +462,7 @@ static void test_merged_instruments(void **state)
 	json_decref(doc);
 
 	doc = export(f, "gab", NULL, NULL);
-	assert_int_equal(json_array_size(doc), 3);
+	assert_int_equal(json_array_size(doc), 4);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(doc, 1), "name")),
 			    "fib (callgrind)");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(doc, 1), "unit")),
