@@ -39,6 +39,7 @@ static bool exported(const struct results_bench *b, struct report_export_notes *
 		notes->no_time++;
 		return false;
 	}
+	notes->exported++;
 	return true;
 }
 

@@ -242,6 +242,33 @@ d = json.load(open(sys.argv[1]))
 sys.exit(any(x["name"].startswith("gone") for x in d) or not any(x["name"] == "steady" for x in d))' \
 	"$TMP/cmp.json" || fail "compare.py pairs the failed benchmark or lost steady: $(cat "$TMP/cmp.txt")"
 
+# ---- nothing to export, and --output -----------------------------------------------
+# An export with no benchmark ([] or {}) fails github-action-benchmark: one
+# line, exit 2, nothing on stdout, an --output file left as it was.
+$MK "$TMP/none.json"
+$MK "$TMP/allfailed.json" --seed 1 gone=failed empty=notime
+echo keep >"$TMP/kept.json"
+for fmt in bmf gbench gab; do
+	run export "$TMP/none.json" --format $fmt
+	expect_usage_error "^benchtrap: export: .*none.json: no benchmark to export \(it has none\): nothing written"
+	run export "$TMP/allfailed.json" --format $fmt --output "$TMP/kept.json"
+	expect_usage_error "allfailed.json: no benchmark to export \(1 failed, 1 measured no time\)"
+	checks=$((checks + 1))
+	[[ $(cat "$TMP/kept.json") == keep ]] || fail "an empty $fmt export replaced the --output file"
+done
+# --output FILE (-o) writes what stdout gets, and nothing to stdout.
+run export "$TMP/cg-head.json" --format gab
+expect_status 0
+cp "$TMP/out" "$TMP/gab-stdout.json"
+run export "$TMP/cg-head.json" --format gab -o "$TMP/gab-file.json"
+expect_status 0
+checks=$((checks + 1))
+[[ -z $out ]] || fail "export --output wrote to stdout: $out"
+cmp -s "$TMP/gab-stdout.json" "$TMP/gab-file.json" ||
+	fail "export --output wrote other bytes than stdout"
+run export "$TMP/cg-head.json" --format gab --output "$TMP/missing/gab.json"
+expect_usage_error "missing/gab.json: cannot write the export: no such directory \(create it first\)"
+
 # ---- crafted: names of 2000 bytes ---------------------------------------------------
 # Two names that share their first 1500 bytes, one of exactly 1024 (kept).
 long_a=$(printf 'a%.0s' {1..2000})
