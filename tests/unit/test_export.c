@@ -472,6 +472,131 @@ static void test_merged_instruments(void **state)
 	free(list);
 }
 
+/* ---- a Google Benchmark binary's own figures -------------------------------- */
+
+/* A gbench walltime benchmark: samples 10, 20, 30 ns, the binary's cpu times
+ * 4, 6, 8 ns, its counters and label. */
+static char *gbench_bench(const char *name)
+{
+	char *s;
+
+	assert_true(asprintf(&s,
+			     "{\"name\": \"%s\", \"instrument\": \"walltime\", \"unit\": \"ns\", "
+			     "\"value\": 20, \"status\": \"ok\", \"error\": null, "
+			     "\"stats\": {\"median\": 20, \"mean\": 20, \"stddev\": 10, "
+			     "\"min\": 10, \"max\": 30, \"q1\": 15, \"q3\": 25, "
+			     "\"samples\": 3, \"iterations_per_sample\": 100, \"cv\": 0.5, "
+			     "\"ci_low\": 10, \"ci_high\": 30, \"confidence\": 0.95}, "
+			     "\"raw_samples\": [10, 20, 30], \"diagnostics\": [], "
+			     "\"counters\": {\"cpu_time\": 6, \"bytes_per_second\": 1.5e9, "
+			     "\"size\": 8, \"lost\": null}, "
+			     "\"gbench\": {\"cpu_time\": [4, 8, 6], \"label\": \"one copy\"}}",
+			     name) > 0);
+	assert_true(nmade < sizeof(made) / sizeof(made[0]));
+	made[nmade++] = s;
+	return s;
+}
+
+/* cpu_time, label and counters are the binary's in gbench rows: the median
+ * and the aggregates of its cpu times, its counters in the iteration and
+ * median rows; benchtrap's own walltime repeats real_time. */
+static void test_gbench_reported(void **state)
+{
+	char *list;
+	struct results_file *f;
+	json_t *doc, *r[2];
+
+	(void)state;
+	assert_true(asprintf(&list, "%s, %s", gbench_bench("BM_m/8"),
+			     bench("own", "walltime", "100")) > 0);
+	f = parse(list);
+	assert_true(f->benches[0].gbench && f->benches[0].ngbench_cpu == 3);
+	assert_string_equal(f->benches[0].gbench_label, "one copy");
+	assert_int_equal(f->benches[0].ncounters, 4);
+	assert_true(isnan(f->benches[0].counter_values[3]));
+	assert_false(f->benches[1].gbench);
+
+	doc = export(f, "gbench", NULL, NULL);
+	assert_int_equal(rows(doc, "BM_m/8", r, 2), 1);
+	assert_true(json_number_value(json_object_get(r[0], "real_time")) == 20);
+	assert_true(json_number_value(json_object_get(r[0], "cpu_time")) == 6);
+	assert_string_equal(json_string_value(json_object_get(r[0], "label")), "one copy");
+	assert_true(json_number_value(json_object_get(r[0], "bytes_per_second")) == 1.5e9);
+	assert_true(json_number_value(json_object_get(r[0], "size")) == 8);
+	assert_null(json_object_get(r[0], "lost"));
+	assert_int_equal(rows(doc, "BM_m/8_mean", r, 2), 1);
+	assert_true(json_number_value(json_object_get(r[0], "cpu_time")) == 6);
+	assert_true(json_number_value(json_object_get(r[0], "real_time")) == 20);
+	assert_null(json_object_get(r[0], "size"));
+	assert_string_equal(json_string_value(json_object_get(r[0], "label")), "one copy");
+	assert_int_equal(rows(doc, "BM_m/8_stddev", r, 2), 1);
+	assert_true(fabs(json_number_value(json_object_get(r[0], "cpu_time")) - 2) < 1e-9);
+	assert_int_equal(rows(doc, "BM_m/8_median", r, 2), 1);
+	assert_true(json_number_value(json_object_get(r[0], "size")) == 8);
+	assert_int_equal(rows(doc, "own", r, 2), 1);
+	assert_true(json_number_value(json_object_get(r[0], "cpu_time")) == 100);
+	assert_null(json_object_get(r[0], "label"));
+	json_decref(doc);
+	results_free(f);
+	free(list);
+}
+
+/* A malformed "gbench" or "counters" is bad input, named by its path. */
+static void test_gbench_reported_bad(void **state)
+{
+	static const char *const bad[] = {
+		"\"counters\": [1]",
+		"\"counters\": {\"x\": \"1\"}",
+		"\"gbench\": 1",
+		"\"gbench\": {\"cpu_time\": [\"a\"]}",
+		"\"gbench\": {\"label\": 3}",
+	};
+	static const char head[] =
+		"{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
+		"[{\"name\": \"a\", \"instrument\": \"walltime\", \"unit\": \"ns\", "
+		"\"value\": null, \"status\": \"failed\", \"error\": \"x\", \"stats\": null, ";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct results_file *f = NULL;
+		char *text, *err = NULL;
+
+		assert_true(asprintf(&text, "%s%s}]}", head, bad[i]) > 0);
+		assert_int_equal(results_parse(text, strlen(text), "t.json", &f, &err), -EINVAL);
+		assert_non_null(err);
+		assert_non_null(strstr(err, "benchmarks[0]."));
+		assert_null(f);
+		free(err);
+		free(text);
+	}
+}
+
+/* Nothing exported: the notes say so (export then writes nothing). */
+static void test_exported_count(void **state)
+{
+	struct report_export_notes notes;
+	struct results_file *f;
+	char *list;
+	json_t *doc;
+
+	(void)state;
+	assert_true(asprintf(&list, "%s, %s", bench("gone", "walltime", NULL),
+			     bench("fib", "walltime", "100")) > 0);
+	f = parse(list);
+	doc = export(f, "gab", NULL, &notes);
+	assert_int_equal(notes.exported, 1);
+	assert_int_equal(notes.failed, 1);
+	json_decref(doc);
+	results_free(f);
+	free(list);
+	f = parse(bench("gone", "walltime", NULL));
+	doc = export(f, "bmf", NULL, &notes);
+	assert_int_equal(notes.exported, 0);
+	assert_int_equal(json_object_size(doc), 0);
+	json_decref(doc);
+	results_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +608,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_gbench_rows, forget),
 		cmocka_unit_test_teardown(test_no_time_everywhere, forget),
 		cmocka_unit_test_teardown(test_merged_instruments, forget),
+		cmocka_unit_test_teardown(test_gbench_reported, forget),
+		cmocka_unit_test_teardown(test_gbench_reported_bad, forget),
+		cmocka_unit_test_teardown(test_exported_count, forget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
