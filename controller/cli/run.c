@@ -86,6 +86,7 @@ static const char usage[] =
 /* The rest of the usage, after the list of instruments. */
 static const char usage_tail[] =
 	"  --keep-profiles DIR callgrind: keep each benchmark's raw profile in DIR\n"
+	"                      (a directory that exists)\n"
 	"  --cache-sim         callgrind: simulate the caches too (misses per call)\n"
 	"  --warmup-calls N    memory: N uncounted calls before the counted one (0)\n"
 	"  --alloc-stacks DIR  memory: a call stack for every allocation; the top\n"
@@ -94,6 +95,8 @@ static const char usage_tail[] =
 	"  --profile DIR       walltime, callgrind: after each benchmark, a pass that\n"
 	"                      records its stacks: DIR/NNN-<name>.folded and .svg\n"
 	"                      (a flamegraph)\n"
+	"                      benchtrap creates no directory: each DIR, and the\n"
+	"                      directory of each FILE below, must exist\n"
 	"\n"
 	"output:\n"
 	"  --format FMT        text (default), json (the results document on stdout)\n"

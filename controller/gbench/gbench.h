@@ -117,6 +117,7 @@ struct gbench_run {
 	double real_ns, cpu_ns;
 	bool error;	     /* "error_occurred" (SkipWithError) */
 	char *error_message; /* or NULL */
+	char *label;	     /* "label" (SetLabel), or NULL */
 	/* The user's counters (and bytes_per_second, items_per_second):
 	 * names malloc'ed. */
 	char *counter_names[GBENCH_MAX_COUNTERS];
@@ -140,7 +141,9 @@ void gbench_runs_free(struct gbench_run *v, size_t n);
  * A walltime result from runs[0..n) of one instance: one sample per
  * repetition (its real time per iteration), benchtrap's statistics of them,
  * iterations per sample, and as counters the median cpu time and each user
- * counter's median ("cpu_time", then the names Google Benchmark gives).
+ * counter's median ("cpu_time", then the names Google Benchmark gives);
+ * each repetition's cpu time (reported_cpu_ns) and the first run's label
+ * (reported_label), carried to the results file for the gbench export.
  * Counter names are interned for the life of the process
  * (gbench_strings_clear). res must have been begun
  * (measure_result_begin). 0 or -ENOMEM; a run with an error fails res.

@@ -180,6 +180,7 @@ void gbench_runs_free(struct gbench_run *v, size_t n)
 {
 	for (size_t i = 0; v && i < n; i++) {
 		free(v[i].error_message);
+		free(v[i].label);
 		for (size_t k = 0; k < v[i].ncounters; k++)
 			free(v[i].counter_names[k]);
 	}
@@ -220,6 +221,11 @@ static int read_run(json_t *b, struct gbench_run *r, const char *bn, char **ret_
 	if (json_is_string(msg)) {
 		r->error_message = strdup(json_string_value(msg));
 		if (!r->error_message)
+			return -ENOMEM;
+	}
+	if (json_is_string(json_object_get(b, "label"))) {
+		r->label = strdup(json_string_value(json_object_get(b, "label")));
+		if (!r->label)
 			return -ENOMEM;
 	}
 	if (r->error)
@@ -374,13 +380,20 @@ int gbench_result_from_runs(const struct gbench_run *runs, size_t n, struct benc
 		return res->error ? 0 : -ENOMEM;
 	}
 	res->samples = malloc(n * sizeof(*res->samples));
+	res->reported_cpu_ns = malloc(n * sizeof(*res->reported_cpu_ns));
 	vals = malloc(n * sizeof(*vals));
-	if (!res->samples || !vals) {
+	if (!res->samples || !res->reported_cpu_ns || !vals) {
 		free(vals);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
+	if (runs[0].label && !(res->reported_label = strdup(runs[0].label))) {
+		free(vals);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
 		res->samples[i] = runs[i].real_ns;
+		res->reported_cpu_ns[i] = runs[i].cpu_ns;
+	}
 	res->nsamples = n;
 	res->iterations = runs[n - 1].iterations;
 	res->calls = 0;

@@ -148,6 +148,8 @@ void bench_result_clear(struct bench_result *r)
 	free(r->samples);
 	free(r->pair_ratios);
 	free(r->threads);
+	free(r->reported_cpu_ns);
+	free(r->reported_label);
 	for (size_t i = 0; i < r->nsites; i++)
 		str_free_n(r->sites[i].frames, r->sites[i].nframes);
 	free(r->sites);

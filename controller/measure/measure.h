@@ -353,6 +353,13 @@ struct bench_result {
 	 * memory: what the thread's calls counted, per call). */
 	struct measure_thread *threads;
 	size_t nthreads;
+	/* A Google Benchmark binary's walltime (controller/gbench/): the CPU
+	 * time per iteration it reported for each repetition, in the order of
+	 * samples[] (nsamples of them; NAN where it gave none), and the label
+	 * it set (SetLabel), or NULL. Its counters are in counters[], each
+	 * the median over the repetitions, "cpu_time" first. */
+	double *reported_cpu_ns;
+	char *reported_label;
 };
 
 struct measure_thread {

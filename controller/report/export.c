@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "results/json.h"
+#include "stats/stats.h"
 #include "report/report.h"
 
 static bool has_ci(const struct results_bench *b)
@@ -38,6 +39,7 @@ static bool exported(const struct results_bench *b, struct report_export_notes *
 		notes->no_time++;
 		return false;
 	}
+	notes->exported++;
 	return true;
 }
 
@@ -114,10 +116,15 @@ static char *export_name(const struct results_bench *b, bool mixed, size_t limit
  * it counts characters, so bytes are on the safe side. */
 #define BMF_NAME_MAX 1024
 
-/* The Bencher measure of each instrument: walltime and observe's timed calls
- * go to Bencher's built-in "latency" (nanoseconds); the counting instruments to measures
- * named by their unit, perf's apart from callgrind's since both count
- * instructions and a merged file may hold both for one benchmark. */
+/* The Bencher measure of each instrument. BMF has no field for units: Bencher
+ * creates a measure it does not have from its key, with the units of its
+ * built-in measure of that slug, else "Measure (units)". So walltime and
+ * observe's timed calls go to "latency" (nanoseconds), callgrind to
+ * "instructions" (instructions), memory's bytes allocated per call to
+ * "total-bytes" (Bencher's "Total bytes", bytes (B), as for DHAT's bytes
+ * allocated); perf apart from callgrind ("perf-instructions", no built-in)
+ * since both count instructions and a merged file may hold both for one
+ * benchmark. */
 static const char *bmf_measure(const struct results_bench *b, char *buf, size_t size)
 {
 	static const struct {
@@ -127,7 +134,7 @@ static const char *bmf_measure(const struct results_bench *b, char *buf, size_t 
 		{ "observe", "latency" },
 		{ "callgrind", "instructions" },
 		{ "perf", "perf-instructions" },
-		{ "memory", "bytes" },
+		{ "memory", "total-bytes" },
 	};
 
 	for (size_t i = 0; i < sizeof(measures) / sizeof(measures[0]); i++)
@@ -198,13 +205,28 @@ nomem:
  * benchmarks: a failed one would be a row with real_time 0, which
  * compare.py reads as a -100% change. A count of none (memory: 0 bytes)
  * is left out of benchtrap compare's geometric mean and would make
- * compare.py's zero: it has the aggregates only. benchtrap measures
- * wall time only: cpu_time repeats real_time. A count (callgrind, memory)
- * goes in real_time with time_unit "ns" and is also given under its unit's
- * name, with a label saying so.
+ * compare.py's zero: it has the aggregates only.
+ *
+ * cpu_time: a Google Benchmark binary's walltime run ("gbench" in the
+ * results file) carries the cpu time it reported for each repetition, so
+ * the rows hold its median and the aggregates over it; with its label,
+ * and its counters (bytes_per_second, items_per_second, the user's: their
+ * medians over the repetitions) in the iteration and median rows, as the
+ * binary wrote them. benchtrap's own walltime measures wall time only:
+ * cpu_time repeats real_time. A count (callgrind, memory) goes in
+ * real_time with time_unit "ns" and is also given under its unit's name,
+ * with a label saying so.
  */
+
+/* The figures of one row: real_time, cpu_time, and whether the binary's
+ * counters go in it (their medians: the iteration and median rows). */
+struct gbench_row {
+	double real, cpu;
+	bool counters;
+};
+
 static json_t *gbench_entry(const struct results_bench *b, const char *name, size_t family,
-			    double v, size_t reps, const char *aggregate)
+			    const struct gbench_row *row, size_t reps, const char *aggregate)
 {
 	json_t *e;
 	json_int_t iters;
@@ -232,17 +254,38 @@ static json_t *gbench_entry(const struct results_bench *b, const char *name, siz
 		: b->has_stats ? (json_int_t)b->stats.iterations_per_sample
 			       : 1;
 	json_object_set_new(e, "iterations", json_integer(iters));
-	json_object_set_new(e, "real_time", results_json_num(v));
-	json_object_set_new(e, "cpu_time", results_json_num(v));
+	json_object_set_new(e, "real_time", results_json_num(row->real));
+	json_object_set_new(e, "cpu_time", results_json_num(row->cpu));
 	json_object_set_new(e, "time_unit", json_string("ns"));
 	if (b->ok && strcmp(b->unit, "ns") != 0) {
 		char label[128];
 
-		json_object_set_new(e, b->unit, results_json_num(v));
+		json_object_set_new(e, b->unit, results_json_num(row->real));
 		snprintf(label, sizeof(label), "%s per call (real_time holds the count)", b->unit);
 		json_object_set_new(e, "label", json_string(label));
+	} else if (b->gbench_label) {
+		json_object_set_new(e, "label", json_string(b->gbench_label));
+	}
+	for (size_t i = 0; b->gbench && row->counters && i < b->ncounters; i++) {
+		const char *k = b->counter_names[i];
+
+		/* cpu_time is the row's own; a counter is never named as a
+		 * field of the row (the binary's JSON could not have it). */
+		if (!strcmp(k, "cpu_time") || json_object_get(e, k) ||
+		    !isfinite(b->counter_values[i]))
+			continue;
+		json_object_set_new(e, k, json_real(b->counter_values[i]));
 	}
 	return e;
+}
+
+/* The value of b's counter 'name', or NAN. */
+static double gbench_counter(const struct results_bench *b, const char *name)
+{
+	for (size_t i = 0; i < b->ncounters; i++)
+		if (!strcmp(b->counter_names[i], name))
+			return b->counter_values[i];
+	return NAN;
 }
 
 static int gbench_append(json_t *benches, json_t *x)
@@ -255,24 +298,57 @@ static int gbench_bench(json_t *benches, const struct results_bench *b, const ch
 {
 	const struct results_stats *s = &b->stats;
 	size_t reps = b->has_stats && s->samples ? s->samples : b->nraw ? b->nraw : 1;
+	struct stats_summary cpu = { .mean = NAN, .median = NAN, .stddev = NAN, .cv = NAN };
+	bool reported = b->gbench && b->ngbench_cpu;
+	double cpu_median = b->gbench ? gbench_counter(b, "cpu_time") : NAN;
+	int r = 0;
+
+	/* The cpu times the binary reported, summarized as the real times
+	 * were (NANs, repetitions without one, left out). */
+	if (reported) {
+		struct stats_options so = stats_options_default();
+		double *v = malloc(b->ngbench_cpu * sizeof(*v));
+		size_t n = 0;
+
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = 0; i < b->ngbench_cpu; i++)
+			if (isfinite(b->gbench_cpu[i]))
+				v[n++] = b->gbench_cpu[i];
+		r = n ? stats_summarize(v, n, &so, &cpu) : -EINVAL;
+		free(v);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			reported = false;
+		if (reported && !isfinite(cpu_median))
+			cpu_median = cpu.median;
+	}
+	const struct gbench_row row = { b->value, isfinite(cpu_median) ? cpu_median : b->value,
+					true };
 
 	if (b->value > 0.0 &&
-	    gbench_append(benches, gbench_entry(b, name, family, b->value, reps, NULL)) < 0)
+	    gbench_append(benches, gbench_entry(b, name, family, &row, reps, NULL)) < 0)
 		return -ENOMEM;
 	const struct {
 		const char *name;
-		double v;
+		double real, cpu;
 	} aggs[] = {
-		{ "mean", s->mean },
-		{ "median", s->median },
-		{ "stddev", s->stddev },
-		{ "cv", s->cv },
+		{ "mean", s->mean, cpu.mean },
+		{ "median", s->median, cpu.median },
+		{ "stddev", s->stddev, cpu.stddev },
+		{ "cv", s->cv, cpu.cv },
 	};
 	for (size_t k = 0; b->has_stats && k < sizeof(aggs) / sizeof(aggs[0]); k++) {
-		if (!isfinite(aggs[k].v))
+		struct gbench_row agg = { aggs[k].real, reported ? aggs[k].cpu : aggs[k].real,
+					  !strcmp(aggs[k].name, "median") };
+
+		if (!isfinite(aggs[k].real))
 			continue;
+		if (!isfinite(agg.cpu))
+			agg.cpu = agg.real;
 		if (gbench_append(benches,
-				  gbench_entry(b, name, family, aggs[k].v, reps, aggs[k].name)) < 0)
+				  gbench_entry(b, name, family, &agg, reps, aggs[k].name)) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -311,7 +387,8 @@ static json_t *export_gbench(const struct results_file *rf, struct report_export
 		"cpu", results_json_str(e->cpu), "benchtrap_rows",
 		"one iteration row per benchmark, its median; aggregates over its "
 		"samples, repetitions and the aggregates' iterations the number of samples; "
-		"no rows for a benchmark that failed or measured no time",
+		"no rows for a benchmark that failed or measured no time; cpu_time the "
+		"binary's own for a Google Benchmark binary, else real_time",
 		"benchmarks", benches);
 }
 

@@ -141,6 +141,7 @@ struct report_export_notes {
 	size_t failed;	  /* failed benchmarks left out: they have no figure */
 	size_t no_time;	  /* benchmarks that measured no time ("no_time": their
 			   * figure is within the noise) left out */
+	size_t exported;  /* benchmarks in the export */
 };
 
 /* 'rf' in the export format named 'format'. 0, -EINVAL for a name

@@ -146,6 +146,18 @@ static json_t *bench_json(const struct bench_result *r)
 		json_object_set_new(b, "counters", counters);
 		json_object_set_new(b, "calls", json_integer((json_int_t)r->calls));
 	}
+	/* A Google Benchmark binary's own figures that benchtrap's figure is
+	 * not: each repetition's cpu time (raw_samples holds real time) and
+	 * its label; its counters' medians are in "counters". */
+	if (b && r->status == BENCH_OK && (r->reported_cpu_ns || r->reported_label)) {
+		json_t *cpu = json_array();
+
+		for (size_t i = 0; r->reported_cpu_ns && i < r->nsamples; i++)
+			json_array_append_new(cpu, results_json_num(r->reported_cpu_ns[i]));
+		json_object_set_new(b, "gbench",
+				    json_pack("{s:o, s:o}", "cpu_time", cpu, "label",
+					      results_json_str(r->reported_label)));
+	}
 	if (b)
 		json_object_set_new(b, "no_time", json_boolean(r->status == BENCH_OK && r->no_time));
 	if (b && r->profile[0])

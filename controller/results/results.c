@@ -372,6 +372,56 @@ static int parse_threads(struct parser *p, const json_t *b, const char *base,
 	return 0;
 }
 
+/* "counters": an object of numbers (null: not finite), absent or null. */
+static int parse_counters(struct parser *p, const json_t *b, const char *base,
+			  struct results_bench *r)
+{
+	char where[160];
+	const json_t *v = member(p, b, base, "counters", false, where, sizeof(where));
+	const char *k;
+	json_t *d;
+	size_t n;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return results_failf(p, where, "expected an object, not %s", type_name(v));
+	n = json_object_size(v);
+	r->counter_names = calloc(n + 1, sizeof(*r->counter_names));
+	r->counter_values = calloc(n + 1, sizeof(*r->counter_values));
+	if (!r->counter_names || !r->counter_values)
+		return nomem(p);
+	json_object_foreach((json_t *)v, k, d)
+	{
+		if (!json_is_number(d) && !json_is_null(d))
+			return results_failf(p, where, "%s: expected a number, not %s", k, type_name(d));
+		r->counter_names[r->ncounters] = strdup(k);
+		if (!r->counter_names[r->ncounters])
+			return nomem(p);
+		r->counter_values[r->ncounters++] = json_is_number(d) ? json_number_value(d) : NAN;
+	}
+	return 0;
+}
+
+/* "gbench": { "cpu_time": [numbers or null], "label": string or null },
+ * absent or null. */
+static int parse_gbench(struct parser *p, const json_t *b, const char *base,
+			struct results_bench *r)
+{
+	char where[160];
+	const json_t *v = member(p, b, base, "gbench", false, where, sizeof(where));
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return results_failf(p, where, "expected an object, not %s", type_name(v));
+	r->gbench = true;
+	r->gbench_label = get_string(p, v, where, "label", false, true);
+	if (get_numbers(p, v, where, "cpu_time", true, &r->gbench_cpu, &r->ngbench_cpu) < 0)
+		return -EINVAL;
+	return failed(p) ? -EINVAL : 0;
+}
+
 static const char *const status_names[] = {
 	[RESULTS_STATUS_OK] = "ok",
 	[RESULTS_STATUS_FAILED] = "failed",
@@ -483,6 +533,9 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 	if (results_check_counts(p, base, r) < 0 || parse_threads(p, b, base, r) < 0)
 		return -EINVAL;
 
+	if (parse_counters(p, b, base, r) < 0 || parse_gbench(p, b, base, r) < 0)
+		return -EINVAL;
+
 	/* A paired comparison's head: the ratio of each pair of samples; null
 	 * for a pair whose base measured no time. */
 	v = json_object_get(b, "paired");
@@ -509,6 +562,10 @@ static void bench_clear(struct results_bench *b)
 	free(b->raw);
 	free(b->pair_ratios);
 	free(b->per_thread);
+	str_free_n(b->counter_names, b->ncounters);
+	free(b->counter_values);
+	free(b->gbench_cpu);
+	free(b->gbench_label);
 	str_free_n(b->diagnostics, b->ndiagnostics);
 }
 

@@ -107,6 +107,20 @@ struct results_bench {
 	unsigned threads;
 	struct results_thread *per_thread;
 	size_t nper_thread;
+	/* "counters": what a counting instrument counted per call, or a
+	 * Google Benchmark binary's counters (the median over its
+	 * repetitions, "cpu_time" among them); counter_values[i] is NAN when
+	 * not finite. NULL when absent. */
+	char **counter_names;
+	double *counter_values;
+	size_t ncounters;
+	/* "gbench": a Google Benchmark binary's walltime run; its cpu time per
+	 * iteration of each repetition (NAN where it gave none; NULL when
+	 * absent) and the label it set (or NULL). */
+	bool gbench;
+	double *gbench_cpu;
+	size_t ngbench_cpu;
+	char *gbench_label;
 };
 
 struct results_doc; /* the parsed document itself, for merging */

@@ -71,6 +71,13 @@ BMF_OK='isinstance(d, dict) and all(
 		for mk, v in m.items())
 	for k, m in d.items())'
 
+# Bencher's Metric Format has no units: Bencher gives a measure it creates
+# from a key the units of its built-in measure of that slug, and "Measure
+# (units)" otherwise. Its built-in measures of the slugs export uses, with
+# their units (Bencher's lib/bencher_json/src/project/measure/built_in.rs,
+# matched in lib/bencher_schema/src/model/project/measure.rs).
+BENCHER_UNITS='{"latency": "nanoseconds (ns)", "instructions": "instructions", "total-bytes": "bytes (B)", "file-size": "bytes (B)"}'
+
 # ---- real runs: callgrind, walltime, and both merged ---------------------------
 for s in base head; do
 	bin=$BASE
@@ -96,6 +103,18 @@ expect_json "{b[\"name\"]: b[\"real_time\"] for b in d[\"benchmarks\"] if b[\"ru
 [[ -z $err ]] || fail "export wrote to stderr: $err"
 
 same_geomean "$TMP/cg-base.json" "$TMP/cg-head.json" 6
+# Each instrument's measure has the units Bencher shows for it: nanoseconds,
+# instructions, and bytes for the memory instrument's bytes allocated.
+"$BENCHTRAP" run "$HEAD" --instrument memory --output "$TMP/mem-head.json" >/dev/null 2>"$TMP/err" ||
+	fail "memory run of $HEAD: $(cat "$TMP/err")"
+run export "$TMP/mem-head.json" --format bmf
+expect_status 0
+expect_json "$BMF_OK"
+expect_json "d and all(len(m) == 1 and ($BENCHER_UNITS).get(k) == \"bytes (B)\" for m in d.values() for k in m)"
+for f in cg-head wt-head; do
+	run export "$TMP/$f.json" --format bmf
+	expect_json "all(($BENCHER_UNITS).get(k) == {\"latency\": \"nanoseconds (ns)\"}.get(k, \"instructions\") for m in d.values() for k in m)"
+done
 # Walltime: benchmarks have different numbers of samples; compare.py must
 # still weigh each once. A median at or below zero is left out by both
 # (checked on crafted files below); here every fixture takes time.
@@ -132,6 +151,48 @@ expect_status 0
 expect_json 'len(d) == 12 and len({x["name"] for x in d}) == 12'
 expect_json '{x["unit"] for x in d if x["name"].endswith(" (callgrind)")} == {"instructions"} and {x["unit"] for x in d if x["name"].endswith(" (walltime)")} == {"ns"}'
 same_geomean "$TMP/both-base.json" "$TMP/both-head.json" 12
+
+# ---- a Google Benchmark binary's own figures ------------------------------------
+# What the binary reported beside real time reaches compare.py: its cpu
+# time (compare.py's CPU column and geomean), its label, and its counters
+# (bytes_per_second, items_per_second, the user's "size") in the export.
+GB=$FIXTURES/gbench/gbench_suite
+if [[ -x $GB ]]; then
+	for s in base head; do
+		"$BENCHTRAP" run "$GB" --bench 'BM_memcpy/*' --bench 'BM_threads*' --time 0.05 \
+			--min-samples 3 --output "$TMP/gbr-$s.json" >/dev/null 2>"$TMP/err" ||
+			fail "run of $GB: $(cat "$TMP/err")"
+	done
+	run export "$TMP/gbr-head.json" --format gbench
+	expect_status 0
+	# The results file keeps each repetition's cpu time and the label.
+	want='{b["name"]: [b["counters"], b["gbench"]] for b in json.load(open("'"$TMP/gbr-head.json"'"))["benchmarks"]}'
+	expect_json "all(len(w[1][\"cpu_time\"]) == 3 for w in ($want).values())"
+	expect_json "all(b[\"cpu_time\"] == ($want)[b[\"run_name\"]][0][\"cpu_time\"] for b in d[\"benchmarks\"] if b[\"run_type\"] == \"iteration\" or b.get(\"aggregate_name\") == \"median\")"
+	expect_json "all(b.get(k) == v for b in d[\"benchmarks\"] if b[\"run_type\"] == \"iteration\" for k, v in ($want)[b[\"run_name\"]][0].items() if k != \"cpu_time\")"
+	expect_json 'all({"bytes_per_second", "items_per_second", "size"} <= set(b) and b["label"] == "one copy" for b in d["benchmarks"] if b["run_name"].startswith("BM_memcpy/") and b["run_type"] == "iteration")'
+	expect_json 'all(b["label"] == "one copy" for b in d["benchmarks"] if b["run_name"].startswith("BM_memcpy/"))'
+	expect_json 'not any("label" in b for b in d["benchmarks"] if b["run_name"].startswith("BM_threads"))'
+	"$BENCHTRAP" export "$TMP/gbr-base.json" --format gbench >"$TMP/gb-base.json" || fail "export gbr-base"
+	cp "$TMP/out" "$TMP/gb-head.json"
+	"$GPY" "$COMPARE_PY" --no-color -d "$TMP/cmp.json" benchmarks "$TMP/gb-base.json" \
+		"$TMP/gb-head.json" >"$TMP/cmp.txt" 2>"$TMP/cmp.err" ||
+		fail "compare.py: $(tail -3 "$TMP/cmp.err")"
+	# compare.py's own reading: each row's cpu_time is the binary's, the
+	# label the binary set.
+	checks=$((checks + 1))
+	"$GPY" -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+want = {b["name"]: b["counters"]["cpu_time"] for b in json.load(open(sys.argv[2]))["benchmarks"]}
+rows = [x for x in d if x["name"] in want]
+ok = len(rows) == len(want) and all(
+    abs(x["measurements"][0]["cpu_time"] - want[x["name"]]) <= 1e-9 * want[x["name"]]
+    and (x["label"] == "one copy") == x["name"].startswith("BM_memcpy/") for x in rows)
+sys.exit(0 if ok else 1)' "$TMP/cmp.json" "$TMP/gbr-base.json" ||
+		fail "compare.py does not read the binary's cpu time or label: $(cat "$TMP/cmp.txt")"
+else
+	echo "note: the Google Benchmark fixture was not built (libbenchmark-dev): its export is not checked"
+fi
 
 # ---- crafted: no time, and a failure ---------------------------------------------
 # 'neg' measured less than the empty loop (its samples around -0.5 ns, its
@@ -180,6 +241,33 @@ checks=$((checks + 1))
 d = json.load(open(sys.argv[1]))
 sys.exit(any(x["name"].startswith("gone") for x in d) or not any(x["name"] == "steady" for x in d))' \
 	"$TMP/cmp.json" || fail "compare.py pairs the failed benchmark or lost steady: $(cat "$TMP/cmp.txt")"
+
+# ---- nothing to export, and --output -----------------------------------------------
+# An export with no benchmark ([] or {}) fails github-action-benchmark: one
+# line, exit 2, nothing on stdout, an --output file left as it was.
+$MK "$TMP/none.json"
+$MK "$TMP/allfailed.json" --seed 1 gone=failed empty=notime
+echo keep >"$TMP/kept.json"
+for fmt in bmf gbench gab; do
+	run export "$TMP/none.json" --format $fmt
+	expect_usage_error "^benchtrap: export: .*none.json: no benchmark to export \(it has none\): nothing written"
+	run export "$TMP/allfailed.json" --format $fmt --output "$TMP/kept.json"
+	expect_usage_error "allfailed.json: no benchmark to export \(1 failed, 1 measured no time\)"
+	checks=$((checks + 1))
+	[[ $(cat "$TMP/kept.json") == keep ]] || fail "an empty $fmt export replaced the --output file"
+done
+# --output FILE (-o) writes what stdout gets, and nothing to stdout.
+run export "$TMP/cg-head.json" --format gab
+expect_status 0
+cp "$TMP/out" "$TMP/gab-stdout.json"
+run export "$TMP/cg-head.json" --format gab -o "$TMP/gab-file.json"
+expect_status 0
+checks=$((checks + 1))
+[[ -z $out ]] || fail "export --output wrote to stdout: $out"
+cmp -s "$TMP/gab-stdout.json" "$TMP/gab-file.json" ||
+	fail "export --output wrote other bytes than stdout"
+run export "$TMP/cg-head.json" --format gab --output "$TMP/missing/gab.json"
+expect_usage_error "missing/gab.json: cannot write the export: no such directory \(create it first\)"
 
 # ---- crafted: names of 2000 bytes ---------------------------------------------------
 # Two names that share their first 1500 bytes, one of exactly 1024 (kept).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output paths of run (--output, --markers), observe and merge: what is at the
+# Output paths of run (--output, --markers), observe, merge and export: what is at the
 # path is never destroyed. A regular file (or what a symlink leads to) is
 # replaced atomically, a character device, FIFO or pipe is written through, a
 # directory or socket is refused; a path that cannot be written is refused
@@ -20,13 +20,15 @@ trap 'if main_shell; then umount "$RO" 2>/dev/null; rm -rf "$TMP"; fi' EXIT
 "$BENCHTRAP" run "$PLAIN" --symbol plain_work "${FAST[@]}" --output "$TMP/in.json" \
 	>/dev/null 2>&1 || fail "cannot make the merge input"
 
-# write_to CMD PATH: CMD (run, observe, merge) writes its results to PATH.
+# write_to CMD PATH: CMD (run, observe, merge, export) writes its results to
+# PATH (export: Google Benchmark's JSON, which has "benchmarks" too).
 write_to() {
 	rm -f "$STARTED"
 	case $1 in
 	run) run run "$PLAIN" --symbol plain_work "${FAST[@]}" --output "$2" ;;
 	observe) run observe --symbol plain_work --output "$2" -- "$PLAIN" ;;
 	merge) run merge "$TMP/in.json" --output "$2" ;;
+	export) run export "$TMP/in.json" --format gbench --output "$2" ;;
 	esac
 }
 
@@ -87,7 +89,7 @@ mkdir "$TMP/dir"
 ln -s /proc/self/fd/1 "$TMP/stdout"
 python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$TMP/sock"
 
-for cmd in run observe merge; do
+for cmd in run observe merge export; do
 	# A character device is written through: the node stays what it was.
 	if $have_nodes; then
 		write_to $cmd "$TMP/null"
@@ -122,6 +124,7 @@ for cmd in run observe merge; do
 	run) "$BENCHTRAP" run "$PLAIN" --symbol plain_work "${FAST[@]}" --output "$TMP/stdout" ;;
 	observe) "$BENCHTRAP" observe --symbol plain_work --output "$TMP/stdout" -- "$PLAIN" ;;
 	merge) "$BENCHTRAP" merge "$TMP/in.json" --output "$TMP/stdout" ;;
+	export) "$BENCHTRAP" export "$TMP/in.json" --format gbench --output "$TMP/stdout" ;;
 	esac 2>/dev/null | cat >"$TMP/piped"
 	status=${PIPESTATUS[0]}
 	expect_status 0
@@ -254,13 +257,14 @@ expect_json_file "$TMP/short-merge.json"
 run merge "$TMP/in.json" -o"$TMP/short-merge2.json"
 expect_status 0
 expect_json_file "$TMP/short-merge2.json"
-for cmd in run merge observe compare; do
+for cmd in run merge observe compare export; do
 	run $cmd "$TMP/in.json" -o
 	expect_usage_error "$cmd: option '-o' needs a value"
 done
 run compare "$TMP/in.json" "$TMP/in.json" -o "$TMP/short-compare.json"
 expect_usage_error "compare: --output applies when comparing two binaries"
-run export "$TMP/in.json" -o "$TMP/short-export.json"
-expect_usage_error "export: unknown option '-o'"
+run export "$TMP/in.json" --format gbench -o "$TMP/short-export.json"
+expect_status 0
+expect_json_file "$TMP/short-export.json"
 
 done_ok

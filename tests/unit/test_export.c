@@ -58,7 +58,9 @@ static int forget(void **state)
  * failed when 'value' is NULL. */
 static char *bench(const char *name, const char *instrument, const char *value)
 {
-	const char *unit = !strcmp(instrument, "walltime") ? "ns" : "instructions";
+	const char *unit = !strcmp(instrument, "walltime") ? "ns"
+			   : !strcmp(instrument, "memory") ? "bytes"
+							   : "instructions";
 	char *s;
 
 	if (!value)
@@ -430,14 +432,18 @@ static void test_merged_instruments(void **state)
 	json_t *doc, *r[8], *m;
 
 	(void)state;
-	assert_true(asprintf(&list, "%s, %s, %s", bench("fib", "walltime", "100.5"),
-			     bench("fib", "callgrind", "1234"), bench("fib", "perf", "1300")) > 0);
+	assert_true(asprintf(&list, "%s, %s, %s, %s", bench("fib", "walltime", "100.5"),
+			     bench("fib", "callgrind", "1234"), bench("fib", "perf", "1300"),
+			     bench("fib", "memory", "4096")) > 0);
 	f = parse(list);
 
 	doc = export(f, "bmf", NULL, NULL);
 	m = json_object_get(doc, "fib");
 	assert_int_equal(json_object_size(doc), 1);
-	assert_int_equal(json_object_size(m), 3);
+	assert_int_equal(json_object_size(m), 4);
+	/* Bencher's built-in measure in bytes (B): BMF itself has no units. */
+	assert_true(json_number_value(
+			    json_object_get(json_object_get(m, "total-bytes"), "value")) == 4096);
 	assert_true(json_number_value(json_object_get(json_object_get(m, "latency"), "value")) ==
 		    100.5);
 	assert_true(json_number_value(
@@ -456,7 +462,7 @@ static void test_merged_instruments(void **state)
 	json_decref(doc);
 
 	doc = export(f, "gab", NULL, NULL);
-	assert_int_equal(json_array_size(doc), 3);
+	assert_int_equal(json_array_size(doc), 4);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(doc, 1), "name")),
 			    "fib (callgrind)");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(doc, 1), "unit")),
@@ -464,6 +470,131 @@ static void test_merged_instruments(void **state)
 	json_decref(doc);
 	results_free(f);
 	free(list);
+}
+
+/* ---- a Google Benchmark binary's own figures -------------------------------- */
+
+/* A gbench walltime benchmark: samples 10, 20, 30 ns, the binary's cpu times
+ * 4, 6, 8 ns, its counters and label. */
+static char *gbench_bench(const char *name)
+{
+	char *s;
+
+	assert_true(asprintf(&s,
+			     "{\"name\": \"%s\", \"instrument\": \"walltime\", \"unit\": \"ns\", "
+			     "\"value\": 20, \"status\": \"ok\", \"error\": null, "
+			     "\"stats\": {\"median\": 20, \"mean\": 20, \"stddev\": 10, "
+			     "\"min\": 10, \"max\": 30, \"q1\": 15, \"q3\": 25, "
+			     "\"samples\": 3, \"iterations_per_sample\": 100, \"cv\": 0.5, "
+			     "\"ci_low\": 10, \"ci_high\": 30, \"confidence\": 0.95}, "
+			     "\"raw_samples\": [10, 20, 30], \"diagnostics\": [], "
+			     "\"counters\": {\"cpu_time\": 6, \"bytes_per_second\": 1.5e9, "
+			     "\"size\": 8, \"lost\": null}, "
+			     "\"gbench\": {\"cpu_time\": [4, 8, 6], \"label\": \"one copy\"}}",
+			     name) > 0);
+	assert_true(nmade < sizeof(made) / sizeof(made[0]));
+	made[nmade++] = s;
+	return s;
+}
+
+/* cpu_time, label and counters are the binary's in gbench rows: the median
+ * and the aggregates of its cpu times, its counters in the iteration and
+ * median rows; benchtrap's own walltime repeats real_time. */
+static void test_gbench_reported(void **state)
+{
+	char *list;
+	struct results_file *f;
+	json_t *doc, *r[2];
+
+	(void)state;
+	assert_true(asprintf(&list, "%s, %s", gbench_bench("BM_m/8"),
+			     bench("own", "walltime", "100")) > 0);
+	f = parse(list);
+	assert_true(f->benches[0].gbench && f->benches[0].ngbench_cpu == 3);
+	assert_string_equal(f->benches[0].gbench_label, "one copy");
+	assert_int_equal(f->benches[0].ncounters, 4);
+	assert_true(isnan(f->benches[0].counter_values[3]));
+	assert_false(f->benches[1].gbench);
+
+	doc = export(f, "gbench", NULL, NULL);
+	assert_int_equal(rows(doc, "BM_m/8", r, 2), 1);
+	assert_true(json_number_value(json_object_get(r[0], "real_time")) == 20);
+	assert_true(json_number_value(json_object_get(r[0], "cpu_time")) == 6);
+	assert_string_equal(json_string_value(json_object_get(r[0], "label")), "one copy");
+	assert_true(json_number_value(json_object_get(r[0], "bytes_per_second")) == 1.5e9);
+	assert_true(json_number_value(json_object_get(r[0], "size")) == 8);
+	assert_null(json_object_get(r[0], "lost"));
+	assert_int_equal(rows(doc, "BM_m/8_mean", r, 2), 1);
+	assert_true(json_number_value(json_object_get(r[0], "cpu_time")) == 6);
+	assert_true(json_number_value(json_object_get(r[0], "real_time")) == 20);
+	assert_null(json_object_get(r[0], "size"));
+	assert_string_equal(json_string_value(json_object_get(r[0], "label")), "one copy");
+	assert_int_equal(rows(doc, "BM_m/8_stddev", r, 2), 1);
+	assert_true(fabs(json_number_value(json_object_get(r[0], "cpu_time")) - 2) < 1e-9);
+	assert_int_equal(rows(doc, "BM_m/8_median", r, 2), 1);
+	assert_true(json_number_value(json_object_get(r[0], "size")) == 8);
+	assert_int_equal(rows(doc, "own", r, 2), 1);
+	assert_true(json_number_value(json_object_get(r[0], "cpu_time")) == 100);
+	assert_null(json_object_get(r[0], "label"));
+	json_decref(doc);
+	results_free(f);
+	free(list);
+}
+
+/* A malformed "gbench" or "counters" is bad input, named by its path. */
+static void test_gbench_reported_bad(void **state)
+{
+	static const char *const bad[] = {
+		"\"counters\": [1]",
+		"\"counters\": {\"x\": \"1\"}",
+		"\"gbench\": 1",
+		"\"gbench\": {\"cpu_time\": [\"a\"]}",
+		"\"gbench\": {\"label\": 3}",
+	};
+	static const char head[] =
+		"{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
+		"[{\"name\": \"a\", \"instrument\": \"walltime\", \"unit\": \"ns\", "
+		"\"value\": null, \"status\": \"failed\", \"error\": \"x\", \"stats\": null, ";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct results_file *f = NULL;
+		char *text, *err = NULL;
+
+		assert_true(asprintf(&text, "%s%s}]}", head, bad[i]) > 0);
+		assert_int_equal(results_parse(text, strlen(text), "t.json", &f, &err), -EINVAL);
+		assert_non_null(err);
+		assert_non_null(strstr(err, "benchmarks[0]."));
+		assert_null(f);
+		free(err);
+		free(text);
+	}
+}
+
+/* Nothing exported: the notes say so (export then writes nothing). */
+static void test_exported_count(void **state)
+{
+	struct report_export_notes notes;
+	struct results_file *f;
+	char *list;
+	json_t *doc;
+
+	(void)state;
+	assert_true(asprintf(&list, "%s, %s", bench("gone", "walltime", NULL),
+			     bench("fib", "walltime", "100")) > 0);
+	f = parse(list);
+	doc = export(f, "gab", NULL, &notes);
+	assert_int_equal(notes.exported, 1);
+	assert_int_equal(notes.failed, 1);
+	json_decref(doc);
+	results_free(f);
+	free(list);
+	f = parse(bench("gone", "walltime", NULL));
+	doc = export(f, "bmf", NULL, &notes);
+	assert_int_equal(notes.exported, 0);
+	assert_int_equal(json_object_size(doc), 0);
+	json_decref(doc);
+	results_free(f);
 }
 
 int main(void)
@@ -477,6 +608,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_gbench_rows, forget),
 		cmocka_unit_test_teardown(test_no_time_everywhere, forget),
 		cmocka_unit_test_teardown(test_merged_instruments, forget),
+		cmocka_unit_test_teardown(test_gbench_reported, forget),
+		cmocka_unit_test_teardown(test_gbench_reported_bad, forget),
+		cmocka_unit_test_teardown(test_exported_count, forget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,7 +94,7 @@ static const char json[] =
 	"  {\"name\": \"BM_m/8\", \"run_name\": \"BM_m/8\", \"run_type\": \"iteration\",\n"
 	"   \"repetitions\": 3, \"repetition_index\": 0, \"threads\": 1,\n"
 	"   \"iterations\": 1000, \"real_time\": 2.0, \"cpu_time\": 1.5, \"time_unit\": \"us\",\n"
-	"   \"bytes_per_second\": 4.0e9, \"size\": 8},\n"
+	"   \"bytes_per_second\": 4.0e9, \"size\": 8, \"label\": \"one copy\"},\n"
 	"  {\"name\": \"BM_m/8\", \"run_name\": \"BM_m/8\", \"run_type\": \"iteration\",\n"
 	"   \"repetitions\": 3, \"repetition_index\": 1, \"threads\": 1,\n"
 	"   \"iterations\": 1000, \"real_time\": 4.0, \"cpu_time\": 2.5, \"time_unit\": \"us\",\n"
@@ -132,6 +132,8 @@ static void test_json(void **state)
 	assert_int_equal(runs[0].ncounters, 2);
 	assert_string_equal(runs[0].counter_names[0], "bytes_per_second");
 	assert_string_equal(runs[0].counter_names[1], "size");
+	assert_string_equal(runs[0].label, "one copy");
+	assert_null(runs[1].label);
 
 	measure_result_begin(&res, NULL, "walltime", "ns");
 	assert_int_equal(gbench_result_from_runs(runs, n, &res), 0);
@@ -151,6 +153,13 @@ static void test_json(void **state)
 	assert_true(fabs(res.counters[1].value - 3.0e9) < 1);
 	assert_string_equal(res.counters[2].name, "size");
 	assert_true(fabs(res.counters[2].value - 8) < 1e-9);
+	/* Each repetition's cpu time, in the order of the samples, and the
+	 * label the binary set. */
+	assert_non_null(res.reported_cpu_ns);
+	assert_true(fabs(res.reported_cpu_ns[0] - 1500.0) < 1e-9);
+	assert_true(fabs(res.reported_cpu_ns[1] - 2500.0) < 1e-9);
+	assert_true(fabs(res.reported_cpu_ns[2] - 2000.0) < 1e-9);
+	assert_string_equal(res.reported_label, "one copy");
 	bench_result_clear(&res);
 	gbench_runs_free(runs, n);
 
