@@ -256,6 +256,11 @@ static uint64_t ts_ns(const int64_t ts[2])
  * gap between its segments, or right beside them): whatever module, symbol
  * or source line it found there is not the harness's and is dropped.
  */
+bool harness_owns(const struct harness *c, uint64_t pc)
+{
+	return c->harness && pc >= c->harness && pc - c->harness < PAGE;
+}
+
 static int named(const struct harness *c, struct trace_failure *f, int r)
 {
 	if (r != -TRACE_E_FAILED)
@@ -265,7 +270,7 @@ static int named(const struct harness *c, struct trace_failure *f, int r)
 		uint64_t at = u->pc - c->harness;
 		const char *what = "[benchtrap harness]";
 
-		if (u->pc < c->harness || at >= PAGE)
+		if (!harness_owns(c, u->pc))
 			continue;
 		/* The rounds' two functions, in whichever order they were
 		 * laid out: the workers' and the main thread's. */

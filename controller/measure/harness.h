@@ -57,6 +57,9 @@ int harness_start(const struct measure_target *t, uint64_t deadline, uint64_t ti
 		  struct harness *c, bool *ret_no_vdso, char **ret_error);
 /* Kill the child (if any) and reap it. */
 void harness_free(struct harness *c);
+/* Whether pc is in the harness's page: code benchtrap put in the child,
+ * which a walk may name after the module whose range it fell in. */
+bool harness_owns(const struct harness *c, uint64_t pc);
 
 /* Where benchmark s is called in the child (an IFUNC resolved); on a
  * library that is not loaded, -ENOENT with res->error set. */

@@ -209,8 +209,12 @@ static int sample_loop(struct harness *c, pid_t tid, uint64_t end, struct folded
 		taken++;
 		if (unwind_session_backtrace(us, frames, PROFILE_MAX_FRAMES, &n) < 0)
 			n = 0;
-		/* The harness's own frame (no module, no symbol) is cut off. */
-		while (n > 0 && !frames[n - 1].func[0] && !frames[n - 1].module[0])
+		/* The harness's own frame is cut off: the benchmark is the
+		 * root. Its page may lie in a library's range, whose name
+		 * the walk then gave it ([libgcc_s.so.1] at the root of C++
+		 * profiles). */
+		while (n > 0 && (harness_owns(c, frames[n - 1].pc) ||
+				 (!frames[n - 1].func[0] && !frames[n - 1].module[0])))
 			n--;
 		if (n > 0) {
 			/* A walk cut short has lost the benchmark's frame. */

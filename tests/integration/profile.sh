@@ -70,6 +70,19 @@ checks=$((checks + 1))
 grep -q '^proflib_work;proflib_inner ' "$D/000-proflib_work.folded" ||
 	fail "proflib_inner not named in $(cat "$D/000-proflib_work.folded")"
 
+# ---- C++: the harness is no frame, whatever module's range it fell in ------
+# (Its page lands among libstdc++'s and libgcc_s's mappings, whose name the
+# walk gave it: every stack started at [libgcc_s.so.1].)
+run run "$FIXTURES/elf/cxx_select" --symbol 'num::scale(long)(7)' "${FAST[@]}" --profile "$D"
+expect_status 0
+F=$D/000-num__scale_long__7_.folded
+checks=$((checks + 1))
+[[ -s $F ]] || fail "no profile of num::scale(long)(7)"
+checks=$((checks + 1))
+! grep -q '^\[lib' "$F" || fail "a stack of num::scale(long) starts at a library's name: $(head -3 "$F")"
+checks=$((checks + 1))
+grep -q '^num::scale(long)[; ]' "$F" || fail "no stack starts at num::scale(long): $(head -3 "$F")"
+
 # ---- a crash in the profiling pass ------------------------------------------
 rm -f "$TMP/counter"
 PROFILE_FIXTURE_COUNTER=$TMP/counter run run "$PROF/profile" --bench crash_in_profile "${FAST[@]}" \
