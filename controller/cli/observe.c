@@ -14,6 +14,7 @@
 #include "elf/elf.h"
 #include "measure/measure.h"
 #include "observe/observe.h"
+#include "report/progress.h"
 #include "report/report.h"
 #include "trace/trace.h"
 #include "util/atomic.h"
@@ -58,6 +59,10 @@ static const char usage[] =
 	"stdout stays its own; to stdout with --pid):\n"
 	"  --format FMT        text (default), markdown, or json: the results document\n"
 	"                      on stdout, after anything the program wrote there\n"
+	"  --quiet             no progress on stderr: by default, with --format text, a\n"
+	"                      terminal shows one line while observing, rewritten in\n"
+	"                      place and erased at the end (observing: 1,234 calls of\n"
+	"                      2 functions, 4.2 s); nothing when stderr is not one\n"
 	"  -o, --output FILE   also write the results document to FILE (in a directory\n"
 	"                      that exists), checked before the program starts: a\n"
 	"                      file is replaced atomically, a device, FIFO or\n"
@@ -88,6 +93,7 @@ enum {
 	OPT_FORMAT,
 	OPT_OUTPUT,
 	OPT_PROFILE,
+	OPT_QUIET,
 };
 
 
@@ -101,7 +107,50 @@ struct observe_cli {
 	const char *output;
 	const char *profile;
 	char **command;
+	bool quiet;
 };
+
+/* ---- progress -------------------------------------------------------------------
+ * On a terminal, with text output: one line rewritten in place while the
+ * program is observed, from what each tick reports, erased when observing
+ * stops. The program's own output may share the terminal; only a line drawn
+ * is erased, so that a partial line of the program's is left alone when
+ * none was. */
+#define PROGRESS_REFRESH_NS 250000000LL
+
+struct observe_live {
+	bool on;	  /* a terminal, text, no --quiet */
+	bool shown;	  /* a line is on the screen now */
+	bool done;	  /* observing stopped: no more lines */
+	int64_t drawn_at; /* elapsed_ns of the last line drawn, or -1 */
+};
+
+static void live_erase(struct observe_live *l)
+{
+	if (l->shown)
+		fputs("\r\033[K", stderr);
+	l->shown = false;
+}
+
+static void live_update(struct observe_live *l, bool observing, const struct observe_progress *now)
+{
+	char line[128];
+
+	if (!l->on || l->done)
+		return;
+	if (!observing) {
+		live_erase(l);
+		l->done = true;
+		return;
+	}
+	if (l->drawn_at >= 0 && now->elapsed_ns - l->drawn_at < PROGRESS_REFRESH_NS)
+		return;
+	if (report_observe_progress(now->calls, now->armed, now->elapsed_ns, line, sizeof(line)))
+		return;
+	fprintf(stderr, "\r\033[K%s", line);
+	l->shown = true;
+	l->drawn_at = now->elapsed_ns;
+}
 
 /* ---- signals ------------------------------------------------------------------
  * With a command, a signal sent to benchtrap is passed on to the program (one
@@ -134,11 +183,11 @@ static void install_signal_handlers(void)
  * stopped (every breakpoint removed): a process group dying of a signal
  * while its threads hit breakpoints raced with the engine's all-stop.
  */
-static bool tick(void *userdata, pid_t pid, bool observing)
+static bool tick(void *userdata, pid_t pid, bool observing, const struct observe_progress *now)
 {
 	int sig = got_signal;
 
-	(void)userdata;
+	live_update(userdata, observing, now);
 	if (!sig)
 		return false;
 	if (attached_mode) {
@@ -171,6 +220,7 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -218,6 +268,9 @@ static int parse_options(int argc, char **argv, struct observe_cli *o)
 		case OPT_FORMAT:
 			if (cli_parse_format("observe", formats, optarg, &o->format))
 				return EXIT_USAGE;
+			break;
+		case OPT_QUIET:
+			o->quiet = true;
 			break;
 		case 'o':
 		case OPT_OUTPUT:
@@ -373,6 +426,7 @@ int cli_observe(int argc, char **argv)
 	struct trace_proc *p = NULL;
 	struct elf_file *ef = NULL;
 	struct observe_failure fail = { 0 };
+	struct observe_live live = { .drawn_at = -1 };
 	char exe[PATH_MAX];
 	int nopts, r, exit_code = EXIT_USAGE;
 	FILE *out;
@@ -422,6 +476,10 @@ int cli_observe(int argc, char **argv)
 	oo.duration_ns = (int64_t)(o.duration_s * 1e9);
 	oo.calib_calls = (unsigned)o.calib;
 	oo.tick = tick;
+	oo.userdata = &live;
+	/* As run's live line: not under JSON or markdown, which a terminal
+	 * usually shows on the same screen. */
+	live.on = !o.quiet && o.format == REPORT_TEXT && isatty(STDERR_FILENO);
 	oo.profile_dir = o.profile;
 	attached_mode = o.pid != 0;
 	install_signal_handlers();
@@ -439,6 +497,7 @@ int cli_observe(int argc, char **argv)
 	if (check_patterns(&o, ef, o.pid ? exe : o.command[0], true) != 0)
 		goto out;
 	r = observe_session(p, o.pid != 0, &oo, &res);
+	live_erase(&live);
 	if (r < 0) {
 		if (o.pid)
 			fprintf(stderr, "benchtrap: observing process %d failed: %s\n", (int)o.pid,

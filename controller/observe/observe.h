@@ -189,6 +189,17 @@ void observe_objects_free(struct observe_object *v, size_t n);
 
 /* ---- sessions ----------------------------------------------------------------------- */
 
+/* What a session has seen so far, as each tick reports it. Kept by
+ * counting (an increment per call returned), never formatted while the
+ * program waits at a breakpoint. */
+struct observe_progress {
+	uint64_t calls;	    /* calls of the selected functions that returned,
+			       or were skipped (--skip), since observing began */
+	size_t armed;	    /* selected functions armed now (0 once observing
+			       stopped) */
+	int64_t elapsed_ns; /* since the program was let run, observed */
+};
+
 struct observe_opts {
 	const char *const *symbols; /* globs: functions to time */
 	size_t nsymbols;
@@ -196,10 +207,13 @@ struct observe_opts {
 	size_t nskips;
 	int64_t duration_ns;  /* stop observing after this long; 0: no limit */
 	unsigned calib_calls; /* calls of the empty function; 0: the default */
-	/* Called about ten times a second and after every 4096 events; true
-	 * stops observing (Ctrl-C with --pid, or a signal to pass on to the
-	 * program once observing stopped). May forward signals. */
-	bool (*tick)(void *userdata, pid_t pid, bool observing);
+	/* Called about ten times a second (every 100 ms when nothing
+	 * happens, at the first event after that otherwise), never while the
+	 * stop's cost is being calibrated; true stops observing (Ctrl-C with
+	 * --pid, or a signal to pass on to the program once observing
+	 * stopped). May forward signals. 'now' is what was seen so far, for
+	 * a progress line. */
+	bool (*tick)(void *userdata, pid_t pid, bool observing, const struct observe_progress *now);
 	void *userdata;
 	/* --profile: write each function's stacks (folded and SVG) in this
 	 * directory, sampled while its calls run; NULL: no profiling. */

@@ -141,6 +141,8 @@ static void pop_frame(struct session *s, struct observe_stack *st, bool done, in
 
 		if (call_add(f, &c) < 0)
 			observe_diagnose(s, "out of memory: calls of %s were lost", f->name);
+		if (!f->calib)
+			s->calls++;
 	} else {
 		f->unmatched++;
 	}
@@ -252,8 +254,10 @@ static int on_breakpoint(struct session *s, const struct trace_event *ev, int64_
 			r = trace_set_regs(s->p, ev->tid, &regs);
 			if (r == 0)
 				r = trace_thread_moved(s->p, ev->tid);
-			if (r == 0)
+			if (r == 0) {
 				f->skipped++;
+				s->calls++;
+			}
 			return r == -ESRCH ? 0 : r;
 		}
 		r = observe_bp_insert(s, fr.ret_addr);
@@ -363,6 +367,20 @@ static int stop_observing(struct session *s)
 	return trace_resume(s->p);
 }
 
+/* What the tick reports: the count kept per call, the functions armed
+ * counted now (a tick is rare, arming has many paths). */
+static void progress_now(const struct session *s, int64_t start, int64_t now,
+			 struct observe_progress *ret)
+{
+	size_t armed = 0;
+
+	for (size_t i = 0; i < s->nfuncs; i++)
+		armed += s->funcs[i].armed && !s->funcs[i].calib;
+	ret->calls = s->calls;
+	ret->armed = armed;
+	ret->elapsed_ns = now - start;
+}
+
 static int run_loop(struct session *s)
 {
 	int64_t start = clock_now_ns(), last_tick = start;
@@ -422,11 +440,14 @@ static int run_loop(struct session *s)
 			continue; /* the sample, at the top */
 		}
 		if (r == -ETIMEDOUT || now - last_tick >= TICK_MS * 1000000) {
+			struct observe_progress pr;
+
 			last_tick = now;
+			progress_now(s, start, now, &pr);
 			/* A signal for the program waits until the calibration
 			 * (code of ours running in its thread) is over. */
 			if (!s->calibrating && s->o->tick &&
-			    s->o->tick(s->o->userdata, s->pid, s->observing)) {
+			    s->o->tick(s->o->userdata, s->pid, s->observing, &pr)) {
 				if (s->attached)
 					break;
 				if (s->observing && r == -ETIMEDOUT) {

@@ -76,6 +76,7 @@ struct session {
 	size_t ntouched, captouched;
 	int64_t stopped;
 	uint64_t resumes, events;
+	uint64_t calls; /* returned or skipped, the calibration's not: progress */
 	/* calibration */
 	uint64_t calib_page, calib_end;
 	uint32_t calib_func;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* One line per finished benchmark, for a stderr that is not a terminal
- * (progress.h). */
+/* One line per finished benchmark, for a stderr that is not a terminal,
+ * and observe's live line (progress.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -66,5 +66,36 @@ int report_progress_line(const struct bench_result *r, size_t k, size_t n, const
 	if (len < 0)
 		return -ENOMEM;
 	*ret_line = line;
+	return 0;
+}
+
+/* The time observed so far: "4.2 s", "12 min 05 s", "3 h 07 min". */
+static void elapsed(int64_t ns, char *buf, size_t size)
+{
+	int64_t tenths = ns > 0 ? ns / 100000000 : 0, sec = tenths / 10;
+
+	if (sec < 60)
+		snprintf(buf, size, "%d.%d s", (int)sec, (int)(tenths % 10));
+	else if (sec < 3600)
+		snprintf(buf, size, "%d min %02d s", (int)(sec / 60), (int)(sec % 60));
+	else
+		snprintf(buf, size, "%lld h %02d min", (long long)(sec / 3600),
+			 (int)(sec / 60 % 60));
+}
+
+int report_observe_progress(uint64_t calls, size_t funcs, int64_t elapsed_ns, char *buf,
+			    size_t size)
+{
+	char count[32], t[40], line[128];
+	int len;
+
+	if (stats_format_count((double)calls, count, sizeof(count)) < 0)
+		snprintf(count, sizeof(count), "%llu", (unsigned long long)calls);
+	elapsed(elapsed_ns, t, sizeof(t));
+	len = snprintf(line, sizeof(line), "observing: %s call%s of %zu function%s, %s", count,
+		       calls == 1 ? "" : "s", funcs, funcs == 1 ? "" : "s", t);
+	if (len < 0 || (size_t)len >= sizeof(line) || (size_t)len >= size)
+		return -ENOBUFS;
+	memcpy(buf, line, (size_t)len + 1);
 	return 0;
 }

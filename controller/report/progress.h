@@ -19,6 +19,7 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "measure/measure.h"
 
@@ -29,5 +30,21 @@
  */
 int report_progress_line(const struct bench_result *r, size_t k, size_t n, const char *side,
 			 char **ret_line);
+
+/*
+ * The line observe keeps rewritten on a terminal while it observes
+ * (docs/observe.md, "Progress"):
+ *
+ *   observing: 12,345 calls of 3 functions, 4.2 s
+ *   observing: 1 call of 1 function, 12 min 05 s
+ *
+ * 'calls' returned (or skipped) so far, 'funcs' armed now, 'elapsed_ns'
+ * since observing began: tenths of a second below a minute (truncated, so
+ * that it never shows a second not yet reached), then minutes and seconds,
+ * then hours and minutes. Into buf: 0, or -ENOBUFS when 'size' is too small
+ * (buf then untouched); 128 bytes always suffice.
+ */
+int report_observe_progress(uint64_t calls, size_t funcs, int64_t elapsed_ns, char *buf,
+			    size_t size);
 
 #endif

@@ -121,4 +121,104 @@ if command -v script >/dev/null; then
 	! grep -q '\[[12]/2\]' "$TMP/tty" || fail "progress on a terminal despite --quiet"
 fi
 
+# ---- observe: a live line on a terminal, nothing elsewhere ----------------------------------------
+# helpers paced N calls light() N times 10 ms apart: however fast the
+# machine, observing lasts long enough for the line to be drawn (the first
+# after 100 ms, then every 250 ms), and after its first call it runs on for
+# (N - 1) * 10 ms, more than the time between two lines.
+HELPERS=$FIXTURES/observe/helpers
+FOREVER=$FIXTURES/observe/forever
+PACED=40
+# The live lines of observe in tty file $1, as "calls functions" a line:
+# each drawn as "\r\e[K" then the line, the last erased by "\r\e[K" written
+# right after it (the program's output goes to a file).
+observe_lines() {
+	python3 - "$1" <<'PY'
+import re, sys
+t = open(sys.argv[1], "rb").read().decode()
+pat = "\r\x1b\\[Kobserving: ([0-9,]+) calls? of ([0-9]+) functions?, [0-9.]+ s"
+for m in re.finditer(pat, t):
+    print(m.group(1).replace(",", ""), m.group(2))
+last = list(re.finditer(pat, t))
+if last and not t[last[-1].end():].startswith("\r\x1b[K"):
+    print("not erased")
+PY
+}
+if command -v script >/dev/null; then
+	# A command: the line on the terminal, with counts that only grow, up to
+	# the calls the program made, of the one function; erased at the end; the
+	# program's stdout its own.
+	cmd="$BENCHTRAP observe --symbol light"
+	script -qfec "$cmd -- $HELPERS paced $PACED >$TMP/obs.out" /dev/null >"$TMP/tty" 2>&1
+	status=$?
+	out=$(cat "$TMP/obs.out") err=$(cat -v "$TMP/tty")
+	expect_status 0
+	checks=$((checks + 1))
+	[[ $out == "calls $PACED" ]] || fail "the program's stdout is not its own"
+	observe_lines "$TMP/tty" >"$TMP/lines"
+	[[ -s $TMP/lines ]] || fail "no live line of observe on a terminal"
+	awk -v max="$PACED" '{ bad += $2 != 1 || $1 > max || $1 < prev; prev = $1 }
+		END { exit bad || prev < 1 }' \
+		"$TMP/lines" || fail "implausible counts in observe's line: $(tr '\n' ' ' <"$TMP/lines")"
+	grep -qE '^light +[0-9]+ ' <(tr -d '\r' <"$TMP/tty") || fail "no table on the terminal"
+	# --quiet: none, the same stdout.
+	script -qfec "$cmd --quiet -- $HELPERS paced $PACED >$TMP/obs.out" /dev/null >"$TMP/tty" 2>&1
+	status=$?
+	out=$(cat "$TMP/obs.out") err=$(cat -v "$TMP/tty")
+	expect_status 0
+	checks=$((checks + 1))
+	[[ $out == "calls $PACED" ]] || fail "the program's stdout differs with --quiet"
+	! grep -q 'observing:' "$TMP/tty" || fail "observe's line on a terminal despite --quiet"
+	grep -qE '^light +[0-9]+ ' <(tr -d '\r' <"$TMP/tty") || fail "no table with --quiet"
+	# stdout a terminal, stderr a file: nothing periodic, the table.
+	script -qfec "$cmd -- $HELPERS paced $PACED 2>$TMP/obs.err" /dev/null >"$TMP/tty" 2>&1
+	status=$?
+	out=$(tr -d '\r' <"$TMP/tty") err=$(cat "$TMP/obs.err")
+	expect_status 0
+	expect_out "^calls $PACED\$"
+	expect_err '^light +[0-9]+ '
+	checks=$((checks + 1))
+	! grep -q 'observing:' "$TMP/obs.err" "$TMP/tty" || fail "observe's line with stderr a file"
+	! grep -q $'\e' "$TMP/obs.err" || fail "escape sequences in a file"
+
+	# --pid: the table on stdout, the line on stderr only; under JSON none,
+	# the document whole.
+	"$FOREVER" >/dev/null &
+	victim=$!
+	trap 'if main_shell; then kill -9 $victim 2>/dev/null; rm -rf "$TMP"; fi' EXIT
+	wait_exec "$victim" "$FOREVER"
+	cmd="$BENCHTRAP observe --symbol tick --pid $victim --duration 1"
+	script -qfec "$cmd >$TMP/obs.out" /dev/null >"$TMP/tty" 2>&1
+	status=$?
+	out=$(cat "$TMP/obs.out") err=$(cat -v "$TMP/tty")
+	expect_status 0
+	expect_out '^tick +[0-9]+ '
+	expect_no_out 'observing:'
+	checks=$((checks + 1))
+	! grep -q $'\e' "$TMP/obs.out" || fail "escape sequences on stdout"
+	observe_lines "$TMP/tty" >"$TMP/lines"
+	[[ -s $TMP/lines ]] || fail "no live line of observe --pid on a terminal"
+	awk '{ bad += $2 != 1 || $1 < prev; prev = $1 } END { exit bad }' "$TMP/lines" ||
+		fail "implausible counts in observe --pid's line: $(tr '\n' ' ' <"$TMP/lines")"
+	script -qfec "$cmd --format json >$TMP/out" /dev/null >"$TMP/tty" 2>&1
+	status=$?
+	err=$(cat -v "$TMP/tty")
+	expect_status 0
+	expect_json 'd["run"]["attached"] is True and d["benchmarks"][0]["name"] == "tick"'
+	checks=$((checks + 1))
+	! grep -q 'observing:' "$TMP/tty" "$TMP/out" || fail "observe's line under --format json"
+	script -qfec "$cmd --quiet >$TMP/obs.out" /dev/null >"$TMP/tty" 2>&1
+	status=$?
+	out=$(cat "$TMP/obs.out") err=$(cat -v "$TMP/tty")
+	expect_status 0
+	expect_out '^tick +[0-9]+ '
+	checks=$((checks + 1))
+	! grep -q 'observing:' "$TMP/tty" "$TMP/obs.out" || fail "observe --pid's line despite --quiet"
+	kill -0 "$victim" 2>/dev/null || fail "the attached process died"
+	kill -9 "$victim"
+	wait "$victim" 2>/dev/null
+else
+	echo "note: script is not installed: progress on a terminal not checked"
+fi
+
 done_ok

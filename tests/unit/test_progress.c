@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The line said on stderr per finished benchmark (report/progress.h). */
+/* The line said on stderr per finished benchmark, and observe's live line
+ * (report/progress.h). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,12 +123,54 @@ static void test_side(void **state)
 	expect_line(&r, 1, 7, "base", "[1/7] work (base)  failed: exited with status 3");
 }
 
+/* observe's line of (calls, funcs, elapsed ns), checked against 'want'. */
+static void expect_observe(uint64_t calls, size_t funcs, int64_t ns, const char *want)
+{
+	char buf[128];
+
+	assert_int_equal(report_observe_progress(calls, funcs, ns, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, want);
+}
+
+static void test_observe(void **state)
+{
+	char small[16] = "kept";
+
+	(void)state;
+	expect_observe(12345, 3, 4200000000LL, "observing: 12,345 calls of 3 functions, 4.2 s");
+	/* One of each: singular; nothing yet: plural, 0.0 s. */
+	expect_observe(1, 1, 150000000, "observing: 1 call of 1 function, 0.1 s");
+	expect_observe(0, 0, 0, "observing: 0 calls of 0 functions, 0.0 s");
+	/* Truncated, not rounded: 59.99 s is not a minute yet. */
+	expect_observe(2, 2, 59990000000LL, "observing: 2 calls of 2 functions, 59.9 s");
+	expect_observe(1234567, 2, 60000000000LL,
+		       "observing: 1,234,567 calls of 2 functions, 1 min 00 s");
+	expect_observe(7, 1, (12 * 60 + 5) * 1000000000LL + 999999999,
+		       "observing: 7 calls of 1 function, 12 min 05 s");
+	expect_observe(7, 1, (3 * 3600 + 7 * 60 + 59) * 1000000000LL,
+		       "observing: 7 calls of 1 function, 3 h 07 min");
+	/* A clock that went back says 0.0 s, not a negative time. */
+	expect_observe(7, 1, -5, "observing: 7 calls of 1 function, 0.0 s");
+	/* The largest count still fits the documented 128 bytes. */
+	{
+		char buf[128];
+
+		assert_int_equal(
+			report_observe_progress(UINT64_MAX, SIZE_MAX, INT64_MAX, buf, sizeof(buf)),
+			0);
+		assert_true(strlen(buf) < sizeof(buf));
+	}
+	/* Too small a buffer: -ENOBUFS, buffer untouched. */
+	assert_int_equal(report_observe_progress(1, 1, 0, small, sizeof(small)), -ENOBUFS);
+	assert_string_equal(small, "kept");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_walltime), cmocka_unit_test(test_walltime_no_spread),
 		cmocka_unit_test(test_counting), cmocka_unit_test(test_failed),
-		cmocka_unit_test(test_side),
+		cmocka_unit_test(test_side),	 cmocka_unit_test(test_observe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
