@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -77,6 +78,165 @@ static void whole_numbers(json_t *doc)
 	}
 }
 
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+
+/* The write's own errno (ENOSPC on a full disk), before anything else can
+ * change it; EIO only when the stream did not say. */
+static int write_error(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
+/* ---- streaming ---------------------------------------------------------- */
+
+/*
+ * A value written at 'depth' inside a document: jansson writes a value
+ * alone as at depth 0, and nested, every newline of it (there is none
+ * inside a string, where it is "\n") is followed by two more spaces a
+ * level. So the value alone, each newline followed by depth * 2 spaces.
+ */
+struct nested {
+	FILE *f;
+	unsigned depth;
+};
+
+static int nested_out(const char *buf, size_t size, void *data)
+{
+	static const char spaces[] = "                                ";
+	const struct nested *n = data;
+
+	while (size) {
+		const char *nl = memchr(buf, '\n', size);
+		size_t len = nl ? (size_t)(nl - buf) + 1 : size, pad = nl ? n->depth * 2 : 0;
+
+		if (fwrite(buf, 1, len, n->f) != len)
+			return -1;
+		for (size_t k; pad; pad -= k) {
+			k = pad < sizeof(spaces) - 1 ? pad : sizeof(spaces) - 1;
+			if (fwrite(spaces, 1, k, n->f) != k)
+				return -1;
+		}
+		buf += len;
+		size -= len;
+	}
+	return 0;
+}
+
+static int put_nested(const json_t *v, FILE *f, unsigned depth)
+{
+	struct nested n = { f, depth };
+
+	errno = 0;
+	return json_dump_callback(v, nested_out, &n, DUMP_FLAGS | JSON_ENCODE_ANY) < 0
+		       ? write_error()
+		       : 0;
+}
+
+static int put(FILE *f, const char *s)
+{
+	errno = 0;
+	return fputs(s, f) == EOF ? write_error() : 0;
+}
+
+/* The streamed array at depth 1, as jansson writes an array: "[]" when
+ * empty, else each element on a line of its own. */
+static int put_stream(FILE *f, results_json_next_fn next, void *ctx)
+{
+	size_t n = 0;
+	json_t *v, *w;
+	int r;
+
+	while ((r = next(ctx, &v)) > 0) {
+		w = whole(v);
+		if (w) {
+			json_decref(v);
+			v = w;
+		} else {
+			whole_numbers(v);
+		}
+		r = put(f, n++ ? ",\n    " : "[\n    ");
+		if (r == 0)
+			r = put_nested(v, f, 2);
+		json_decref(v);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	return put(f, n ? "\n  ]" : "[]");
+}
+
+struct stream {
+	json_t *doc;
+	const char *key;
+	results_json_next_fn next;
+	void *ctx;
+};
+
+/* The document, member by member as jansson writes an object, with the
+ * streamed one in place of its stand-in. */
+static int dump_stream(FILE *f, void *data)
+{
+	const struct stream *s = data;
+	const char *k;
+	json_t *v, *ks;
+	bool first = true;
+	int r;
+
+	if (!json_is_object(s->doc))
+		return -EINVAL;
+	whole_numbers(s->doc);
+	r = put(f, json_object_size(s->doc) ? "{" : "{}");
+	if (r < 0)
+		return r;
+	json_object_foreach(s->doc, k, v)
+	{
+		ks = json_string(k);
+		if (!ks)
+			return -ENOMEM;
+		r = put(f, first ? "\n  " : ",\n  ");
+		if (r == 0)
+			r = put_nested(ks, f, 1);
+		json_decref(ks);
+		if (r == 0)
+			r = put(f, ": ");
+		if (r == 0)
+			r = !strcmp(k, s->key) ? put_stream(f, s->next, s->ctx) : put_nested(v, f, 1);
+		if (r < 0)
+			return r;
+		first = false;
+	}
+	if (r == 0 && !first)
+		r = put(f, "\n}");
+	return r < 0 ? r : put(f, "\n");
+}
+
+int results_json_dump_stream(json_t *doc, const char *key, results_json_next_fn next, void *ctx,
+			     FILE *f)
+{
+	struct stream s = { doc, key, next, ctx };
+	int r;
+
+	if (!doc)
+		return -ENOMEM;
+	r = dump_stream(f, &s);
+	json_decref(doc);
+	return r;
+}
+
+int results_json_dump_stream_file(json_t *doc, const char *key, results_json_next_fn next,
+				  void *ctx, const char *path)
+{
+	struct stream s = { doc, key, next, ctx };
+	int r;
+
+	if (!doc)
+		return -ENOMEM;
+	r = atomic_write(path, dump_stream, &s);
+	json_decref(doc);
+	return r;
+}
+
 /* 'doc' to 'f', kept: the fill of an atomic write. */
 static int dump(FILE *f, void *doc)
 {
@@ -84,12 +244,10 @@ static int dump(FILE *f, void *doc)
 
 	whole_numbers(doc);
 	errno = 0;
-	r = json_dumpf(doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	r = json_dumpf(doc, f, DUMP_FLAGS);
 	if (r == 0 && fputc('\n', f) == EOF)
 		r = -1;
-	/* The write's own errno (ENOSPC on a full disk), before anything else
-	 * can change it; EIO only when the stream did not say. */
-	return r < 0 ? (errno > 0 ? -errno : -EIO) : 0;
+	return r < 0 ? write_error() : 0;
 }
 
 int results_json_dump(json_t *doc, FILE *f)
@@ -110,7 +268,7 @@ int results_json_dump_mem(json_t *doc, char **ret)
 	if (!doc)
 		return -ENOMEM;
 	whole_numbers(doc);
-	text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	text = json_dumps(doc, DUMP_FLAGS);
 	json_decref(doc);
 	if (!text)
 		return -ENOMEM;

@@ -43,4 +43,24 @@ int results_json_dump_file(json_t *doc, const char *path);
 /* The same into a new string *ret (without the final newline), to free. */
 int results_json_dump_mem(json_t *doc, char **ret);
 
+/*
+ * The elements of a streamed array, one at a time: 1 and a new reference in
+ * *ret (released by the writer once written), 0 after the last, or a
+ * negative errno.
+ */
+typedef int (*results_json_next_fn)(void *ctx, json_t **ret);
+
+/*
+ * Write the object 'doc' as results_json_dump() does, byte for byte, except
+ * that the value of its member 'key' (present, at its place, e.g. an empty
+ * array) is the array of the elements next() gives: each is written and
+ * released before the next is asked for, so the whole array is never held.
+ * Releases 'doc'. 0, -ENOMEM, next()'s error, or the write's -errno.
+ */
+int results_json_dump_stream(json_t *doc, const char *key, results_json_next_fn next, void *ctx,
+			     FILE *f);
+/* The same to 'path', written atomically (util/atomic.h). */
+int results_json_dump_stream_file(json_t *doc, const char *key, results_json_next_fn next,
+				  void *ctx, const char *path);
+
 #endif

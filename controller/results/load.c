@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/strutil.h"
+#include "results/internal.h"
 #include "results/results.h"
 
 /*
@@ -196,9 +197,8 @@ int results_load(const char *path, struct results_file **ret, char **ret_error)
 	}
 	if (r < 0)
 		goto fail_errno;
-	r = results_parse(buf ? buf : "", len, path, ret, ret_error);
-	free(buf);
-	return r;
+	/* The buffer is the document's from now on. */
+	return results_parse_owned(buf, len, path, ret, ret_error);
 
 fail_errno:
 	if (ret_error) {

@@ -129,10 +129,50 @@ static int write_env(json_t *doc, const struct results_env *e)
 	return json_object_set_new(doc, "environment", env) < 0 ? -ENOMEM : 0;
 }
 
+/* The benchmarks of every file in turn, each read again from its text:
+ * one benchmark's tree at a time (results_json_next_fn). */
+struct merge_source {
+	struct results_file *const *files;
+	size_t n, file, pos;
+};
+
+static int next_bench(void *ctx, json_t **ret)
+{
+	struct merge_source *m = ctx;
+	bool nomem;
+
+	for (; m->file < m->n; m->file++, m->pos = 0) {
+		const struct results_doc *d = m->files[m->file]->doc;
+
+		if (m->pos < results_doc_nbench(d)) {
+			/* It was read once: only memory can fail now. */
+			*ret = results_doc_bench(d, m->pos++, &nomem);
+			return *ret ? 1 : -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* A member of 'doc' that is an object, replaced by a copy of itself (its
+ * members shared) so that setting one of them leaves the input as it was;
+ * NULL when it is not an object. */
+static json_t *own_object(json_t *doc, const char *key)
+{
+	json_t *v = json_object_get(doc, key), *c;
+
+	if (!json_is_object(v))
+		return NULL;
+	c = json_copy(v);
+	if (!c || json_object_set_new(doc, key, c) < 0)
+		return NULL;
+	return c;
+}
+
 int results_merge(struct results_file *const *files, size_t n, const char *output, unsigned flags,
 		  char **ret_error)
 {
-	json_t *doc = NULL, *benches = NULL, *from = NULL, *run;
+	struct merge_source src = { files, n, 0, 0 };
+	json_t *doc = NULL, *from = NULL, *run, *placeholder;
 	int r;
 
 	if (!files || n == 0 || !output)
@@ -157,25 +197,29 @@ int results_merge(struct results_file *const *files, size_t n, const char *outpu
 					 files[files[0]->paired_base ? 0 : i]->path,
 					 files[files[0]->paired_base ? i : 0]->path);
 
-	doc = json_deep_copy(files[0]->doc->root);
-	benches = json_array();
-	from = json_array();
-	if (!doc || !benches || !from || write_env(doc, &files[0]->env) < 0)
-		goto nomem;
-	for (size_t i = 0; i < n; i++) {
-		json_t *b = json_object_get(files[i]->doc->root, "benchmarks");
+	for (size_t i = 0; i < n; i++)
+		if (!files[i]->doc)
+			return -EINVAL; /* released: nothing to write */
 
-		if (json_array_extend(benches, b) < 0 ||
-		    json_array_append_new(from, json_string(files[i]->path)) < 0)
-			goto nomem;
-	}
-	r = json_object_set_new(doc, "benchmarks", benches);
-	benches = NULL; /* the document owns it, or it is gone */
-	if (r < 0)
+	/*
+	 * The first file's document, its members shared, not copied: what is
+	 * set here is set on copies of the objects it changes. Its benchmarks
+	 * are those of every file, streamed into the output one by one.
+	 */
+	doc = json_copy(files[0]->doc->root);
+	from = json_array();
+	placeholder = json_array();
+	if (!doc || !from || json_object_set_new(doc, "benchmarks", placeholder) < 0 ||
+	    write_env(doc, &files[0]->env) < 0)
 		goto nomem;
-	/* Paired comparisons: their base sides are merged alike. */
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(from, json_string(files[i]->path)) < 0)
+			goto nomem;
+	/* Paired comparisons: their base sides are merged alike (a tree, kept
+	 * whole by the reader). */
 	if (files[0]->paired_base) {
-		json_t *base = json_object_get(json_object_get(doc, "paired"), "base");
+		json_t *paired = own_object(doc, "paired");
+		json_t *base = paired ? own_object(paired, "base") : NULL;
 		json_t *bb = json_array();
 
 		for (size_t i = 0; bb && i < n; i++) {
@@ -187,28 +231,26 @@ int results_merge(struct results_file *const *files, size_t n, const char *outpu
 				bb = NULL;
 			}
 		}
-		if (!bb || json_object_set_new(base, "benchmarks", bb) < 0)
+		if (!bb || !base || json_object_set_new(base, "benchmarks", bb) < 0)
 			goto nomem;
 	}
-	run = json_object_get(doc, "run");
-	if (!json_is_object(run)) {
+	run = own_object(doc, "run");
+	if (!run) {
 		run = json_object();
 		if (!run || json_object_set_new(doc, "run", run) < 0)
 			goto nomem;
 	}
-	if (json_object_set_new(run, "merged_from", from) < 0) {
-		from = NULL;
-		goto nomem;
-	}
+	r = json_object_set_new(run, "merged_from", from);
 	from = NULL;
-	r = results_json_dump_file(doc, output);
+	if (r < 0)
+		goto nomem;
+	r = results_json_dump_stream_file(doc, "benchmarks", next_bench, &src, output);
 	if (r < 0)
 		return set_error(ret_error, r, "%s: cannot write the merged results: %s", output,
 				 atomic_strerror(r));
 	return 0;
 nomem:
 	json_decref(doc);
-	json_decref(benches);
 	json_decref(from);
 	return -ENOMEM;
 }

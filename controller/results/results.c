@@ -23,7 +23,7 @@ int results_failf(struct parser *p, const char *where, const char *fmt, ...)
 	char *msg = NULL;
 	va_list ap;
 
-	if (p->error || p->nomem)
+	if (p->error || p->nomem || p->not_json)
 		return -EINVAL;
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
@@ -40,7 +40,7 @@ int results_failf(struct parser *p, const char *where, const char *fmt, ...)
 
 static bool failed(const struct parser *p)
 {
-	return p->error || p->nomem;
+	return p->error || p->nomem || p->not_json;
 }
 
 static const char *type_name(const json_t *v)
@@ -586,9 +586,8 @@ void results_env_clear(struct results_env *e)
 
 void results_release_doc(struct results_file *f)
 {
-	if (f && f->doc) {
-		json_decref(f->doc->root);
-		free(f->doc);
+	if (f) {
+		results_doc_free(f->doc);
 		f->doc = NULL;
 	}
 }
@@ -610,7 +609,8 @@ void results_free(struct results_file *f)
 	free(f);
 }
 
-static int parse_root(struct parser *p, json_t *root, struct results_file *f);
+static int parse_root(struct parser *p, json_t *root, const struct results_doc *d,
+		      struct results_file *f);
 
 /* "paired": {"base": a whole results document}, of a paired comparison's
  * head; errors in it name "paired.base" after the file. */
@@ -632,7 +632,7 @@ static int parse_paired(struct parser *p, json_t *root, struct results_file *f)
 		return -ENOMEM;
 	}
 	sub.label = f->paired_base->path;
-	parse_root(&sub, base, f->paired_base);
+	parse_root(&sub, base, NULL, f->paired_base);
 	if (failed(&sub)) {
 		p->nomem = sub.nomem;
 		p->error = sub.error;
@@ -641,10 +641,13 @@ static int parse_paired(struct parser *p, json_t *root, struct results_file *f)
 	return 0;
 }
 
-static int parse_root(struct parser *p, json_t *root, struct results_file *f)
+/* 'root' is a document, whose benchmarks are those of 'd' when given (read
+ * one at a time), else its own array's. */
+static int parse_root(struct parser *p, json_t *root, const struct results_doc *d,
+		      struct results_file *f)
 {
 	json_t *v, *b;
-	size_t i;
+	size_t nb;
 
 	if (!json_is_object(root))
 		return results_failf(p, NULL, "expected a results document (a JSON object), not %s",
@@ -687,23 +690,68 @@ static int parse_root(struct parser *p, json_t *root, struct results_file *f)
 		return results_failf(p, "benchmarks", "missing");
 	if (!json_is_array(v))
 		return results_failf(p, "benchmarks", "expected an array, not %s", type_name(v));
-	f->benches = calloc(json_array_size(v) + 1, sizeof(*f->benches));
+	nb = d ? results_doc_nbench(d) : json_array_size(v);
+	f->benches = calloc(nb + 1, sizeof(*f->benches));
 	if (!f->benches) {
 		p->nomem = true;
 		return -EINVAL;
 	}
-	json_array_foreach(v, i, b)
-	{
+	for (size_t i = 0; i < nb; i++) {
+		bool nomem = false;
+
+		b = d ? results_doc_bench(d, i, &nomem) : json_array_get(v, i);
+		if (!b) {
+			p->nomem = nomem;
+			p->not_json = !nomem;
+			return -EINVAL;
+		}
 		f->n = i + 1;
 		parse_bench(p, b, i, &f->benches[i]);
+		/* The structs hold copies: the tree of one benchmark at a time. */
+		if (d)
+			json_decref(b);
 		if (failed(p))
 			return -ENOMEM;
 	}
 	return parse_paired(p, root, f);
 }
 
-int results_parse(const char *text, size_t len, const char *label, struct results_file **ret,
-		  char **ret_error)
+/* jansson's own message for a text that is not JSON, with the line and
+ * column in the whole file. */
+static void not_json(struct parser *p, const char *text, size_t len)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(text, len, 0, &jerr);
+
+	p->not_json = false;
+	if (root) {
+		/* Not reached: a piece refused alone is refused in the whole. */
+		json_decref(root);
+		results_failf(p, NULL, "not JSON");
+	} else if (len == 0) {
+		results_failf(p, NULL, "empty file, not a results document");
+	} else {
+		results_failf(p, NULL, "not JSON: %s at line %d, column %d", jerr.text, jerr.line,
+			      jerr.column);
+	}
+}
+
+/* Whether every benchmark of 'd' read alone is JSON. */
+static bool all_json(const struct results_doc *d)
+{
+	for (size_t i = 0; d->streamed && i < d->nspans; i++) {
+		bool nomem;
+		json_t *b = results_doc_bench(d, i, &nomem);
+
+		if (!b && !nomem)
+			return false;
+		json_decref(b);
+	}
+	return true;
+}
+
+int results_parse_owned(char *text, size_t len, const char *label, struct results_file **ret,
+			char **ret_error)
 {
 	struct parser p = { .label = label };
 	struct results_file *f = calloc(1, sizeof(*f));
@@ -713,36 +761,65 @@ int results_parse(const char *text, size_t len, const char *label, struct result
 
 	if (!f || !(f->path = strdup(label))) {
 		free(f);
+		free(text);
 		return -ENOMEM;
 	}
-	root = json_loadb(text, len, 0, &jerr);
-	if (!root) {
-		if (len == 0)
-			results_failf(&p, NULL, "empty file, not a results document");
-		else
-			results_failf(&p, NULL, "not JSON: %s at line %d, column %d", jerr.text, jerr.line,
-			      jerr.column);
-		goto fail;
-	}
-	f->doc = calloc(1, sizeof(*f->doc));
-	if (!f->doc) {
-		json_decref(root);
+	r = results_doc_scan(text, len, &f->doc);
+	if (r == -ENOMEM) {
 		p.nomem = true;
-		goto fail;
+		goto fail_text;
 	}
-	f->doc->root = root;
-	parse_root(&p, root, f);
+	if (r < 0) {
+		/* Not an object as the scanner reads one: jansson says why, or
+		 * (a document the scanner does not expect) reads it whole. */
+		root = json_loadb(text ? text : "", len, 0, &jerr);
+		if (!root) {
+			not_json(&p, text ? text : "", len);
+			goto fail_text;
+		}
+		f->doc = calloc(1, sizeof(*f->doc));
+		if (!f->doc) {
+			json_decref(root);
+			p.nomem = true;
+			goto fail_text;
+		}
+		f->doc->root = root;
+		f->doc->text = text;
+		f->doc->len = len;
+	}
+	text = NULL; /* the document's */
+	parse_root(&p, f->doc->root, f->doc, f);
+	/* Any piece that is not JSON makes the file not JSON, whatever else
+	 * was found first: the message a whole parse gives. */
+	if (failed(&p) && !p.nomem && (p.not_json || !all_json(f->doc))) {
+		free(p.error);
+		p.error = NULL;
+		not_json(&p, f->doc->text, f->doc->len);
+	}
 	if (failed(&p))
 		goto fail;
 	*ret = f;
 	return 0;
+fail_text:
+	free(text);
 fail:
-	if (p.nomem)
-		r = -ENOMEM;
+	r = p.nomem ? -ENOMEM : -EINVAL;
 	if (ret_error)
 		*ret_error = p.error;
 	else
 		free(p.error);
 	results_free(f);
 	return r;
+}
+
+int results_parse(const char *text, size_t len, const char *label, struct results_file **ret,
+		  char **ret_error)
+{
+	char *copy = malloc(len + 1);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	return results_parse_owned(copy, len, label, ret, ret_error);
 }

@@ -461,15 +461,64 @@ static int write_out(const char *path, const char *buf, size_t len)
 	return write_through(fd, buf, len);
 }
 
+/*
+ * replace() with the contents written by 'fill' straight into the temporary
+ * file, so that a large document is never held in memory whole: a failed
+ * fill removes the temporary file and leaves 'file' as it was.
+ */
+static int replace_filled(const char *file, int (*fill)(FILE *f, void *ctx), void *ctx)
+{
+	FILE *f = NULL;
+	int fd, r;
+
+	r = temp_create(file, &fd);
+	if (r < 0)
+		return r;
+	r = fchmod(fd, creation_mode(file)) < 0 ? -errno : 0;
+	if (r == 0 && !(f = fdopen(fd, "w")))
+		r = -errno;
+	if (r == 0) {
+		setvbuf(f, NULL, _IOFBF, 1 << 16);
+		r = fill(f, ctx);
+		errno = 0;
+		if (fflush(f) != 0 && r == 0)
+			r = errno ? -errno : -EIO;
+	}
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (f ? fclose(f) != 0 : close(fd) < 0) {
+		if (r == 0)
+			r = -errno;
+	}
+	/* Kept or removed, the first error is the one to report. */
+	int fin = temp_finish(file, r == 0);
+
+	if (r == 0)
+		r = fin;
+	if (r == 0)
+		sync_directory(file);
+	return r;
+}
+
 int atomic_write(const char *path, int (*fill)(FILE *f, void *ctx), void *ctx)
 {
-	char *buf = NULL;
+	char *buf = NULL, file[PATH_MAX];
+	enum kind kind;
 	size_t len = 0;
 	FILE *m;
 	int r;
 
-	/* The document is made in memory first: a failed fill writes nothing,
-	 * and the write's own error (ENOSPC, EPIPE) is what is reported. */
+	/* A regular file: made in its temporary file, as it is written. */
+	if (!is_held(path)) {
+		r = classify(path, &kind, file);
+		if (r < 0)
+			return r;
+		if (kind == KIND_REPLACE)
+			return replace_filled(file, fill, ctx);
+	}
+	/* A device or FIFO is written through: the document is made in memory
+	 * first, so that a failed fill writes nothing, and the write's own
+	 * error (ENOSPC, EPIPE) is what is reported. */
 	m = open_memstream(&buf, &len);
 	if (!m)
 		return -errno;

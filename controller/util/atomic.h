@@ -57,8 +57,10 @@ int atomic_check(const char *path);
 #define ATOMIC_E_IN_WAY 0x40002
 
 /*
- * Write 'path' as above with what 'fill' writes to its stream. 'fill' writes
- * into memory first: it returns 0 or a negative errno, and when it fails
+ * Write 'path' as above with what 'fill' writes to its stream: for a
+ * regular file the temporary file itself (a large document is never held in
+ * memory), for a device or FIFO memory first. 'fill' returns 0 or a
+ * negative errno (its write's own, such as -ENOSPC), and when it fails
  * nothing is written. On any failure a regular file at 'path' is untouched
  * and no temporary file is left.
  */

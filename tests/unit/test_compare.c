@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "report/report.h"
+#include "results/json.h"
 #include "results/results.h"
 #include "stats/stats.h"
 
@@ -323,6 +325,103 @@ static void test_merge_numbers(void **state)
 	results_free(f);
 	assert_int_equal(unlink(out), 0);
 	assert_int_equal(rmdir(dir), 0);
+}
+
+/* The elements of an array, in turn (results_json_next_fn). */
+struct array_source {
+	json_t *a;
+	size_t i;
+};
+
+static int next_element(void *ctx, json_t **ret)
+{
+	struct array_source *s = ctx;
+
+	if (s->i == json_array_size(s->a))
+		return 0;
+	*ret = json_incref(json_array_get(s->a, s->i++));
+	return 1;
+}
+
+/* 'doc' written by the tree writer and by the streaming one, with its
+ * "benchmarks" streamed: the same text, byte for byte. */
+static void check_stream_same(const char *doc)
+{
+	char *tree = NULL, *stream = NULL;
+	size_t ntree = 0, nstream = 0;
+	json_t *whole = json_loads(doc, 0, NULL), *skel = json_loads(doc, 0, NULL);
+	struct array_source src;
+	FILE *f;
+
+	assert_non_null(whole);
+	assert_non_null(skel);
+	f = open_memstream(&tree, &ntree);
+	assert_non_null(f);
+	assert_int_equal(results_json_dump(whole, f), 0);
+	fclose(f);
+	src.a = json_incref(json_object_get(skel, "benchmarks"));
+	src.i = 0;
+	assert_int_equal(json_object_set_new(skel, "benchmarks", json_array()), 0);
+	f = open_memstream(&stream, &nstream);
+	assert_non_null(f);
+	assert_int_equal(results_json_dump_stream(skel, "benchmarks", next_element, &src, f), 0);
+	fclose(f);
+	assert_string_equal(stream, tree);
+	json_decref(src.a);
+	free(tree);
+	free(stream);
+}
+
+static void test_json_stream(void **state)
+{
+	(void)state;
+	/* Nested objects and arrays, empty ones, whole reals (written as
+	 * integers), strings with newlines and quotes, the streamed member
+	 * between others. */
+	check_stream_same(
+		"{\"schema\": \"s\", \"environment\": {\"cpu\": \"a\\nb \\\"q\\\"\", "
+		"\"cores\": 2.0, \"e\": {}, \"l\": []}, \"benchmarks\": [{\"name\": \"x\", "
+		"\"stats\": {\"median\": 1.5, \"n\": [1, 2.0, {\"k\": [[]]}]}, \"raw_samples\": "
+		"[1.25, 3.0]}, {\"name\": \"caf\\u00e9\", \"v\": null, \"t\": true}, 4.0, "
+		"\"s\"], \"run\": {\"merged_from\": [\"a.json\"]}, \"z\": 0.1}");
+	/* None to stream; the member first, and last. */
+	check_stream_same("{\"benchmarks\": [], \"a\": 1}");
+	check_stream_same("{\"a\": {\"b\": {\"c\": [1]}}, \"benchmarks\": [[1, [2]]]}");
+	check_stream_same("{\"benchmarks\": [{}]}");
+}
+
+/* The reader parses each benchmark alone: a benchmark that is not JSON
+ * makes the file not JSON, with jansson's line and column in the whole
+ * text, even when a field check would fail first; a member given twice is
+ * the last one, as jansson reads it. */
+static void test_parse_pieces(void **state)
+{
+	static const char bad[] = "{\"schema\": \"other\",\n\"environment\": {},\n"
+				  "\"benchmarks\": [{\"name\": \"a\"},\n {\"name\": tru}]}";
+	static const char twice[] =
+		"{\"schema\": \"benchtrap-results/1\", \"environment\": {}, \"benchmarks\": "
+		"[{\"name\": \"a\"}], \"benchmarks\": [{\"name\": \"b\", \"instrument\": "
+		"\"walltime\", \"unit\": \"ns\", \"status\": \"failed\", \"error\": \"e\"}]}";
+	struct results_file *f = NULL;
+	json_error_t jerr;
+	char *err = NULL, want[256];
+
+	(void)state;
+	assert_null(json_loads(bad, 0, &jerr));
+	snprintf(want, sizeof(want), "b.json: not JSON: %s at line %d, column %d", jerr.text,
+		 jerr.line, jerr.column);
+	assert_int_equal(results_parse(bad, strlen(bad), "b.json", &f, &err), -EINVAL);
+	assert_string_equal(err, want);
+	free(err);
+	err = NULL;
+	assert_int_equal(results_parse(twice, strlen(twice), "t.json", &f, &err), 0);
+	assert_int_equal(f->n, 1);
+	assert_string_equal(f->benches[0].name, "b");
+	results_free(f);
+	f = NULL;
+	assert_int_equal(results_parse(twice, strlen(twice) - 1, "t.json", &f, &err), -EINVAL);
+	assert_non_null(strstr(err, "t.json: not JSON: "));
+	free(err);
 }
 
 static void test_parse_good(void **state)
@@ -1740,6 +1839,8 @@ int main(void)
 		cmocka_unit_test(test_pairing_order_and_duplicates),
 		cmocka_unit_test(test_merge_duplicates),
 		cmocka_unit_test(test_merge_numbers),
+		cmocka_unit_test(test_json_stream),
+		cmocka_unit_test(test_parse_pieces),
 		cmocka_unit_test(test_isolation_alike),
 		cmocka_unit_test(test_exact_zero),
 		cmocka_unit_test(test_changed_order),
