@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +324,13 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 			s->ncalls, s->threads, s->ncounts);
 		goto out;
 	}
+	if (getenv("BT_DEBUG"))
+		for (size_t j = 0; j < nruns; j++) {
+			size_t c = (nb - nruns + j) * s->threads;
+			fprintf(stderr, "DBG %s %zu t0=%llu span=%llu n=%llu v=%.1f\n", s->dir, j,
+				(unsigned long long)s->calls[c].t0_ns, (unsigned long long)spans[nb - nruns + j],
+				(unsigned long long)s->counts[nb - nruns + j], v[j]);
+		}
 	*ret_samples = v;
 	*ret_n = nruns;
 	v = NULL;
@@ -407,9 +415,10 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 			  const struct measure_plan *plan, const char *const dirs[2],
 			  struct bench_result *bres, struct bench_result *hres)
 {
+	struct measure_target tb = *base, th = *head;
 	struct gside s[2] = {
-		{ .t = base, .spec = bspec, .res = bres, .dir = dirs[0] },
-		{ .t = head, .spec = hspec, .res = hres, .dir = dirs[1] },
+		{ .t = &tb, .spec = bspec, .res = bres, .dir = dirs[0] },
+		{ .t = &th, .spec = hspec, .res = hres, .dir = dirs[1] },
 	};
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	double *v[2] = { NULL, NULL };
@@ -419,6 +428,20 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 
 	if (!f)
 		return -ENOMEM;
+	/* Both children on one CPU, unless told otherwise: two CPUs of a VM
+	 * differ in speed, which identical code measured as steady changes
+	 * of 15%. Not an instance on several threads, which would take
+	 * turns on it. */
+	if (tb.cpu < 0 && th.cpu < 0 && gbench_name_threads(bspec->name) == 1) {
+		cpu_set_t set;
+
+		if (sched_getaffinity(0, sizeof(set), &set) == 0)
+			for (int c = 0; c < CPU_SETSIZE && tb.cpu < 0; c++)
+				if (CPU_ISSET(c, &set))
+					tb.cpu = th.cpu = c;
+	} else if (tb.cpu_single && gbench_name_threads(bspec->name) > 1) {
+		tb.cpu = th.cpu = -1;
+	}
 	r = side_start(&s[0], plan);
 	if (r == 0)
 		r = side_start(&s[1], plan);
