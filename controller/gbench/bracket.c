@@ -324,13 +324,6 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 			s->ncalls, s->threads, s->ncounts);
 		goto out;
 	}
-	if (getenv("BT_DEBUG"))
-		for (size_t j = 0; j < nruns; j++) {
-			size_t c = (nb - nruns + j) * s->threads;
-			fprintf(stderr, "DBG %s %zu t0=%llu span=%llu n=%llu v=%.1f\n", s->dir, j,
-				(unsigned long long)s->calls[c].t0_ns, (unsigned long long)spans[nb - nruns + j],
-				(unsigned long long)s->counts[nb - nruns + j], v[j]);
-		}
 	*ret_samples = v;
 	*ret_n = nruns;
 	v = NULL;
