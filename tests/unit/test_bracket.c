@@ -191,8 +191,8 @@ static void test_name_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_displace_len), cmocka_unit_test(test_trampoline),
-		cmocka_unit_test(test_exit_stub),    cmocka_unit_test(test_batch_spans),
+		cmocka_unit_test(test_displace_len),  cmocka_unit_test(test_trampoline),
+		cmocka_unit_test(test_exit_stub),     cmocka_unit_test(test_batch_spans),
 		cmocka_unit_test(test_final_batches), cmocka_unit_test(test_name_threads),
 	};
 
