@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "results/instrument.h"
 #include "stats/stats.h"
 
 #define MEASURE_MAX_ARGS 6
@@ -474,8 +475,9 @@ typedef int measure_run_fn(const struct measure_target *t, const struct bench_sp
 
 /*
  * The instruments (instruments.c), one row each; adding an instrument is
- * a file with its measure_run_fn and a row there. A row without 'run' is a
- * name known to be planned but not in this version.
+ * a file with its measure_run_fn, a row there and a row of
+ * results/instrument.c (its name, unit and flags, by the same id). A row
+ * without 'run' is a name known to be planned but not in this version.
  */
 enum {
 	MEASURE_OPT_KEEP_PROFILES = 1 << 0, /* opts->keep_profiles */
@@ -484,22 +486,48 @@ enum {
 	MEASURE_OPT_ALLOC_STACKS = 1 << 3,  /* opts->alloc_stacks */
 	MEASURE_OPT_THREADS = 1 << 4,	    /* bench_spec.threads above 1 */
 	MEASURE_OPT_PROFILE = 1 << 5,	    /* opts->profile */
+	MEASURE_OPT_ISOLATION_SHARED = 1 << 6, /* --isolation shared */
 };
 
+/* The instruments `run` measures with, by id: the rows of
+ * results/instrument.h that are not observe, in its order. */
+enum measure_instrument_id {
+	MEASURE_WALLTIME = RESULTS_WALLTIME,
+	MEASURE_CALLGRIND = RESULTS_CALLGRIND,
+	MEASURE_PERF = RESULTS_PERF,
+	MEASURE_MEMORY = RESULTS_MEMORY,
+	MEASURE_N_INSTRUMENTS,
+};
+_Static_assert((int)MEASURE_N_INSTRUMENTS == (int)RESULTS_OBSERVE,
+	       "measure's instruments are results/instrument.h's rows before observe");
+
+/* What callers ask of an instrument instead of its name: results/'s flags
+ * (RESULTS_INSTRUMENT_TIMED, _PAIRABLE, _COUNTING, _PRELOADS). */
+#define MEASURE_TIMED RESULTS_INSTRUMENT_TIMED
+#define MEASURE_PAIRABLE RESULTS_INSTRUMENT_PAIRABLE
+#define MEASURE_COUNTING RESULTS_INSTRUMENT_COUNTING
+#define MEASURE_PRELOADS RESULTS_INSTRUMENT_PRELOADS
+
 struct measure_instrument {
-	const char *name;    /* --instrument NAME, and the results' "instrument" */
+	enum measure_instrument_id id;
+	const char *name;    /* --instrument NAME, and the results' "instrument"
+				(results_instrument(id)->name) */
 	const char *unit;    /* of the headline value, per call */
 	const char *summary; /* a few words for --help */
 	measure_run_fn *run; /* NULL: not in this version */
 	unsigned options;    /* the MEASURE_OPT_* that apply to it */
-	bool preloads;	     /* preloads a library into the target: static binaries cannot
-				be measured */
 };
 
 /* The rows, the default (walltime) first; *ret_n of them. */
 const struct measure_instrument *measure_instruments(size_t *ret_n);
-/* The row named 'name', or NULL. */
+/* The row named 'name' (results_instrument_find), or NULL; observe has
+ * none. */
 const struct measure_instrument *measure_instrument_find(const char *name);
+/* The row of 'id'. */
+const struct measure_instrument *measure_instrument_of(enum measure_instrument_id id);
+/* Whether 'in' has every flag of 'flags' (MEASURE_TIMED...), as its row of
+ * results/instrument.c says. */
+bool measure_instrument_has(const struct measure_instrument *in, unsigned flags);
 
 /*
  * walltime (walltime.c): time per call, measured by a harness injected in
