@@ -22,6 +22,8 @@
 
 #define MEASURE_MAX_ARGS 6
 
+struct suite_kind;
+
 /* One benchmark to run: a function of the binary or of a library it loads. */
 struct bench_spec {
 	char *name;	  /* as reported: "fib[20]", "lzma_crc32", "f(1,2)" */
@@ -43,6 +45,9 @@ struct bench_spec {
 	 * creates in the child (--threads, BENCHTRAP_THREADS); 0 or 1: the
 	 * benchmark is called from the main thread alone. */
 	unsigned threads;
+	/* The kind of suite whose row built it (suite/suite.h): the native
+	 * row for target-stub registrations and --symbol functions. */
+	const struct suite_kind *kind;
 };
 
 /* --threads N: at most this many bodies at once. */
@@ -472,6 +477,18 @@ typedef int measure_run_fn(const struct measure_target *t, const struct bench_sp
 			   size_t n, const struct measure_plan *plan, enum measure_isolation iso,
 			   const struct measure_opts *opts, const struct measure_hooks *hooks,
 			   struct bench_result *results, char **ret_error);
+
+/*
+ * Two builds compared, alternating (`compare BASE HEAD`): for each i,
+ * base_specs[i] of 'base' against head_specs[i] of 'head', as
+ * measure_walltime_paired() below. A cell of a suite kind's row may have
+ * one (suite/suite.h).
+ */
+typedef int measure_paired_fn(const struct measure_target *base, const struct measure_target *head,
+			      const struct bench_spec *bspecs, const struct bench_spec *hspecs,
+			      size_t n, const struct measure_plan *plan,
+			      const struct measure_hooks *hooks, struct bench_result *bres,
+			      struct bench_result *hres, char **ret_error);
 
 /*
  * The instruments (instruments.c), one row each; adding an instrument is
