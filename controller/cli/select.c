@@ -12,6 +12,7 @@
 
 #include "measure/measure.h"
 #include "suite/suite.h"
+#include "util/launch.h"
 #include "util/match.h"
 #include "util/strutil.h"
 #include "cli/cli.h"
@@ -49,7 +50,20 @@ int cli_suite_names(struct cli_suite *s)
 
 	if (s->listed)
 		return 0;
+	/* A kind that lists by running the binary runs its constructors:
+	 * whatever they start (a daemon that left the process group) must
+	 * not outlive the command, so the command goes on in a guarded
+	 * worker, the child subreaper that adopts such processes, as the
+	 * commands that run benchmarks are (main.c); and what the listing
+	 * left is swept once it is done. */
+	if (s->kind->lists_by_running && !launch_front()) {
+		fflush(stdout);
+		fflush(stderr);
+		launch_guard();
+	}
 	r = s->kind->list(&c, &s->names, &s->nnames, &error);
+	if (s->kind->lists_by_running)
+		launch_sweep();
 	if (r == -ENOMEM && !error)
 		return cli_error("out of memory");
 	if (r < 0) {
