@@ -137,17 +137,26 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 	bool killed = false, with_setup = false;
 	char **inst = NULL;
 	double per;
+	struct bench_spec found;
+	char *fn = NULL, *note = NULL, *why = NULL;
+	uint64_t link_addr = 0;
 
-	if (!s->symbol) {
-		gbench_fail(
-			res,
-			gbench_fmt("cannot tell which function runs '%s' (none of its names' forms "
-				   "is a function of the binary: a lambda given to "
-				   "RegisterBenchmark?); "
-				   "callgrind counts inside that function only",
-				   s->name));
-		return 0;
+	r = gbench_spec_function(t, s, plan, dir, input, devnull, &fn, &link_addr, &note, &why);
+	if (r < 0 || !fn) {
+		if (r == 0)
+			gbench_fail(res,
+				    gbench_fmt("%s; callgrind counts inside that function only",
+					       why ? why : "cannot tell which function runs it"));
+		free(why);
+		return r;
 	}
+	if (note)
+		bench_result_diagnose(res, "%s", note);
+	free(note);
+	found = *s;
+	found.symbol = fn;
+	found.link_addr = link_addr;
+	s = &found;
 	launch_temp_dir_empty(dir);
 	r |= gbench_push(&argv, &na, strdup(valgrind));
 	r |= gbench_push(&argv, &na, strdup("--tool=callgrind"));
@@ -275,6 +284,7 @@ out:
 	free(log);
 	free(dumps);
 	gbench_runs_free(runs, nruns);
+	free(fn);
 	measure_env_free(argv);
 	measure_env_free(inst);
 	measure_env_free(env);

@@ -46,6 +46,23 @@ int gbench_instance_argv(const struct measure_target *t, const struct bench_spec
 int gbench_read_results(const char *dir, const struct bench_spec *s, struct gbench_run **runs,
 			size_t *nruns, struct bench_result *res);
 
+/*
+ * The function of instance s (its demangled name, malloc'ed, and link-time
+ * address): s->symbol when set, else by the binary's symbols
+ * (gbench_lookup), else the one a run of s enters first (entered.c), with
+ * *ret_note saying so. *ret_function NULL and *ret_why (malloc'ed) when
+ * none can be told. 0, or -ENOMEM.
+ */
+int gbench_spec_function(const struct measure_target *t, const struct bench_spec *s,
+			 const struct measure_plan *plan, const char *dir, int input, int devnull,
+			 char **ret_function, uint64_t *ret_addr, char **ret_note, char **ret_why);
+/* The function a fresh traced run of instance s enters first of those of
+ * its binary gbench_batch_candidate() allows: *ret_function (malloc'ed)
+ * and *ret_addr, or *ret_function untouched and *ret_why. 0, or -ENOMEM. */
+int gbench_entered(const struct measure_target *t, const struct bench_spec *s,
+		   const struct measure_plan *plan, const char *dir, int input, int devnull,
+		   char **ret_function, uint64_t *ret_addr, char **ret_why);
+
 /* One instance under valgrind's callgrind: res filled; 0, or a negative errno. */
 int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 			 const struct bench_spec *s, const struct measure_plan *plan,

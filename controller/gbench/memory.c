@@ -218,16 +218,27 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 	int exec_errno = 0, errfd = -1, r;
 	bool have_pending = false, setup = false;
 	double v[3];
+	struct bench_spec found;
+	char *fn = NULL, *note = NULL, *why = NULL;
+	uint64_t link_addr = 0;
 
-	if (!s->symbol || !s->link_addr) {
-		gbench_fail(
-			res,
-			gbench_fmt("cannot tell which function runs '%s' (a lambda given to "
-				   "RegisterBenchmark?); the memory instrument counts inside that "
-				   "function only",
-				   s->name));
-		return 0;
+	r = gbench_spec_function(t, s, plan, dir, input, devnull, &fn, &link_addr, &note, &why);
+	if (r < 0 || !fn) {
+		if (r == 0)
+			gbench_fail(res,
+				    gbench_fmt("%s; the memory instrument counts inside that "
+					       "function only",
+					       why ? why : "cannot tell which function runs it"));
+		free(why);
+		return r;
 	}
+	if (note)
+		bench_result_diagnose(res, "%s", note);
+	free(note);
+	found = *s;
+	found.symbol = fn;
+	found.link_addr = link_addr;
+	s = &found;
 	m = calloc(1, sizeof(*m));
 	f = calloc(1, sizeof(*f));
 	if (!m || !f) {
@@ -405,6 +416,7 @@ out:
 	free(m);
 	free(f);
 	gbench_runs_free(runs, nruns);
+	free(fn);
 	measure_env_free(argv);
 	return r;
 }
