@@ -22,24 +22,11 @@
 
 #include "elf/elf.h"
 #include "measure/driver-env.h"
+#include "measure/failure.h"
 #include "trace/trace.h"
 #include "util/launch.h"
 #include "gbench/gbench.h"
 #include "gbench/internal.h"
-
-/* What the trace engine says of failure f (malloc'ed), its last newline
- * left out. */
-static char *failure_words(const struct trace_failure *f)
-{
-	char buf[8192];
-	size_t l;
-
-	trace_failure_format(f, buf, sizeof(buf));
-	l = strlen(buf);
-	while (l && buf[l - 1] == '\n')
-		buf[--l] = '\0';
-	return strdup(buf);
-}
 
 /* The candidates of 'ef', each function once (by address). */
 static int candidates(const struct elf_file *ef, const struct elf_symbol ***ret, size_t *ret_n)
@@ -70,22 +57,19 @@ static int candidates(const struct elf_file *ef, const struct elf_symbol ***ret,
 	return 0;
 }
 
-/* Run instance s until it enters one of cand[0..n) (relocated by 'bias'):
- * *ret_index, or -1 with *ret_why when it did not. */
-static int first_entered(const struct measure_target *t, const struct bench_spec *s,
-			 const struct measure_plan *plan, const char *dir, int input, int devnull,
-			 const struct elf_symbol *const *cand, size_t n, ssize_t *ret_index,
-			 char **ret_why)
+int gbench_start_traced(const struct measure_target *t, const struct bench_spec *s,
+			const struct measure_plan *plan, const char *dir, int input, int out,
+			int devnull, struct trace_proc **ret, uint64_t *ret_bias, pid_t *ret_pid,
+			char **ret_why)
 {
 	char **argv = NULL, path[PATH_MAX + 16];
 	size_t na = 0;
 	struct trace_spawn_opts so;
 	struct trace_proc *p = NULL;
 	struct trace_failure *f = calloc(1, sizeof(*f));
-	uint64_t deadline = measure_now_ns() + plan->timeout_ns, at_entry = 0, main_addr, bias;
+	uint64_t at_entry = 0, main_addr;
 	int exec_errno = 0, errfd = -1, r;
 
-	*ret_index = -1;
 	if (!f)
 		return -ENOMEM;
 	launch_temp_dir_empty(dir);
@@ -99,7 +83,7 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 	so.aslr = t->aslr;
 	so.cpu = t->cpu;
 	so.stdio[0] = input;
-	so.stdio[1] = devnull;
+	so.stdio[1] = out;
 	so.stdio[2] = errfd >= 0 ? errfd : devnull;
 	so.process_group = true;
 	r = trace_spawn(&so, &p, &exec_errno);
@@ -110,18 +94,52 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 		r = r == -ENOMEM ? r : 0;
 		goto out;
 	}
+	if (ret_pid)
+		*ret_pid = trace_pid(p);
+	/* At main every library is mapped. */
 	r = trace_run_to_main(p, t->main_link, t->entry_link, (int)(plan->timeout_ns / 1000000),
 			      &main_addr, f);
 	if (r == 0)
 		r = trace_auxv(p, AT_ENTRY, &at_entry);
-	bias = at_entry - t->entry_link;
-	for (size_t k = 0; r == 0 && k < n; k++)
-		r = trace_bp_insert(p, bias + cand[k]->addr);
 	if (r < 0) {
-		*ret_why = r == -TRACE_E_FAILED
-				   ? failure_words(f)
-				   : gbench_fmt("cannot run it to main: %s", trace_strerror(r));
+		*ret_why = r == -TRACE_E_FAILED ? gbench_failure_words(f)
+						: gbench_fmt("cannot run %s to main: %s", t->binary,
+							     trace_strerror(r));
 		r = 0;
+		goto out;
+	}
+	*ret = p;
+	*ret_bias = at_entry - t->entry_link;
+	p = NULL;
+out:
+	if (errfd >= 0)
+		close(errfd);
+	trace_proc_free(p);
+	free(f);
+	measure_env_free(argv);
+	return r;
+}
+
+/* Run instance s until it enters one of cand[0..n) (relocated by 'bias'):
+ * *ret_index, or -1 with *ret_why when it did not. */
+static int first_entered(const struct measure_target *t, const struct bench_spec *s,
+			 const struct measure_plan *plan, const char *dir, int input, int devnull,
+			 const struct elf_symbol *const *cand, size_t n, ssize_t *ret_index,
+			 char **ret_why)
+{
+	struct trace_proc *p = NULL;
+	uint64_t deadline = measure_now_ns() + plan->timeout_ns, bias = 0;
+	int r;
+
+	*ret_index = -1;
+	r = gbench_start_traced(t, s, plan, dir, input, devnull, devnull, &p, &bias, NULL, ret_why);
+	for (size_t k = 0; p && r == 0 && k < n; k++)
+		r = trace_bp_insert(p, bias + cand[k]->addr);
+	if (!p || r < 0) {
+		if (p)
+			*ret_why = gbench_fmt("cannot stop it at the functions' entries: %s",
+					      trace_strerror(r));
+		r = r == -ENOMEM ? r : 0;
 		goto out;
 	}
 	for (;;) {
@@ -160,12 +178,8 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 		}
 	}
 out:
-	if (errfd >= 0)
-		close(errfd);
 	trace_proc_free(p);
 	launch_sweep();
-	free(f);
-	measure_env_free(argv);
 	return r < 0 ? r : 0;
 }
 
@@ -219,9 +233,9 @@ out:
 	return r;
 }
 
-int gbench_spec_function(const struct measure_target *t, const struct bench_spec *s,
-			 const struct measure_plan *plan, const char *dir, int input, int devnull,
-			 char **ret_function, uint64_t *ret_addr, char **ret_note, char **ret_why)
+int gbench_spec_resolve(const struct measure_target *t, const struct bench_spec *s,
+			const struct measure_plan *plan, const char *dir, int input, int devnull,
+			const char *instrument, struct bench_result *res, struct bench_spec *found)
 {
 	struct gbench_lookup l = { 0 };
 	struct elf_file *ef = NULL;
@@ -231,39 +245,47 @@ int gbench_spec_function(const struct measure_target *t, const struct bench_spec
 	int r;
 
 	if (s->symbol && s->link_addr) {
-		*ret_function = strdup(s->symbol);
-		*ret_addr = s->link_addr;
-		return *ret_function ? 0 : -ENOMEM;
+		fn = strdup(s->symbol);
+		addr = s->link_addr;
+		r = fn ? 1 : -ENOMEM;
+		goto out;
 	}
 	r = s->object ? elf_open(s->object, &ef, &what) : -ENOENT;
 	if (r == 0)
 		r = gbench_lookup(ef, s->name, &l);
 	elf_close(ef);
 	if (r == -ENOMEM)
-		return r;
+		goto out;
 	if (r == 0 && l.function && !l.other) {
-		*ret_function = l.function;
-		*ret_addr = l.addr;
-		free(l.other);
-		return 0;
+		fn = l.function;
+		addr = l.addr;
+		l.function = NULL;
+		r = 1;
+		goto out;
 	}
 	reason = gbench_lookup_reason(&l, s->name);
 	r = gbench_entered(t, s, plan, dir, input, devnull, &fn, &addr, &why);
 	if (r < 0)
 		goto out;
 	if (fn) {
-		*ret_note = gbench_fmt("its function, %s, is the one a run of it entered first "
-				       "(by its symbols: %s)",
-				       fn, reason ? reason : "none");
-		*ret_function = fn;
-		*ret_addr = addr;
-		fn = NULL;
+		r = bench_result_diagnose(res,
+					  "its function, %s, is the one a run of it entered first "
+					  "(by its symbols: %s)",
+					  fn, reason ? reason : "none");
+		r = r < 0 ? r : 1;
 	} else {
-		*ret_why = gbench_fmt("cannot tell which function runs '%s': %s; %s", s->name,
-				      reason ? reason : "by its symbols, none",
-				      why ? why : "out of memory");
+		gbench_fail(res, gbench_fmt("cannot tell which function runs '%s': %s; %s; %s "
+					    "counts inside that function only",
+					    s->name, reason ? reason : "by its symbols, none",
+					    why ? why : "out of memory", instrument));
 	}
 out:
+	if (r == 1) {
+		*found = *s;
+		found->symbol = fn;
+		found->link_addr = addr;
+		fn = NULL;
+	}
 	gbench_lookup_clear(&l);
 	free(reason);
 	free(why);

@@ -25,6 +25,7 @@
 
 #include "measure/callgrind.h"
 #include "measure/driver-env.h"
+#include "measure/failure.h"
 #include "trace/trace.h"
 #include "unwind/unwind.h"
 #include "util/launch.h"
@@ -277,24 +278,23 @@ out:
 
 /* ---- one instance, walltime ------------------------------------------------ */
 
-bool gbench_fatal_signal(int sig)
+char *gbench_failure_words(const struct trace_failure *f)
 {
-	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
-	       sig == SIGABRT || sig == SIGSYS || sig == SIGTRAP;
+	char *buf = measure_failure_words(f, 0);
+	size_t l = buf ? strlen(buf) : 0;
+
+	/* The format ends in a newline after the last frame. */
+	while (l && buf[l - 1] == '\n')
+		buf[--l] = '\0';
+	return buf;
 }
 
 void gbench_failure_text(struct bench_result *res, const struct trace_failure *f)
 {
-	char *buf = malloc(8192);
+	char *buf = gbench_failure_words(f);
 
 	if (!buf)
 		return;
-	trace_failure_format(f, buf, 8192);
-	/* The format ends in a newline after the last frame. */
-	size_t l = strlen(buf);
-
-	while (l && buf[l - 1] == '\n')
-		buf[--l] = '\0';
 	res->status = BENCH_FAILED;
 	free(res->error);
 	res->error = buf;
@@ -312,16 +312,7 @@ void gbench_fail(struct bench_result *res, char *msg)
 void gbench_timed_out(struct trace_proc *p, uint64_t timeout_ns, struct trace_failure *f,
 		      struct bench_result *res)
 {
-	memset(f, 0, sizeof(*f));
-	f->kind = TRACE_FAIL_TIMEOUT;
-	f->timeout_ms = (int)(timeout_ns / 1000000);
-	if (trace_stop(p) == 0) {
-		size_t nf = 0;
-
-		f->tid = trace_current_tid(p);
-		if (unwind_backtrace(trace_pid(p), f->tid, f->frames, UNWIND_MAX_FRAMES, &nf) == 0)
-			f->nframes = nf;
-	}
+	measure_failure_timeout(p, timeout_ns, f);
 	gbench_failure_text(res, f);
 }
 
@@ -475,19 +466,8 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 			/* Its backtrace now, while the thread is where the fault
 			 * happened; the signal is delivered as it would be, and
 			 * only when the process dies of it is this its end. */
-			if (gbench_fatal_signal(ev.sig)) {
-				size_t nf = 0;
-
-				memset(pending, 0, sizeof(*pending));
-				pending->kind = TRACE_FAIL_SIGNAL;
-				pending->tid = ev.tid;
-				pending->sig = ev.sig;
-				pending->code = ev.code;
-				pending->addr = ev.addr;
-				pending->pc = ev.pc;
-				if (unwind_backtrace(trace_pid(p), ev.tid, pending->frames,
-						     UNWIND_MAX_FRAMES, &nf) == 0)
-					pending->nframes = nf;
+			if (measure_fatal_signal(ev.sig)) {
+				measure_failure_signal(p, &ev, pending);
 				have_pending = true;
 			}
 			continue;
