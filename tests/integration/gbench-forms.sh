@@ -2,7 +2,9 @@
 # Google Benchmark benchmarks in every form their functions take
 # (tests/fixtures/gbench/forms.cpp, docs/gbench.md "Which function"): in a
 # namespace, a nested one, an anonymous one, registered with its
-# namespace, two instances of a template, a fixture in a namespace, ->Arg
+# namespace, two instances of a template, two of another whose arguments are
+# spelled otherwise than the compiler does (each name matches both, and a
+# run of it tells which it calls), a fixture in a namespace, ->Arg
 # instances, ->Threads(2), and a lambda given to RegisterBenchmark. Each is
 # measured (status ok) under walltime, callgrind and memory; under the
 # exact instruments each iteration counts as counted_loop's known
@@ -18,9 +20,10 @@ if [[ ! -x $F ]]; then
 	exit 77
 fi
 NAMES="BM_UFlat BM_args/8 BM_args/64 BM_nested inner::BM_qualified BM_t<int> BM_t<double>
-Fix/Foo/16 BM_threads/threads:2 BM_anon lambda_loop"
-# Each instance's counted_loop(n), in the order of $NAMES.
-LOOPS="100 8 64 100 100 40 80 100 100 100 100"
+BM_s<std::string> BM_s<std::vector<int>> Fix/Foo/16 BM_threads/threads:2 BM_anon lambda_loop"
+# Each instance's counted_loop(n), in the order of $NAMES (100 + the size of
+# a std::string, of a std::vector<int>).
+LOOPS="100 8 64 100 100 40 80 132 124 100 100 100 100"
 PYNAMES=$(python3 -c 'import sys; print(sys.argv[1].split())' "$NAMES")
 
 run list "$F" --json
@@ -64,13 +67,23 @@ bad = [b["name"] for b in d if b["counters"] != {"bytes": 0, "allocations": 0, "
 sys.exit(" ".join(bad) if bad else 0)
 PY
 checks=$((checks + 1))
-# The lambda's function is the one a run of it entered first, and it says so.
-python3 - "$TMP/callgrind.json" "$TMP/memory.json" <<'PY' || fail "the lambda's function is not said to be seen at run time"
+# The lambda's function, and that of each instance of BM_s (both instances
+# match either name), is the one a run of it entered first, and it says so;
+# the others' are told by their symbols.
+python3 - "$TMP/callgrind.json" "$TMP/memory.json" <<'PY' || fail "the functions seen at run time are not said to be"
 import json, sys
+seen = {"lambda_loop": "LambdaBenchmark<main::{lambda(benchmark::State&)#1}>::Run",
+        "BM_s<std::string>": "BM_s<std::__cxx11::basic_string<char",
+        "BM_s<std::vector<int>>": "BM_s<std::vector<int, std::allocator<int> > >"}
 for p in sys.argv[1:]:
-    b = [b for b in json.load(open(p))["benchmarks"] if b["name"] == "lambda_loop"][0]
-    if not any("a run of it entered first" in x and "lambda" in x for x in b["diagnostics"]):
-        sys.exit("%s: %s" % (p, b["diagnostics"]))
+    for b in json.load(open(p))["benchmarks"]:
+        said = [x for x in b["diagnostics"] if "a run of it entered first" in x]
+        if b["name"] not in seen:
+            if said:
+                sys.exit("%s: %s: %s" % (p, b["name"], said))
+        elif not (said and seen[b["name"]] in said[0] and
+                  (b["name"] == "lambda_loop" or "more than one function" in said[0])):
+            sys.exit("%s: %s: %s" % (p, b["name"], b["diagnostics"]))
 PY
 checks=$((checks + 1))
 

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "elf/elf.h"
 #include "gbench/gbench.h"
 #include "util/strutil.h"
 
@@ -440,6 +441,75 @@ static void test_batch_candidate(void **state)
 	assert_false(gbench_batch_candidate("BM_x(benchmark::State&, int)"));
 }
 
+/* gbench_lookup on the symbols of a real binary: tests/fixtures/gbench/forms.cpp. */
+static void expect_lookup(struct elf_file *ef, const char *name, const char *function,
+			  const char *other)
+{
+	struct gbench_lookup l;
+
+	assert_int_equal(gbench_lookup(ef, name, &l), 0);
+	if (function)
+		assert_string_equal(l.function, function);
+	else
+		assert_null(l.function);
+	if (other)
+		assert_string_equal(l.other, other);
+	else
+		assert_null(l.other);
+	gbench_lookup_clear(&l);
+}
+
+static void test_lookup(void **state)
+{
+	(void)state;
+#ifdef GBENCH_FORMS
+	struct elf_file *ef = NULL;
+	const char *what;
+	char *fn;
+	uint64_t addr = 0;
+
+	assert_int_equal(elf_open(GBENCH_FORMS, &ef, &what), 0);
+	expect_lookup(ef, "BM_UFlat", "snappy::BM_UFlat(benchmark::State&)", NULL);
+	expect_lookup(ef, "BM_args/64", "snappy::BM_args(benchmark::State&)", NULL);
+	expect_lookup(ef, "BM_anon", "(anonymous namespace)::BM_anon(benchmark::State&)", NULL);
+	expect_lookup(ef, "inner::BM_qualified", "snappy::inner::BM_qualified(benchmark::State&)",
+		      NULL);
+	expect_lookup(ef, "BM_threads/threads:2", "snappy::BM_threads(benchmark::State&)", NULL);
+	/* An exact instance outranks the template's other one. */
+	expect_lookup(ef, "BM_t<int>", "void snappy::BM_t<int>(benchmark::State&)", NULL);
+	/* Template arguments that do not compare: both instances match. */
+	struct gbench_lookup l;
+
+	assert_int_equal(gbench_lookup(ef, "BM_s<std::string>", &l), 0);
+	assert_non_null(l.function);
+	assert_non_null(l.other);
+	assert_string_not_equal(l.function, l.other);
+	assert_non_null(strstr(l.function, "snappy::BM_s<"));
+	assert_non_null(strstr(l.other, "snappy::BM_s<"));
+	fn = gbench_lookup_reason(&l, "BM_s<std::string>");
+	assert_non_null(strstr(fn, "'BM_s<std::string>' names more than one function"));
+	free(fn);
+	gbench_lookup_clear(&l);
+	assert_null(gbench_function(ef, "BM_s<std::string>", &addr));
+	/* A fixture: counted in the Fixture::Run the header defines. */
+	expect_lookup(ef, "Fix/Foo/16", "benchmark::Fixture::Run(benchmark::State&)", NULL);
+	/* A lambda: no function by that name. */
+	expect_lookup(ef, "lambda_loop", NULL, NULL);
+	assert_int_equal(gbench_lookup(ef, "lambda_loop", &l), 0);
+	fn = gbench_lookup_reason(&l, "lambda_loop");
+	assert_string_equal(fn, "no function of the binary taking (benchmark::State&) is named "
+				"'lambda_loop'");
+	free(fn);
+	fn = gbench_function(ef, "BM_nested", &addr);
+	assert_string_equal(fn, "snappy::inner::BM_nested(benchmark::State&)");
+	assert_true(addr != 0);
+	free(fn);
+	elf_close(ef);
+#else
+	skip();
+#endif
+}
+
 static void test_alloc_count(void **state)
 {
 	struct gbench_alloc_counts c = { 0 };
@@ -479,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_per_iteration),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_batch_candidate),
+		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_alloc_count),
 		cmocka_unit_test(test_json_bad_values),
 		cmocka_unit_test(test_list_many),
