@@ -20,49 +20,13 @@
 
 #include "measure/callgrind.h"
 #include "measure/driver-env.h"
+#include "measure/valgrind.h"
 #include "util/launch.h"
 #include "gbench/gbench.h"
 #include "gbench/internal.h"
 
 /* Profiles one callgrind run of an instance may have. */
 #define GBENCH_MAX_DUMPS 1024
-
-/* valgrind's account of how the process ended, from its log: the lines from
- * "Process terminating" to the next blank one (its backtrace). */
-static char *valgrind_account(const char *dir)
-{
-	char path[PATH_MAX + 16], *text, *out = NULL;
-	bool in = false;
-
-	snprintf(path, sizeof(path), "%s/valgrind.log", dir);
-	text = gbench_read_file(path, NULL);
-	for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
-		char *msg;
-
-		end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		msg = line;
-		if (msg[0] == '=' && msg[1] == '=' && strstr(msg + 2, "== "))
-			msg = strstr(msg + 2, "== ") + 3;
-		else if (msg[0] == '=' && msg[1] == '=')
-			msg = "";
-		if (strstr(msg, "Process terminating"))
-			in = true;
-		else if (in && (!*msg || strstr(msg, "If you believe")))
-			break;
-		if (in) {
-			char *n = gbench_fmt("%s\n  %s", out ? out : "", msg);
-
-			free(out);
-			out = n;
-			if (!n)
-				break;
-		}
-	}
-	free(text);
-	return out;
-}
 
 struct dump {
 	unsigned n;
@@ -137,26 +101,14 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 	bool killed = false, with_setup = false;
 	char **inst = NULL;
 	double per;
+	struct bench_spec found = { 0 };
 
-	if (!s->symbol) {
-		gbench_fail(
-			res,
-			gbench_fmt("cannot tell which function runs '%s' (none of its names' forms "
-				   "is a function of the binary: a lambda given to "
-				   "RegisterBenchmark?); "
-				   "callgrind counts inside that function only",
-				   s->name));
-		return 0;
-	}
+	r = gbench_spec_resolve(t, s, plan, dir, input, devnull, "callgrind", res, &found);
+	if (r <= 0)
+		return r;
+	s = &found;
 	launch_temp_dir_empty(dir);
-	r |= gbench_push(&argv, &na, strdup(valgrind));
-	r |= gbench_push(&argv, &na, strdup("--tool=callgrind"));
-	r |= gbench_push(&argv, &na, strdup("--vgdb=no"));
-	r |= gbench_push(&argv, &na, gbench_fmt("--log-file=%s/valgrind.log", dir));
-	r |= gbench_push(&argv, &na, gbench_fmt("--callgrind-out-file=%s/callgrind.out.%%p", dir));
-	r |= gbench_push(&argv, &na, strdup("--collect-atstart=no"));
-	r |= gbench_push(&argv, &na, gbench_fmt("--toggle-collect=%s", s->symbol));
-	r |= gbench_push(&argv, &na, gbench_fmt("--dump-after=%s", s->symbol));
+	r = valgrind_callgrind_argv(&argv, &na, valgrind, dir, s->symbol, true);
 	if (r)
 		goto nomem;
 	r = gbench_instance_argv(t, s, plan, true, dir, &inst, &ninst);
@@ -193,19 +145,20 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 		goto out;
 	}
 	if (killed) {
-		gbench_fail(res, gbench_fmt("timed out after %" PRIu64
-					    " ms under valgrind and was killed",
-					    plan->timeout_ns / 1000000));
+		gbench_fail(res, valgrind_timeout_words(plan->timeout_ns));
 		goto out;
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char *acc = valgrind_account(dir);
+		char *acc = NULL, logpath[PATH_MAX + 16];
 
-		if (WIFSIGNALED(st))
-			gbench_fail(res, gbench_fmt("SIG%s (%s) under valgrind%s",
-						    gbench_sig_name(WTERMSIG(st)),
-						    strsignal(WTERMSIG(st)), acc ? acc : ""));
-		else {
+		snprintf(logpath, sizeof(logpath), "%s/valgrind.log", dir);
+		valgrind_log_append(&acc, logpath, 0, 0, 0);
+		if (WIFSIGNALED(st)) {
+			char *words = valgrind_signal_words(WTERMSIG(st));
+
+			gbench_fail(res, words ? gbench_fmt("%s%s", words, acc ? acc : "") : NULL);
+			free(words);
+		} else {
 			char *said = gbench_tail_lines(path, 3);
 
 			gbench_fail(res,
@@ -275,6 +228,7 @@ out:
 	free(log);
 	free(dumps);
 	gbench_runs_free(runs, nruns);
+	free(found.symbol);
 	measure_env_free(argv);
 	measure_env_free(inst);
 	measure_env_free(env);

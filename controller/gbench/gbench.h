@@ -41,25 +41,62 @@ struct elf_file;
 bool gbench_detect(struct elf_file *ef);
 
 /*
- * The function that runs instance 'name' of 'ef', which callgrind and the
- * memory instrument count inside: the demangled name of the first of
- * gbench_function_candidates() that 'ef' defines (malloc'ed), its link-time
- * address in *ret_addr (when not NULL); or NULL when none (a benchmark
- * registered as a lambda with RegisterBenchmark has no function of its
- * own).
+ * Finding the function that runs an instance, which callgrind and the
+ * memory instrument count inside (docs/gbench.md). Each call of it runs one
+ * batch. By its symbols, the instance's registered name tells it:
+ *
+ *   "BM_x/8"             [ns::...]BM_x(benchmark::State&)
+ *   "ns::BM_x"           [outer::]ns::BM_x(benchmark::State&) (BENCHMARK(ns::BM_x))
+ *   "BM_t<int>/8"        void [ns::]BM_t<int>(benchmark::State&), the template
+ *                        arguments compared without spaces; failing that, any
+ *                        instance of the template BM_t
+ *   "Fix/Foo/16"         [ns::]Fix_Foo_Benchmark::BenchmarkCase(benchmark::State&)
+ *   "Fix<int>/Foo"       the same (BENCHMARK_TEMPLATE_F)
+ *
+ * namespaces including "(anonymous namespace)". A lambda given to
+ * RegisterBenchmark, a ->Name() or any name the symbols cannot tell, or two
+ * functions one name matches, are left to a run of the instance that sees
+ * which function it enters (gbench_entered).
  */
-char *gbench_function(const struct elf_file *ef, const char *name, uint64_t *ret_addr);
+
+/* How demangled function 'demangled' matches registered instance 'name'. */
+enum gbench_match {
+	GBENCH_MATCH_NONE,
+	GBENCH_MATCH_EXACT,    /* by its name, template arguments included */
+	GBENCH_MATCH_TEMPLATE, /* an instance of the template the name names,
+				  its arguments spelled otherwise */
+};
+enum gbench_match gbench_match_function(const char *demangled, const char *name);
 
 /*
- * The demangled names the function of instance 'name' may have, the most
- * specific first: "Fix_Foo_Benchmark::BenchmarkCase(benchmark::State&)"
- * for a fixture's "Fix/Foo", "BM_x(benchmark::State&)" and
- * "void BM_x(benchmark::State&)" (a template instance) for "BM_x/8".
- * Up to GBENCH_MAX_CANDIDATES, malloc'ed, into ret[]; returns how many,
- * or -ENOMEM.
+ * Whether demangled function 'demangled' may be the one Google Benchmark
+ * calls to run a batch: it takes (benchmark::State&) exactly, is not the
+ * library's own (namespace benchmark) but for the instance of its
+ * LambdaBenchmark<...>::Run that holds a lambda, and is no fixture's SetUp
+ * or TearDown.
  */
-#define GBENCH_MAX_CANDIDATES 3
-int gbench_function_candidates(const char *name, char *ret[GBENCH_MAX_CANDIDATES]);
+bool gbench_batch_candidate(const char *demangled);
+
+/* The function of instance 'name' by 'ef''s symbols: 'function' (its
+ * demangled name) and 'addr' (link-time) of the best match; 'other' a
+ * second function that matches as well (ambiguous); both NULL: none. */
+struct gbench_lookup {
+	char *function, *other;
+	uint64_t addr;
+};
+/* 0 and *ret (gbench_lookup_clear), or -ENOMEM. */
+int gbench_lookup(const struct elf_file *ef, const char *name, struct gbench_lookup *ret);
+void gbench_lookup_clear(struct gbench_lookup *l);
+/* Why l is not one function, for instance 'name' (malloc'ed, or NULL). */
+char *gbench_lookup_reason(const struct gbench_lookup *l, const char *name);
+
+/*
+ * The function of instance 'name' when 'ef''s symbols tell it alone: its
+ * demangled name (malloc'ed) and link-time address in *ret_addr (when not
+ * NULL); NULL when none or more than one match (gbench_entered finds it
+ * at run time then).
+ */
+char *gbench_function(const struct elf_file *ef, const char *name, uint64_t *ret_addr);
 
 /* ---- the binary's own words (parse.c) ----------------------------------- */
 

@@ -29,8 +29,8 @@ char *gbench_read_file(const char *path, size_t *ret_len);
 char *gbench_tail_lines(const char *path, size_t max);
 /* Wait for an untraced process until 'deadline' (CLOCK_MONOTONIC ns), then kill it. */
 int gbench_wait_plain(pid_t pid, uint64_t deadline, int *ret_status, bool *ret_killed);
-/* Whether a signal the child gets is a crash of its own. */
-bool gbench_fatal_signal(int sig);
+/* The failure in words, its last newline left out (malloc'ed), or NULL. */
+char *gbench_failure_words(const struct trace_failure *f);
 /* res failed, its error the failure with its backtrace. */
 void gbench_failure_text(struct bench_result *res, const struct trace_failure *f);
 /* res failed, its error msg (taken; NULL: "failed"). */
@@ -45,6 +45,36 @@ int gbench_instance_argv(const struct measure_target *t, const struct bench_spec
 /* Read DIR/out.json into *runs, *nruns; res failed when there is none to read. */
 int gbench_read_results(const char *dir, const struct bench_spec *s, struct gbench_run **runs,
 			size_t *nruns, struct bench_result *res);
+
+/*
+ * The function of instance s: s->symbol when set, else by the binary's
+ * symbols (gbench_lookup), else the one a run of s enters first
+ * (gbench_entered), said in res's diagnostics. 1 with *found a copy of *s
+ * with that function's demangled name (found->symbol, malloc'ed: to free)
+ * and link_addr; 0 when none can be told, res failed saying why and that
+ * 'instrument' ("callgrind") counts inside that function only; -ENOMEM.
+ */
+int gbench_spec_resolve(const struct measure_target *t, const struct bench_spec *s,
+			const struct measure_plan *plan, const char *dir, int input, int devnull,
+			const char *instrument, struct bench_result *res, struct bench_spec *found);
+/*
+ * Instance s spawned traced (its arguments as under callgrind, stdin
+ * 'input', stdout 'out', stderr DIR/stderr or else devnull) and run to
+ * main: *ret (trace_proc_free) and *ret_bias, what to add to a link-time
+ * address of the binary; *ret_pid (when not NULL) once it is spawned.
+ * When it could not be: *ret untouched and *ret_why (malloc'ed). 0, or
+ * -ENOMEM.
+ */
+int gbench_start_traced(const struct measure_target *t, const struct bench_spec *s,
+			const struct measure_plan *plan, const char *dir, int input, int out,
+			int devnull, struct trace_proc **ret, uint64_t *ret_bias, pid_t *ret_pid,
+			char **ret_why);
+/* The function a fresh traced run of instance s enters first of those of
+ * its binary gbench_batch_candidate() allows: *ret_function (malloc'ed)
+ * and *ret_addr, or *ret_function untouched and *ret_why. 0, or -ENOMEM. */
+int gbench_entered(const struct measure_target *t, const struct bench_spec *s,
+		   const struct measure_plan *plan, const char *dir, int input, int devnull,
+		   char **ret_function, uint64_t *ret_addr, char **ret_why);
 
 /* One instance under valgrind's callgrind: res filled; 0, or a negative errno. */
 int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,

@@ -16,7 +16,9 @@
 #include <sys/auxv.h>
 
 #include "elf/elf.h"
+#include "measure/child.h"
 #include "measure/driver-env.h"
+#include "measure/failure.h"
 #include "trace/trace.h"
 #include "unwind/unwind.h"
 #include "util/launch.h"
@@ -35,39 +37,6 @@ static const struct {
 	{ "posix_memalign", GBENCH_ALLOC_SIZE2 },
 };
 #define NALLOCATORS (sizeof(allocators) / sizeof(allocators[0]))
-
-/* Where the child defines 'name' (the first object mapped that does), or
- * 0. */
-static uint64_t child_symbol(pid_t pid, const char *name)
-{
-	struct procmaps_iter it;
-	struct procmaps_entry e;
-	char *text, *seen = NULL;
-	uint64_t addr = 0;
-
-	if (procmaps_read(pid, &text) < 0)
-		return 0;
-	procmaps_iter_init(&it, text);
-	while (!addr && procmaps_next(&it, &e)) {
-		struct elf_file *ef = NULL;
-		const struct elf_symbol *sym;
-		const char *what;
-
-		if (e.off != 0 || e.path[0] != '/' || (seen && !strcmp(seen, e.path)))
-			continue;
-		free(seen);
-		seen = strdup(e.path);
-		if (elf_open(e.path, &ef, &what) < 0)
-			continue;
-		sym = elf_symbol_by_name(ef, name);
-		if (sym && !sym->ifunc)
-			addr = (elf_is_pic(ef) ? e.lo : 0) + sym->addr;
-		elf_close(ef);
-	}
-	free(seen);
-	free(text);
-	return addr;
-}
 
 /* A thread of the child, in a call of the function or of an allocator. */
 #define MEM_MAX_THREADS 256
@@ -207,76 +176,43 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 		      const struct measure_plan *plan, const char *dir, int input, int devnull,
 		      struct bench_result *res)
 {
-	char **argv = NULL, path[PATH_MAX + 16], *log = NULL;
-	size_t na = 0, nruns = 0, nbatches = 0;
-	struct trace_spawn_opts so;
+	char path[PATH_MAX + 16], *log = NULL, *why = NULL;
+	size_t nruns = 0, nbatches = 0;
 	struct mem_run *m = NULL;
 	struct trace_failure *f = NULL;
 	struct gbench_run *runs = NULL;
-	uint64_t deadline = res->t_start_ns + plan->timeout_ns, at_entry = 0, main_addr;
+	uint64_t deadline = res->t_start_ns + plan->timeout_ns, bias = 0;
 	uint64_t iters[GBENCH_MAX_BATCHES];
-	int exec_errno = 0, errfd = -1, r;
+	int r;
 	bool have_pending = false, setup = false;
 	double v[3];
+	struct bench_spec found = { 0 };
 
-	if (!s->symbol || !s->link_addr) {
-		gbench_fail(
-			res,
-			gbench_fmt("cannot tell which function runs '%s' (a lambda given to "
-				   "RegisterBenchmark?); the memory instrument counts inside that "
-				   "function only",
-				   s->name));
-		return 0;
-	}
+	r = gbench_spec_resolve(t, s, plan, dir, input, devnull, "the memory instrument", res,
+				&found);
+	if (r <= 0)
+		return r;
+	s = &found;
 	m = calloc(1, sizeof(*m));
 	f = calloc(1, sizeof(*f));
 	if (!m || !f) {
 		r = -ENOMEM;
 		goto out;
 	}
-	launch_temp_dir_empty(dir);
-	r = gbench_instance_argv(t, s, plan, true, dir, &argv, &na);
-	if (r < 0)
+	r = gbench_start_traced(t, s, plan, dir, input, t->quiet_stdio ? devnull : -1, devnull,
+				&m->p, &bias, &res->pid, &why);
+	if (!m->p) {
+		if (r == 0)
+			gbench_fail(res, why);
+		else
+			free(why);
 		goto out;
+	}
 	snprintf(path, sizeof(path), "%s/stderr", dir);
-	errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	trace_spawn_opts_init(&so, argv);
-	so.clean_env = t->clean_env;
-	so.aslr = t->aslr;
-	so.cpu = t->cpu;
-	so.stdio[0] = input;
-	so.stdio[1] = t->quiet_stdio ? devnull : -1;
-	so.stdio[2] = errfd >= 0 ? errfd : devnull;
-	so.process_group = true;
-	r = trace_spawn(&so, &m->p, &exec_errno);
-	if (r < 0) {
-		gbench_fail(res, gbench_fmt("cannot execute %s: %s", t->binary,
-					    r == -TRACE_E_EXEC ? strerror(exec_errno)
-							       : trace_strerror(r)));
-		r = r == -ENOMEM ? r : 0;
-		goto out;
-	}
-	res->pid = trace_pid(m->p);
-	/* At main every library is mapped: the allocators can be found. */
-	r = trace_run_to_main(m->p, t->main_link, t->entry_link, (int)(plan->timeout_ns / 1000000),
-			      &main_addr, f);
-	if (r == 0)
-		r = trace_auxv(m->p, AT_ENTRY, &at_entry);
-	if (r == -TRACE_E_FAILED) {
-		gbench_failure_text(res, f);
-		r = 0;
-		goto out;
-	}
-	if (r < 0) {
-		gbench_fail(res,
-			    gbench_fmt("cannot run %s to main: %s", t->binary, trace_strerror(r)));
-		r = 0;
-		goto out;
-	}
-	m->fn = at_entry - t->entry_link + s->link_addr;
+	m->fn = bias + s->link_addr;
 	r = trace_bp_insert(m->p, m->fn);
 	for (size_t k = 0; r == 0 && k < NALLOCATORS; k++) {
-		m->alloc[k] = child_symbol(trace_pid(m->p), allocators[k].name);
+		m->alloc[k] = measure_child_symbol(trace_pid(m->p), allocators[k].name);
 		if (m->alloc[k])
 			r = trace_bp_insert(m->p, m->alloc[k]);
 	}
@@ -315,19 +251,8 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 			}
 			continue;
 		}
-		if (ev.kind == TRACE_EV_SIGNAL && gbench_fatal_signal(ev.sig)) {
-			size_t nf = 0;
-
-			memset(f, 0, sizeof(*f));
-			f->kind = TRACE_FAIL_SIGNAL;
-			f->tid = ev.tid;
-			f->sig = ev.sig;
-			f->code = ev.code;
-			f->addr = ev.addr;
-			f->pc = ev.pc;
-			if (unwind_backtrace(trace_pid(m->p), ev.tid, f->frames, UNWIND_MAX_FRAMES,
-					     &nf) == 0)
-				f->nframes = nf;
+		if (ev.kind == TRACE_EV_SIGNAL && measure_fatal_signal(ev.sig)) {
+			measure_failure_signal(m->p, &ev, f);
 			have_pending = true;
 			continue;
 		}
@@ -394,8 +319,6 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 				      iters[0]);
 	r = 0;
 out:
-	if (errfd >= 0)
-		close(errfd);
 	if (m)
 		trace_proc_free(m->p);
 	launch_sweep();
@@ -405,6 +328,6 @@ out:
 	free(m);
 	free(f);
 	gbench_runs_free(runs, nruns);
-	measure_env_free(argv);
+	free(found.symbol);
 	return r;
 }

@@ -25,6 +25,7 @@
 
 #include "measure/callgrind.h"
 #include "measure/driver-env.h"
+#include "measure/failure.h"
 #include "trace/trace.h"
 #include "unwind/unwind.h"
 #include "util/launch.h"
@@ -277,24 +278,23 @@ out:
 
 /* ---- one instance, walltime ------------------------------------------------ */
 
-bool gbench_fatal_signal(int sig)
+char *gbench_failure_words(const struct trace_failure *f)
 {
-	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
-	       sig == SIGABRT || sig == SIGSYS || sig == SIGTRAP;
+	char *buf = measure_failure_words(f, 0);
+	size_t l = buf ? strlen(buf) : 0;
+
+	/* The format ends in a newline after the last frame. */
+	while (l && buf[l - 1] == '\n')
+		buf[--l] = '\0';
+	return buf;
 }
 
 void gbench_failure_text(struct bench_result *res, const struct trace_failure *f)
 {
-	char *buf = malloc(8192);
+	char *buf = gbench_failure_words(f);
 
 	if (!buf)
 		return;
-	trace_failure_format(f, buf, 8192);
-	/* The format ends in a newline after the last frame. */
-	size_t l = strlen(buf);
-
-	while (l && buf[l - 1] == '\n')
-		buf[--l] = '\0';
 	res->status = BENCH_FAILED;
 	free(res->error);
 	res->error = buf;
@@ -312,16 +312,7 @@ void gbench_fail(struct bench_result *res, char *msg)
 void gbench_timed_out(struct trace_proc *p, uint64_t timeout_ns, struct trace_failure *f,
 		      struct bench_result *res)
 {
-	memset(f, 0, sizeof(*f));
-	f->kind = TRACE_FAIL_TIMEOUT;
-	f->timeout_ms = (int)(timeout_ns / 1000000);
-	if (trace_stop(p) == 0) {
-		size_t nf = 0;
-
-		f->tid = trace_current_tid(p);
-		if (unwind_backtrace(trace_pid(p), f->tid, f->frames, UNWIND_MAX_FRAMES, &nf) == 0)
-			f->nframes = nf;
-	}
+	measure_failure_timeout(p, timeout_ns, f);
 	gbench_failure_text(res, f);
 }
 
@@ -420,9 +411,30 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 	uint64_t deadline = res->t_start_ns + plan->timeout_ns;
 	int exec_errno = 0, r;
 
-	/* Its function known: timed by benchtrap around each batch. */
+	/* Its function known, by its symbols or by the one a run of it
+	 * enters first: timed by benchtrap around each batch. */
 	if (!ret_runs && s->link_addr)
 		return gbench_bracket_one(t, s, plan, dir, res);
+	if (!ret_runs) {
+		struct bench_spec found = *s;
+		char *fn = NULL, *why = NULL;
+
+		r = gbench_entered(t, s, plan, dir, input, devnull, &fn, &found.link_addr, &why);
+		free(why);
+		if (r < 0)
+			return r;
+		if (fn) {
+			found.symbol = fn;
+			r = bench_result_diagnose(res,
+						  "its function, %s, is the one a run of it entered "
+						  "first",
+						  fn);
+			if (r == 0)
+				r = gbench_bracket_one(t, &found, plan, dir, res);
+			free(fn);
+			return r;
+		}
+	}
 	if (!ret_runs && bench_result_diagnose(res, "%s", GBENCH_NO_FUNCTION) < 0)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/out.json", dir);
@@ -480,19 +492,8 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 			/* Its backtrace now, while the thread is where the fault
 			 * happened; the signal is delivered as it would be, and
 			 * only when the process dies of it is this its end. */
-			if (gbench_fatal_signal(ev.sig)) {
-				size_t nf = 0;
-
-				memset(pending, 0, sizeof(*pending));
-				pending->kind = TRACE_FAIL_SIGNAL;
-				pending->tid = ev.tid;
-				pending->sig = ev.sig;
-				pending->code = ev.code;
-				pending->addr = ev.addr;
-				pending->pc = ev.pc;
-				if (unwind_backtrace(trace_pid(p), ev.tid, pending->frames,
-						     UNWIND_MAX_FRAMES, &nf) == 0)
-					pending->nframes = nf;
+			if (measure_fatal_signal(ev.sig)) {
+				measure_failure_signal(p, &ev, pending);
 				have_pending = true;
 			}
 			continue;
@@ -673,6 +674,8 @@ int gbench_measure_paired(const struct measure_target *base, const struct measur
 	for (size_t i = 0; i < n; i++) {
 		struct bench_result *res[2] = { &bres[i], &hres[i] };
 		const struct bench_spec *spec[2] = { &bspecs[i], &hspecs[i] };
+		struct bench_spec found[2];
+		char *fns[2] = { NULL, NULL };
 		struct gbench_run *all[2] = { NULL, NULL };
 		size_t nall[2] = { 0, 0 };
 		double *ratios = calloc(rounds + 1, sizeof(*ratios));
@@ -688,9 +691,29 @@ int gbench_measure_paired(const struct measure_target *base, const struct measur
 								     .name = spec[k]->name,
 								     .t_ns = res[k]->t_start_ns });
 		}
+		/* A function its symbols do not tell: the one a run of the
+		 * instance enters first. */
+		for (int k = 0; r == 0 && k < 2; k++) {
+			char *why = NULL;
+
+			if (spec[k]->link_addr)
+				continue;
+			found[k] = *spec[k];
+			r = gbench_entered(t[k], spec[k], plan, dirs[k], input, devnull, &fns[k],
+					   &found[k].link_addr, &why);
+			free(why);
+			if (r == 0 && fns[k]) {
+				found[k].symbol = fns[k];
+				spec[k] = &found[k];
+				r = bench_result_diagnose(res[k],
+							  "its function, %s, is the one a run of it "
+							  "entered first",
+							  fns[k]);
+			}
+		}
 		/* Both functions known: the two children alternate batch by
 		 * batch, each timed by benchtrap (bracket.c). */
-		if (spec[0]->link_addr && spec[1]->link_addr) {
+		if (r == 0 && spec[0]->link_addr && spec[1]->link_addr) {
 			r = gbench_bracket_paired(t[0], t[1], spec[0], spec[1], plan, dirs, res[0],
 						  res[1]);
 			launch_temp_dir_empty(dir);
@@ -749,6 +772,8 @@ ended:
 			measure_emit_end(hooks, res[k], res[k]->pid, res[k]->t_end_ns);
 		gbench_runs_free(all[0], nall[0]);
 		gbench_runs_free(all[1], nall[1]);
+		free(fns[0]);
+		free(fns[1]);
 		free(ratios);
 		if (r < 0) {
 			*ret_error = gbench_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));

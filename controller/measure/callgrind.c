@@ -60,6 +60,7 @@
 #include "util/strutil.h"
 #include "measure/measure.h"
 #include "measure/profile.h"
+#include "measure/valgrind.h"
 
 /* ---- finding valgrind and the driver ------------------------------------- */
 
@@ -119,32 +120,11 @@ static int run_valgrind(struct ctx *c, enum driven_mode dm, const struct bench_s
 	const char *sym = c->mode == MODE_DRIVER ? DRIVER_FUNCTION : specs[0]->symbol;
 
 	launch_temp_dir_empty(c->dir);
-	r |= measure_env_push(&argv, &na, strdup(c->valgrind));
-	r |= measure_env_push(&argv, &na, strdup("--tool=callgrind"));
-	/* No gdb server: its FIFOs would outlive a valgrind that is killed. */
-	r |= measure_env_push(&argv, &na, strdup("--vgdb=no"));
-	/* One log, each line prefixed with its process's pid (a new file
-	 * per child would cost each a file); a profile per process: a fork
-	 * server's children, and whatever a benchmark forks, each have their
-	 * own. */
-	if (asprintf(&s, "--log-file=%s/valgrind.log", c->dir) < 0)
-		s = NULL;
-	r |= measure_env_push(&argv, &na, s);
-	if (asprintf(&s, "--callgrind-out-file=%s/callgrind.out.%%p", c->dir) < 0)
-		s = NULL;
-	r |= measure_env_push(&argv, &na, s);
-	r |= measure_env_push(&argv, &na, strdup("--collect-atstart=no"));
-	if (asprintf(&s, "--toggle-collect=%s", sym) < 0)
-		s = NULL;
-	r |= measure_env_push(&argv, &na, s);
 	/* A profile after each call, but for a process that makes one call
 	 * (a fork server's child, the program's own run): callgrind writes
 	 * one when a process ends. */
-	if (c->mode != MODE_OWN_RUN && dm != DRIVEN_SERVE) {
-		if (asprintf(&s, "--dump-after=%s", sym) < 0)
-			s = NULL;
-		r |= measure_env_push(&argv, &na, s);
-	}
+	r = valgrind_callgrind_argv(&argv, &na, c->valgrind, c->dir, sym,
+				    c->mode != MODE_OWN_RUN && dm != DRIVEN_SERVE);
 	if (c->opts->cache_sim && !c->profiling)
 		r |= measure_env_push(&argv, &na, strdup("--cache-sim=yes"));
 	/* --profile: each function context named by its callers (recursion
@@ -202,88 +182,6 @@ out:
 
 /* ---- reporting ------------------------------------------------------------ */
 
-/* Append the lines of 'path' worth reporting: valgrind's account of a
- * fatal signal (from "Process terminating" to the next blank line) and any
- * line valgrind itself wrote outside its log prefix; with 'all', every
- * line (the child's stderr, last 'all' lines), from offset 'from' on; with
- * 'pid', only process pid's lines of valgrind's log. */
-static void append_file(char **buf, const char *path, off_t from, size_t all, pid_t pid)
-{
-	char prefix[32];
-	size_t plen = pid ? (size_t)snprintf(prefix, sizeof(prefix), "==%d==", (int)pid) : 0;
-
-	FILE *f = fopen(path, "re");
-	char *line = NULL, **keep = NULL;
-	size_t cap = 0, nkeep = 0;
-	bool in_fatal = false, in_panic = false;
-	ssize_t len;
-
-	if (!f)
-		return;
-	if (from > 0 && fseeko(f, from, SEEK_SET) != 0) {
-		fclose(f);
-		return;
-	}
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		char *text = line;
-
-		line[strcspn(line, "\n")] = '\0';
-		/* valgrind's own panic ("valgrind: the 'impossible' happened:",
-		 * then its reason, indented: "Max number of threads is too
-		 * low") carries no prefix; a server runs one call at a time, so
-		 * it is the call's. */
-		if (plen && text[0] != '=') {
-			if (!strncmp(text, "valgrind:", 9))
-				in_panic = true;
-			else if (!in_panic || text[0] != ' ')
-				in_panic = false;
-			if (!in_panic)
-				continue;
-		} else if (plen && strncmp(text, prefix, plen) != 0) {
-			/* One log for a server and its children: this process's lines. */
-			continue;
-		}
-		if (text[0] == '=' && text[1] == '=') {
-			char *end = strstr(text + 2, "== ");
-
-			if (end)
-				text = end + 3;
-			else if ((end = strstr(text + 2, "==")) && !end[2])
-				text = end + 2;
-		}
-		if (!all) {
-			if (strstr(text, "Process terminating"))
-				in_fatal = true;
-			else if (in_fatal && (!*text || strstr(text, "If you believe")))
-				in_fatal = false;
-			if (!in_fatal && !in_panic && strncmp(text, "valgrind:", 9) != 0)
-				continue;
-		}
-		char **nk = realloc(keep, (nkeep + 1) * sizeof(*nk));
-
-		if (!nk)
-			break;
-		keep = nk;
-		keep[nkeep] = strdup(text);
-		if (keep[nkeep])
-			nkeep++;
-	}
-	for (size_t i = 0; i < nkeep; i++) {
-		if (!all || i + all >= nkeep) {
-			char *nb;
-
-			if (asprintf(&nb, "%s\n  %s", *buf ? *buf : "", keep[i]) >= 0) {
-				free(*buf);
-				*buf = nb;
-			}
-		}
-		free(keep[i]);
-	}
-	free(keep);
-	free(line);
-	fclose(f);
-}
-
 /* What happened to a call that did not return, and valgrind's and the
  * program's own account of it. */
 static char *describe(const struct ctx *c, const struct driven_call *call)
@@ -292,8 +190,7 @@ static char *describe(const struct ctx *c, const struct driven_call *call)
 	int st = call->status, r;
 
 	if (call->killed)
-		r = asprintf(&msg, "timed out after %" PRIu64 " ms under valgrind and was killed",
-			     c->plan->timeout_ns / 1000000);
+		r = (msg = valgrind_timeout_words(c->plan->timeout_ns)) ? 0 : -1;
 	else if (call->execd)
 		r = (msg = driven_end_words(call)) ? 0 : -1;
 	else if (call->server_running && WIFSIGNALED(st))
@@ -308,9 +205,7 @@ static char *describe(const struct ctx *c, const struct driven_call *call)
 			     c->t->binary, WIFSIGNALED(st) ? "signal" : "status",
 			     WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 	else if (WIFSIGNALED(st))
-		r = asprintf(&msg, "SIG%s (%s) under valgrind",
-			     sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?",
-			     strsignal(WTERMSIG(st)));
+		r = (msg = valgrind_signal_words(WTERMSIG(st))) ? 0 : -1;
 	else if (WIFEXITED(st) && WEXITSTATUS(st) == DRIVER_EXIT_ERROR)
 		r = asprintf(&msg, "the driver library could not call it");
 	else if (WIFEXITED(st))
@@ -321,9 +216,9 @@ static char *describe(const struct ctx *c, const struct driven_call *call)
 	if (r < 0)
 		return NULL;
 	snprintf(path, sizeof(path), "%s/valgrind.log", c->dir);
-	append_file(&msg, path, 0, 0, call->pid ? call->pid : call->process);
+	valgrind_log_append(&msg, path, 0, 0, call->pid ? call->pid : call->process);
 	snprintf(path, sizeof(path), "%s/stderr", c->dir);
-	append_file(&msg, path, call->err_from, 5, 0);
+	valgrind_log_append(&msg, path, call->err_from, 5, 0);
 	return msg;
 }
 
@@ -740,25 +635,12 @@ static void profile_pass(struct ctx *c, const struct bench_spec *specs, size_t n
  * *ret_line (unless ret_line is NULL): what the launcher said. */
 static bool not_started(const struct ctx *c, const struct driven_outcome *o, char **ret_line)
 {
-	char path[PATH_MAX], line[1024];
-	FILE *f;
-	bool found = false;
+	char path[PATH_MAX];
 
 	if (o->timed_out || !WIFEXITED(o->status) || WEXITSTATUS(o->status) == 0)
 		return false;
 	snprintf(path, sizeof(path), "%s/stderr", c->dir);
-	f = fopen(path, "re");
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "valgrind: ", 10)) {
-			line[strcspn(line, "\n")] = '\0';
-			if (ret_line)
-				*ret_line = strdup(line + 10);
-			found = true;
-		}
-	}
-	if (f)
-		fclose(f);
-	return found;
+	return valgrind_launcher_line(path, ret_line);
 }
 
 /* A benchmark registered with target-stub (its display name is not its

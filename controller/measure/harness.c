@@ -27,6 +27,8 @@
 #include "trace/trace.h"
 #include "util/procmaps.h"
 #include "util/strutil.h"
+#include "measure/child.h"
+#include "measure/failure.h"
 #include "measure/harness.h"
 
 void harness_emit(const struct measure_hooks *h, enum measure_event_kind kind, const char *name,
@@ -77,13 +79,7 @@ static int fail_with(char **ret_error, const char *fmt, ...)
  * as what was left of it when the last call started. */
 char *harness_failure(const struct trace_failure *f, uint64_t timeout_ns)
 {
-	struct trace_failure g = *f;
-	char buf[8192];
-
-	if (g.kind == TRACE_FAIL_TIMEOUT)
-		g.timeout_ms =
-			(int)(timeout_ns / 1000000 > INT_MAX ? INT_MAX : timeout_ns / 1000000);
-	return strdup(trace_failure_format(&g, buf, sizeof(buf)));
+	return measure_failure_words(f, timeout_ns);
 }
 
 /*
@@ -337,40 +333,10 @@ static int take_sample(struct harness *c, uint64_t first, uint64_t second, uint6
 	return 0;
 }
 
-/*
- * Where the child defines 'name' (the first object mapped that does: the
- * program, then its libraries, in the loader's order): 0 when none does.
- */
+/* Where the child defines 'name' (measure_child_symbol), or 0. */
 static uint64_t child_symbol(struct harness *c, const char *name)
 {
-	struct procmaps_iter it;
-	struct procmaps_entry e;
-	char *text, *seen = NULL;
-	uint64_t addr = 0;
-
-	if (procmaps_read(trace_pid(c->p), &text) < 0)
-		return 0;
-	procmaps_iter_init(&it, text);
-	while (!addr && procmaps_next(&it, &e)) {
-		struct elf_file *ef = NULL;
-		const struct elf_symbol *s;
-		const char *what;
-
-		/* Each object once, at its first mapping (offset 0). */
-		if (e.off != 0 || e.path[0] != '/' || (seen && !strcmp(seen, e.path)))
-			continue;
-		free(seen);
-		seen = strdup(e.path);
-		if (elf_open(e.path, &ef, &what) < 0)
-			continue;
-		s = elf_symbol_by_name(ef, name);
-		if (s && !s->ifunc)
-			addr = (elf_is_pic(ef) ? e.lo : 0) + s->addr;
-		elf_close(ef);
-	}
-	free(seen);
-	free(text);
-	return addr;
+	return measure_child_symbol(trace_pid(c->p), name);
 }
 
 /* The thread ids of p (malloc'ed, *ret_n of them), or NULL. */

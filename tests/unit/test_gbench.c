@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "elf/elf.h"
 #include "gbench/gbench.h"
 #include "util/strutil.h"
 
@@ -247,8 +248,9 @@ static void test_json_bad_values(void **state)
 		err = NULL;
 	}
 	/* A run that reported an error has no figures to check. */
-	static const char errored[] = "{\"benchmarks\":[{\"name\":\"a\",\"error_occurred\":true,"
-				      "\"error_message\":\"no\",\"iterations\":0,\"real_time\":-1}]}";
+	static const char errored[] =
+		"{\"benchmarks\":[{\"name\":\"a\",\"error_occurred\":true,"
+		"\"error_message\":\"no\",\"iterations\":0,\"real_time\":-1}]}";
 
 	assert_int_equal(gbench_parse_json(errored, strlen(errored), "a", &runs, &n, &err), 0);
 	assert_int_equal(n, 1);
@@ -336,25 +338,176 @@ static void test_per_iteration(void **state)
 		-EINVAL);
 }
 
-static void test_candidates(void **state)
+/* Demangled names as nm -C prints those of tests/fixtures/gbench/forms.cpp,
+ * built with g++ 12 against libbenchmark 1.7.1. */
+static void test_match(void **state)
 {
-	char *c[GBENCH_MAX_CANDIDATES];
-	int n;
-
 	(void)state;
-	n = gbench_function_candidates("Fix/Foo/16", c);
-	assert_int_equal(n, 3);
-	assert_string_equal(c[0], "Fix_Foo_Benchmark::BenchmarkCase(benchmark::State&)");
-	assert_string_equal(c[1], "Fix(benchmark::State&)");
-	assert_string_equal(c[2], "void Fix(benchmark::State&)");
-	for (int i = 0; i < n; i++)
-		free(c[i]);
-	n = gbench_function_candidates("BM_t<int>", c);
-	assert_int_equal(n, 2);
-	assert_string_equal(c[0], "BM_t<int>(benchmark::State&)");
-	assert_string_equal(c[1], "void BM_t<int>(benchmark::State&)");
-	for (int i = 0; i < n; i++)
-		free(c[i]);
+	/* Plain, namespaced, nested, anonymous namespace; instances' args. */
+	assert_int_equal(gbench_match_function("BM_x(benchmark::State&)", "BM_x/8"),
+			 GBENCH_MATCH_EXACT);
+	assert_int_equal(gbench_match_function("snappy::BM_UFlat(benchmark::State&)", "BM_UFlat"),
+			 GBENCH_MATCH_EXACT);
+	assert_int_equal(gbench_match_function("snappy::BM_args(benchmark::State&)", "BM_args/64"),
+			 GBENCH_MATCH_EXACT);
+	assert_int_equal(
+		gbench_match_function("snappy::inner::BM_nested(benchmark::State&)", "BM_nested"),
+		GBENCH_MATCH_EXACT);
+	assert_int_equal(gbench_match_function("(anonymous namespace)::BM_anon(benchmark::State&)",
+					       "BM_anon"),
+			 GBENCH_MATCH_EXACT);
+	assert_int_equal(gbench_match_function("snappy::BM_threads(benchmark::State&)",
+					       "BM_threads/threads:2"),
+			 GBENCH_MATCH_EXACT);
+	/* Registered with its namespace: BENCHMARK(inner::BM_qualified). */
+	assert_int_equal(gbench_match_function("snappy::inner::BM_qualified(benchmark::State&)",
+					       "inner::BM_qualified"),
+			 GBENCH_MATCH_EXACT);
+	assert_int_equal(gbench_match_function("other::BM_qualified(benchmark::State&)",
+					       "inner::BM_qualified"),
+			 GBENCH_MATCH_NONE);
+	/* A name is a whole component, not a part of one. */
+	assert_int_equal(gbench_match_function("snappy::xBM_UFlat(benchmark::State&)", "BM_UFlat"),
+			 GBENCH_MATCH_NONE);
+	assert_int_equal(gbench_match_function("BM_UFlatx(benchmark::State&)", "BM_UFlat"),
+			 GBENCH_MATCH_NONE);
+	/* Templates: the return type, the arguments without spaces. */
+	assert_int_equal(
+		gbench_match_function("void snappy::BM_t<int>(benchmark::State&)", "BM_t<int>"),
+		GBENCH_MATCH_EXACT);
+	assert_int_equal(
+		gbench_match_function("void snappy::BM_t<double>(benchmark::State&)", "BM_t<int>"),
+		GBENCH_MATCH_TEMPLATE);
+	assert_int_equal(gbench_match_function("void BM_t2<int, 8>(benchmark::State&)",
+					       "BM_t2<int,8>/real_time"),
+			 GBENCH_MATCH_EXACT);
+	assert_int_equal(gbench_match_function("void BM_s<std::__cxx11::basic_string<char, "
+					       "std::char_traits<char>, std::allocator<char> > >"
+					       "(benchmark::State&)",
+					       "BM_s<std::string>"),
+			 GBENCH_MATCH_TEMPLATE);
+	assert_int_equal(gbench_match_function("void snappy::BM_t<int>(benchmark::State&)", "BM_t"),
+			 GBENCH_MATCH_NONE);
+	/* Fixtures, namespaced, and templated (BENCHMARK_TEMPLATE_F). */
+	assert_int_equal(
+		gbench_match_function("snappy::Fix_Foo_Benchmark::BenchmarkCase(benchmark::State&)",
+				      "Fix/Foo/16"),
+		GBENCH_MATCH_EXACT);
+	assert_int_equal(
+		gbench_match_function("Fix_Foo_Benchmark::BenchmarkCase(benchmark::State&)",
+				      "Fix<int>/Foo"),
+		GBENCH_MATCH_EXACT);
+	assert_int_equal(gbench_match_function(
+				 "Fix_Bar_Benchmark::BenchmarkCase(benchmark::State&)", "Fix/Foo"),
+			 GBENCH_MATCH_NONE);
+	assert_int_equal(
+		gbench_match_function("Fix_Foo_Benchmark::BenchmarkCase(benchmark::State&)", "Fix"),
+		GBENCH_MATCH_NONE);
+	/* Only a function taking (benchmark::State&) exactly. */
+	assert_int_equal(gbench_match_function("BM_x(benchmark::State&, int)", "BM_x"),
+			 GBENCH_MATCH_NONE);
+	assert_int_equal(gbench_match_function("BM_x()", "BM_x"), GBENCH_MATCH_NONE);
+	assert_int_equal(gbench_match_function("BM_x", "BM_x"), GBENCH_MATCH_NONE);
+	assert_int_equal(gbench_match_function("ns::BM_x(benchmark::State&)", ""),
+			 GBENCH_MATCH_NONE);
+	/* A lambda's name is not a function's. */
+	assert_int_equal(gbench_match_function("benchmark::internal::LambdaBenchmark<main::{lambda("
+					       "benchmark::State&)#1}>::Run(benchmark::State&)",
+					       "lambda_loop"),
+			 GBENCH_MATCH_NONE);
+}
+
+static void test_batch_candidate(void **state)
+{
+	(void)state;
+	assert_true(gbench_batch_candidate("snappy::BM_UFlat(benchmark::State&)"));
+	assert_true(gbench_batch_candidate("(anonymous namespace)::BM_anon(benchmark::State&)"));
+	assert_true(gbench_batch_candidate("void snappy::BM_t<int>(benchmark::State&)"));
+	assert_true(gbench_batch_candidate(
+		"snappy::Fix_Foo_Benchmark::BenchmarkCase(benchmark::State&)"));
+	/* The lambda's body, inlined into the library's template, or not. */
+	assert_true(gbench_batch_candidate("benchmark::internal::LambdaBenchmark<main::{lambda("
+					   "benchmark::State&)#1}>::Run(benchmark::State&)"));
+	assert_true(gbench_batch_candidate("main::{lambda(benchmark::State&)#1}::operator()"
+					   "(benchmark::State&) const"));
+	/* The library's own, which run before the benchmark's function. */
+	assert_false(gbench_batch_candidate("benchmark::Fixture::Run(benchmark::State&)"));
+	assert_false(gbench_batch_candidate("benchmark::Fixture::SetUp(benchmark::State&)"));
+	assert_false(gbench_batch_candidate(
+		"benchmark::internal::FunctionBenchmark::Run(benchmark::State&)"));
+	assert_false(gbench_batch_candidate("snappy::Fix::SetUp(benchmark::State&)"));
+	assert_false(gbench_batch_candidate("Fix::TearDown(benchmark::State&)"));
+	assert_false(gbench_batch_candidate("benchmark::State::PauseTiming()"));
+	assert_false(gbench_batch_candidate("BM_x(benchmark::State&, int)"));
+}
+
+/* gbench_lookup on the symbols of a real binary: tests/fixtures/gbench/forms.cpp. */
+static void expect_lookup(struct elf_file *ef, const char *name, const char *function,
+			  const char *other)
+{
+	struct gbench_lookup l;
+
+	assert_int_equal(gbench_lookup(ef, name, &l), 0);
+	if (function)
+		assert_string_equal(l.function, function);
+	else
+		assert_null(l.function);
+	if (other)
+		assert_string_equal(l.other, other);
+	else
+		assert_null(l.other);
+	gbench_lookup_clear(&l);
+}
+
+static void test_lookup(void **state)
+{
+	(void)state;
+#ifdef GBENCH_FORMS
+	struct elf_file *ef = NULL;
+	const char *what;
+	char *fn;
+	uint64_t addr = 0;
+
+	assert_int_equal(elf_open(GBENCH_FORMS, &ef, &what), 0);
+	expect_lookup(ef, "BM_UFlat", "snappy::BM_UFlat(benchmark::State&)", NULL);
+	expect_lookup(ef, "BM_args/64", "snappy::BM_args(benchmark::State&)", NULL);
+	expect_lookup(ef, "BM_anon", "(anonymous namespace)::BM_anon(benchmark::State&)", NULL);
+	expect_lookup(ef, "inner::BM_qualified", "snappy::inner::BM_qualified(benchmark::State&)",
+		      NULL);
+	expect_lookup(ef, "BM_threads/threads:2", "snappy::BM_threads(benchmark::State&)", NULL);
+	/* An exact instance outranks the template's other one. */
+	expect_lookup(ef, "BM_t<int>", "void snappy::BM_t<int>(benchmark::State&)", NULL);
+	/* Template arguments that do not compare: both instances match. */
+	struct gbench_lookup l;
+
+	assert_int_equal(gbench_lookup(ef, "BM_s<std::string>", &l), 0);
+	assert_non_null(l.function);
+	assert_non_null(l.other);
+	assert_string_not_equal(l.function, l.other);
+	assert_non_null(strstr(l.function, "snappy::BM_s<"));
+	assert_non_null(strstr(l.other, "snappy::BM_s<"));
+	fn = gbench_lookup_reason(&l, "BM_s<std::string>");
+	assert_non_null(strstr(fn, "'BM_s<std::string>' names more than one function"));
+	free(fn);
+	gbench_lookup_clear(&l);
+	assert_null(gbench_function(ef, "BM_s<std::string>", &addr));
+	/* A fixture: counted in the Fixture::Run the header defines. */
+	expect_lookup(ef, "Fix/Foo/16", "benchmark::Fixture::Run(benchmark::State&)", NULL);
+	/* A lambda: no function by that name. */
+	expect_lookup(ef, "lambda_loop", NULL, NULL);
+	assert_int_equal(gbench_lookup(ef, "lambda_loop", &l), 0);
+	fn = gbench_lookup_reason(&l, "lambda_loop");
+	assert_string_equal(fn, "no function of the binary taking (benchmark::State&) is named "
+				"'lambda_loop'");
+	free(fn);
+	fn = gbench_function(ef, "BM_nested", &addr);
+	assert_string_equal(fn, "snappy::inner::BM_nested(benchmark::State&)");
+	assert_true(addr != 0);
+	free(fn);
+	elf_close(ef);
+#else
+	skip();
+#endif
 }
 
 static void test_alloc_count(void **state)
@@ -389,9 +542,14 @@ static void test_alloc_count(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_list),	      cmocka_unit_test(test_filter),
-		cmocka_unit_test(test_json),	      cmocka_unit_test(test_batches),
-		cmocka_unit_test(test_per_iteration), cmocka_unit_test(test_candidates),
+		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_batches),
+		cmocka_unit_test(test_per_iteration),
+		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_batch_candidate),
+		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_alloc_count),
 		cmocka_unit_test(test_json_bad_values),
 		cmocka_unit_test(test_list_many),

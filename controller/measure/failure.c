@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A traced child's failure, built and put in words (failure.h).
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/trace.h"
+#include "unwind/unwind.h"
+#include "measure/failure.h"
+
+bool measure_fatal_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+	       sig == SIGABRT || sig == SIGSYS || sig == SIGTRAP;
+}
+
+void measure_failure_signal(struct trace_proc *p, const struct trace_event *ev,
+			    struct trace_failure *f)
+{
+	size_t nf = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->kind = TRACE_FAIL_SIGNAL;
+	f->tid = ev->tid;
+	f->sig = ev->sig;
+	f->code = ev->code;
+	f->addr = ev->addr;
+	f->pc = ev->pc;
+	if (unwind_backtrace(trace_pid(p), ev->tid, f->frames, UNWIND_MAX_FRAMES, &nf) == 0)
+		f->nframes = nf;
+}
+
+void measure_failure_timeout(struct trace_proc *p, uint64_t timeout_ns, struct trace_failure *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->kind = TRACE_FAIL_TIMEOUT;
+	f->timeout_ms = (int)(timeout_ns / 1000000 > INT_MAX ? INT_MAX : timeout_ns / 1000000);
+	if (trace_stop(p) == 0) {
+		size_t nf = 0;
+
+		f->tid = trace_current_tid(p);
+		if (unwind_backtrace(trace_pid(p), f->tid, f->frames, UNWIND_MAX_FRAMES, &nf) == 0)
+			f->nframes = nf;
+	}
+}
+
+char *measure_failure_words(const struct trace_failure *f, uint64_t timeout_ns)
+{
+	struct trace_failure *g = malloc(sizeof(*g));
+	char *buf = malloc(8192), *out;
+
+	if (!g || !buf) {
+		free(g);
+		free(buf);
+		return NULL;
+	}
+	*g = *f;
+	if (g->kind == TRACE_FAIL_TIMEOUT && timeout_ns)
+		g->timeout_ms =
+			(int)(timeout_ns / 1000000 > INT_MAX ? INT_MAX : timeout_ns / 1000000);
+	trace_failure_format(g, buf, 8192);
+	out = strdup(buf);
+	free(g);
+	free(buf);
+	return out;
+}

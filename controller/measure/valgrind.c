@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * valgrind's command line and log, for every callgrind run (valgrind.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure/driver-env.h"
+#include "measure/valgrind.h"
+
+/* A string formatted as by printf (malloc'ed), or NULL. */
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+int valgrind_callgrind_argv(char ***argv, size_t *na, const char *valgrind, const char *dir,
+			    const char *fn, bool dump_after)
+{
+	int r = 0;
+
+	r |= measure_env_push(argv, na, strdup(valgrind));
+	r |= measure_env_push(argv, na, strdup("--tool=callgrind"));
+	r |= measure_env_push(argv, na, strdup("--vgdb=no"));
+	r |= measure_env_push(argv, na, fmt("--log-file=%s/valgrind.log", dir));
+	r |= measure_env_push(argv, na, fmt("--callgrind-out-file=%s/callgrind.out.%%p", dir));
+	r |= measure_env_push(argv, na, strdup("--collect-atstart=no"));
+	r |= measure_env_push(argv, na, fmt("--toggle-collect=%s", fn));
+	if (dump_after)
+		r |= measure_env_push(argv, na, fmt("--dump-after=%s", fn));
+	return r ? -ENOMEM : 0;
+}
+
+void valgrind_log_append(char **buf, const char *path, off_t from, size_t all, pid_t pid)
+{
+	char prefix[32];
+	size_t plen = pid ? (size_t)snprintf(prefix, sizeof(prefix), "==%d==", (int)pid) : 0;
+
+	FILE *f = fopen(path, "re");
+	char *line = NULL, **keep = NULL;
+	size_t cap = 0, nkeep = 0;
+	bool in_fatal = false, in_panic = false;
+	ssize_t len;
+
+	if (!f)
+		return;
+	if (from > 0 && fseeko(f, from, SEEK_SET) != 0) {
+		fclose(f);
+		return;
+	}
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		char *text = line;
+
+		line[strcspn(line, "\n")] = '\0';
+		/* valgrind's own panic ("valgrind: the 'impossible' happened:",
+		 * then its reason, indented: "Max number of threads is too
+		 * low") carries no prefix; a server runs one call at a time, so
+		 * it is the call's. */
+		if (plen && text[0] != '=') {
+			if (!strncmp(text, "valgrind:", 9))
+				in_panic = true;
+			else if (!in_panic || text[0] != ' ')
+				in_panic = false;
+			if (!in_panic)
+				continue;
+		} else if (plen && strncmp(text, prefix, plen) != 0) {
+			/* One log for a server and its children: this process's lines. */
+			continue;
+		}
+		if (text[0] == '=' && text[1] == '=') {
+			char *end = strstr(text + 2, "== ");
+
+			if (end)
+				text = end + 3;
+			else if ((end = strstr(text + 2, "==")) && !end[2])
+				text = end + 2;
+		}
+		if (!all) {
+			if (strstr(text, "Process terminating"))
+				in_fatal = true;
+			else if (in_fatal && (!*text || strstr(text, "If you believe")))
+				in_fatal = false;
+			if (!in_fatal && !in_panic && strncmp(text, "valgrind:", 9) != 0)
+				continue;
+		}
+		char **nk = realloc(keep, (nkeep + 1) * sizeof(*nk));
+
+		if (!nk)
+			break;
+		keep = nk;
+		keep[nkeep] = strdup(text);
+		if (keep[nkeep])
+			nkeep++;
+	}
+	for (size_t i = 0; i < nkeep; i++) {
+		if (!all || i + all >= nkeep) {
+			char *nb = fmt("%s\n  %s", *buf ? *buf : "", keep[i]);
+
+			if (nb) {
+				free(*buf);
+				*buf = nb;
+			}
+		}
+		free(keep[i]);
+	}
+	free(keep);
+	free(line);
+	fclose(f);
+}
+
+char *valgrind_timeout_words(uint64_t timeout_ns)
+{
+	return fmt("timed out after %" PRIu64 " ms under valgrind and was killed",
+		   timeout_ns / 1000000);
+}
+
+char *valgrind_signal_words(int sig)
+{
+	return fmt("SIG%s (%s) under valgrind", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+		   strsignal(sig));
+}
+
+bool valgrind_launcher_line(const char *path, char **ret_line)
+{
+	char line[1024];
+	FILE *f = fopen(path, "re");
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "valgrind: ", 10)) {
+			line[strcspn(line, "\n")] = '\0';
+			if (ret_line)
+				*ret_line = strdup(line + 10);
+			found = true;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}

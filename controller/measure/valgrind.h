@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_MEASURE_VALGRIND_H
+#define BENCHTRAP_MEASURE_VALGRIND_H
+
+/*
+ * What every run of a program under valgrind's callgrind shares, whoever
+ * runs it (the callgrind instrument, measure/callgrind.c; a Google
+ * Benchmark instance, gbench/callgrind.c): valgrind's command line, and
+ * reading what its log says of how the process ended.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Append to *argv (of *na, measure_env_push) valgrind's program and the
+ * options of a callgrind run: no gdb server (its FIFOs would outlive a
+ * valgrind that is killed), one log DIR/valgrind.log (each line prefixed
+ * with its process's pid), a profile per process DIR/callgrind.out.<pid>
+ * (a fork server's children, and whatever a benchmark forks, each have
+ * their own), nothing collected but inside function 'fn'
+ * (--toggle-collect), and with 'dump_after' a profile after each call of it
+ * (--dump-after). 0 or -ENOMEM (what was appended stays, to be freed).
+ */
+int valgrind_callgrind_argv(char ***argv, size_t *na, const char *valgrind, const char *dir,
+			    const char *fn, bool dump_after);
+
+/*
+ * Append to *buf ("\n  " before each) the lines of 'path' worth reporting:
+ * valgrind's account of a fatal signal (from "Process terminating" to the
+ * next blank line), valgrind's own lines ("valgrind: ...", and a panic's
+ * indented lines after "valgrind: the 'impossible' happened:"), each
+ * without its "==pid== " prefix; with 'all', every line instead, the last
+ * 'all' of them (a child's stderr), from offset 'from' on; with 'pid',
+ * only process pid's lines of a log that several processes share.
+ */
+void valgrind_log_append(char **buf, const char *path, off_t from, size_t all, pid_t pid);
+
+/* "timed out after N ms under valgrind and was killed" (malloc'ed). */
+char *valgrind_timeout_words(uint64_t timeout_ns);
+/* "SIGSEGV (Segmentation fault) under valgrind" (malloc'ed). */
+char *valgrind_signal_words(int sig);
+
+/*
+ * What valgrind's launcher said in file 'path' (the run's stderr) when it
+ * could not start the program at all ("valgrind: ./x: No such file..."):
+ * true, and the line after "valgrind: " in *ret_line (malloc'ed; unless
+ * ret_line is NULL); false when it said nothing of the kind.
+ */
+bool valgrind_launcher_line(const char *path, char **ret_line);
+
+#endif
