@@ -213,8 +213,8 @@ int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progr
 	size_t nnames = 0;
 	int r, exit_code = EXIT_USAGE;
 
-	if (strcmp(o->instrument->name, "walltime") && strcmp(o->instrument->name, "callgrind") &&
-	    strcmp(o->instrument->name, "memory")) {
+	if (o->instrument->id != MEASURE_WALLTIME && o->instrument->id != MEASURE_CALLGRIND &&
+	    o->instrument->id != MEASURE_MEMORY) {
 		cli_error("run: %s is a Google Benchmark binary: --instrument %s does not measure "
 			  "one yet (walltime, callgrind and memory do; docs/gbench.md)",
 			  o->binary, o->instrument->name);
@@ -259,7 +259,7 @@ int cli_gbench_run(struct cli_run_opts *o, struct elf_file *ef, struct cli_progr
 		goto out;
 	}
 	cli_progress_init(hs, o, sel.n);
-	r = gbench_measure(&t, o->instrument->name, sel.v, sel.n, &o->plan, &hooks, results,
+	r = gbench_measure(&t, o->instrument->id, sel.v, sel.n, &o->plan, &hooks, results,
 			   &error);
 	cli_progress_end(hs);
 	if (r < 0) {
@@ -375,7 +375,7 @@ int cli_gbench_compare(const char *base_path, const char *head_path, struct cli_
 	struct side *sides[2] = { &base, &head };
 	struct cli_progress hs = { 0 };
 	struct measure_hooks hooks = { cli_progress_event, &hs };
-	bool *hits = NULL, walltime = !strcmp(o->instrument->name, "walltime");
+	bool *hits = NULL, walltime = o->instrument->id == MEASURE_WALLTIME;
 	size_t ncommon = 0;
 	char *error = NULL;
 	const char *bad;
@@ -405,8 +405,8 @@ int cli_gbench_compare(const char *base_path, const char *head_path, struct cli_
 				  sides[1 - k]->path, sides[k]->path);
 			goto out;
 		}
-	if (strcmp(o->instrument->name, "walltime") && strcmp(o->instrument->name, "callgrind") &&
-	    strcmp(o->instrument->name, "memory")) {
+	if (o->instrument->id != MEASURE_WALLTIME && o->instrument->id != MEASURE_CALLGRIND &&
+	    o->instrument->id != MEASURE_MEMORY) {
 		cli_error("compare: Google Benchmark binaries: --instrument %s does not measure "
 			  "them yet (walltime, callgrind and memory do; docs/gbench.md)",
 			  o->instrument->name);
@@ -505,13 +505,13 @@ int cli_gbench_compare(const char *base_path, const char *head_path, struct cli_
 		r = gbench_measure_paired(&base.t, &head.t, base.sel.v, head.sel.v, ncommon,
 					  &o->plan, &hooks, base.results, head.results, &error);
 		for (int k = 0; r == 0 && k < 2; k++)
-			r = gbench_measure(&sides[k]->t, "walltime", sides[k]->sel.v + ncommon,
+			r = gbench_measure(&sides[k]->t, MEASURE_WALLTIME, sides[k]->sel.v + ncommon,
 					   sides[k]->sel.n - ncommon, &o->plan, &hooks,
 					   sides[k]->results + ncommon, &error);
 	} else {
 		r = 0;
 		for (int k = 0; r == 0 && k < 2; k++)
-			r = gbench_measure(&sides[k]->t, o->instrument->name, sides[k]->sel.v,
+			r = gbench_measure(&sides[k]->t, o->instrument->id, sides[k]->sel.v,
 					   sides[k]->sel.n, &o->plan, &hooks, sides[k]->results,
 					   &error);
 	}

@@ -107,7 +107,7 @@ static int measure(struct build *base, struct build *head, size_t ncommon,
 		   const struct cli_run_opts *o, const struct measure_hooks *hooks,
 		   char **ret_error)
 {
-	size_t paired = strcmp(o->instrument->name, "walltime") ? 0 : ncommon;
+	size_t paired = measure_instrument_has(o->instrument, MEASURE_PAIRABLE) ? ncommon : 0;
 	int r = 0;
 
 	if (paired)
@@ -127,7 +127,7 @@ static int open_build(struct build *b, const struct cli_run_opts *o)
 {
 	if (cli_open_binary(b->path, &b->ef) != 0)
 		return EXIT_USAGE;
-	if (o->instrument->preloads && !elf_is_dynamic(b->ef))
+	if (measure_instrument_has(o->instrument, MEASURE_PRELOADS) && !elf_is_dynamic(b->ef))
 		return cli_error("%s is a static binary: the %s instrument preloads a library into "
 				 "the target; %s",
 				 b->path, o->instrument->name, cli_static_advice(o->instrument));

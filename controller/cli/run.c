@@ -250,7 +250,7 @@ int cli_run(int argc, char **argv)
 	}
 
 	/* A library preloaded into a static binary would not be loaded. */
-	if (o.instrument->preloads && !elf_is_dynamic(ef)) {
+	if (measure_instrument_has(o.instrument, MEASURE_PRELOADS) && !elf_is_dynamic(ef)) {
 		cli_error("%s is a static binary: the %s instrument preloads a library into the "
 			  "target; %s",
 			  o.binary, o.instrument->name, cli_static_advice(o.instrument));

@@ -450,7 +450,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 
 const char *cli_static_advice(const struct measure_instrument *in)
 {
-	if (!strcmp(in->name, "memory"))
+	if (in->id == MEASURE_MEMORY)
 		return "build it dynamically linked to count its allocations";
 	return "use --instrument callgrind";
 }

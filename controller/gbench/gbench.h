@@ -179,13 +179,14 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 /*
  * Run specs[0..n) (spec.name an instance; spec.symbol, for callgrind, the
  * demangled function from gbench_function(), or NULL) of t, each in a fresh
- * process, under 'instrument' ("walltime" or "callgrind"), filling
+ * process, under 'instrument' (MEASURE_WALLTIME, MEASURE_CALLGRIND or
+ * MEASURE_MEMORY), filling
  * results[i]. t->argv holds the binary and the arguments passed through to
  * it; 'plan' gives the repetitions (min_samples) and --benchmark_min_time
  * (time_ns over them) when those arguments do not. Returns 0, or a negative
  * errno when nothing could be run (valgrind missing...) with *ret_error.
  */
-int gbench_measure(const struct measure_target *t, const char *instrument,
+int gbench_measure(const struct measure_target *t, enum measure_instrument_id instrument,
 		   const struct bench_spec *specs, size_t n, const struct measure_plan *plan,
 		   const struct measure_hooks *hooks, struct bench_result *results,
 		   char **ret_error);

@@ -542,13 +542,14 @@ out:
 
 /* ---- all of them ------------------------------------------------------------ */
 
-int gbench_measure(const struct measure_target *t, const char *instrument,
+int gbench_measure(const struct measure_target *t, enum measure_instrument_id instrument,
 		   const struct bench_spec *specs, size_t n, const struct measure_plan *plan,
 		   const struct measure_hooks *hooks, struct bench_result *results,
 		   char **ret_error)
 {
-	bool callgrind = !strcmp(instrument, "callgrind");
-	bool memory = !strcmp(instrument, "memory");
+	const struct measure_instrument *in = measure_instrument_of(instrument);
+	bool callgrind = instrument == MEASURE_CALLGRIND;
+	bool memory = instrument == MEASURE_MEMORY;
 	char dir[PATH_MAX], *valgrind = NULL;
 	int input = -1, devnull = -1, r;
 
@@ -578,10 +579,7 @@ int gbench_measure(const struct measure_target *t, const char *instrument,
 	for (size_t i = 0; i < n; i++) {
 		struct bench_result *res = &results[i];
 
-		measure_result_begin(res, &specs[i], instrument,
-				     callgrind ? "instructions"
-				     : memory  ? "bytes"
-					       : "ns");
+		measure_result_begin(res, &specs[i], in->name, in->unit);
 		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
 							     .name = specs[i].name,
 							     .t_ns = res->t_start_ns });

@@ -17,9 +17,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "results/instrument.h"
 #include "stats/stats.h"
 
 #define MEASURE_MAX_ARGS 6
+
+struct suite_kind;
 
 /* One benchmark to run: a function of the binary or of a library it loads. */
 struct bench_spec {
@@ -42,6 +45,9 @@ struct bench_spec {
 	 * creates in the child (--threads, BENCHTRAP_THREADS); 0 or 1: the
 	 * benchmark is called from the main thread alone. */
 	unsigned threads;
+	/* The kind of suite whose row built it (suite/suite.h): the native
+	 * row for target-stub registrations and --symbol functions. */
+	const struct suite_kind *kind;
 };
 
 /* --threads N: at most this many bodies at once. */
@@ -473,9 +479,22 @@ typedef int measure_run_fn(const struct measure_target *t, const struct bench_sp
 			   struct bench_result *results, char **ret_error);
 
 /*
+ * Two builds compared, alternating (`compare BASE HEAD`): for each i,
+ * base_specs[i] of 'base' against head_specs[i] of 'head', as
+ * measure_walltime_paired() below. A cell of a suite kind's row may have
+ * one (suite/suite.h).
+ */
+typedef int measure_paired_fn(const struct measure_target *base, const struct measure_target *head,
+			      const struct bench_spec *bspecs, const struct bench_spec *hspecs,
+			      size_t n, const struct measure_plan *plan,
+			      const struct measure_hooks *hooks, struct bench_result *bres,
+			      struct bench_result *hres, char **ret_error);
+
+/*
  * The instruments (instruments.c), one row each; adding an instrument is
- * a file with its measure_run_fn and a row there. A row without 'run' is a
- * name known to be planned but not in this version.
+ * a file with its measure_run_fn, a row there and a row of
+ * results/instrument.c (its name, unit and flags, by the same id). A row
+ * without 'run' is a name known to be planned but not in this version.
  */
 enum {
 	MEASURE_OPT_KEEP_PROFILES = 1 << 0, /* opts->keep_profiles */
@@ -484,22 +503,48 @@ enum {
 	MEASURE_OPT_ALLOC_STACKS = 1 << 3,  /* opts->alloc_stacks */
 	MEASURE_OPT_THREADS = 1 << 4,	    /* bench_spec.threads above 1 */
 	MEASURE_OPT_PROFILE = 1 << 5,	    /* opts->profile */
+	MEASURE_OPT_ISOLATION_SHARED = 1 << 6, /* --isolation shared */
 };
 
+/* The instruments `run` measures with, by id: the rows of
+ * results/instrument.h that are not observe, in its order. */
+enum measure_instrument_id {
+	MEASURE_WALLTIME = RESULTS_WALLTIME,
+	MEASURE_CALLGRIND = RESULTS_CALLGRIND,
+	MEASURE_PERF = RESULTS_PERF,
+	MEASURE_MEMORY = RESULTS_MEMORY,
+	MEASURE_N_INSTRUMENTS,
+};
+_Static_assert((int)MEASURE_N_INSTRUMENTS == (int)RESULTS_OBSERVE,
+	       "measure's instruments are results/instrument.h's rows before observe");
+
+/* What callers ask of an instrument instead of its name: results/'s flags
+ * (RESULTS_INSTRUMENT_TIMED, _PAIRABLE, _COUNTING, _PRELOADS). */
+#define MEASURE_TIMED RESULTS_INSTRUMENT_TIMED
+#define MEASURE_PAIRABLE RESULTS_INSTRUMENT_PAIRABLE
+#define MEASURE_COUNTING RESULTS_INSTRUMENT_COUNTING
+#define MEASURE_PRELOADS RESULTS_INSTRUMENT_PRELOADS
+
 struct measure_instrument {
-	const char *name;    /* --instrument NAME, and the results' "instrument" */
+	enum measure_instrument_id id;
+	const char *name;    /* --instrument NAME, and the results' "instrument"
+				(results_instrument(id)->name) */
 	const char *unit;    /* of the headline value, per call */
 	const char *summary; /* a few words for --help */
 	measure_run_fn *run; /* NULL: not in this version */
 	unsigned options;    /* the MEASURE_OPT_* that apply to it */
-	bool preloads;	     /* preloads a library into the target: static binaries cannot
-				be measured */
 };
 
 /* The rows, the default (walltime) first; *ret_n of them. */
 const struct measure_instrument *measure_instruments(size_t *ret_n);
-/* The row named 'name', or NULL. */
+/* The row named 'name' (results_instrument_find), or NULL; observe has
+ * none. */
 const struct measure_instrument *measure_instrument_find(const char *name);
+/* The row of 'id'. */
+const struct measure_instrument *measure_instrument_of(enum measure_instrument_id id);
+/* Whether 'in' has every flag of 'flags' (MEASURE_TIMED...), as its row of
+ * results/instrument.c says. */
+bool measure_instrument_has(const struct measure_instrument *in, unsigned flags);
 
 /*
  * walltime (walltime.c): time per call, measured by a harness injected in

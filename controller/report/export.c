@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "results/instrument.h"
 #include "results/json.h"
 #include "stats/stats.h"
 #include "report/report.h"
@@ -127,19 +128,17 @@ static char *export_name(const struct results_bench *b, bool mixed, size_t limit
  * benchmark. */
 static const char *bmf_measure(const struct results_bench *b, char *buf, size_t size)
 {
-	static const struct {
-		const char *instrument, *measure;
-	} measures[] = {
-		{ "walltime", "latency" },
-		{ "observe", "latency" },
-		{ "callgrind", "instructions" },
-		{ "perf", "perf-instructions" },
-		{ "memory", "total-bytes" },
+	static const char *const measures[RESULTS_N_INSTRUMENTS] = {
+		[RESULTS_WALLTIME] = "latency",
+		[RESULTS_OBSERVE] = "latency",
+		[RESULTS_CALLGRIND] = "instructions",
+		[RESULTS_PERF] = "perf-instructions",
+		[RESULTS_MEMORY] = "total-bytes",
 	};
+	const struct results_instrument *in = results_instrument_find(b->instrument);
 
-	for (size_t i = 0; i < sizeof(measures) / sizeof(measures[0]); i++)
-		if (!strcmp(b->instrument, measures[i].instrument))
-			return measures[i].measure;
+	if (in && measures[in->id])
+		return measures[in->id];
 	snprintf(buf, size, "%s-%s", b->instrument, b->unit);
 	return buf;
 }

@@ -121,9 +121,10 @@ static json_t *bench_json(const struct bench_result *r)
 		/* What measuring nothing gave in the same child (walltime). */
 		if (stats)
 			json_object_set_new(stats, "resolution",
-					    strcmp(r->instrument, "walltime") ?
-						    json_null() :
-						    results_json_num(r->resolution));
+					    results_instrument_has(r->instrument,
+								   RESULTS_INSTRUMENT_TIMED) ?
+						    results_json_num(r->resolution) :
+						    json_null());
 	}
 	json_t *b = json_pack("{s:s, s:o, s:o, s:o, s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:I}",
 			      "name", s->name, "symbol", results_json_str(s->symbol), "object",

@@ -9,25 +9,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "results/instrument.h"
 #include "results/internal.h"
 #include "results/results.h"
 
-/* The instruments that write results files (docs/instruments.md), and
- * observe. */
-static const char *const instrument_names[] = {
-	"walltime", "callgrind", "perf", "memory", "observe",
-};
-
-/* 'v', at 'where', is the name of an instrument; or a failure naming it. */
+/* 'v', at 'where', is the name of an instrument that writes results files
+ * (docs/instruments.md), or observe; or a failure naming them. */
 int results_check_instrument(struct parser *p, const char *where, const char *v)
 {
-	for (size_t i = 0; i < sizeof(instrument_names) / sizeof(instrument_names[0]); i++)
-		if (!strcmp(v, instrument_names[i]))
-			return 0;
-	return results_failf(p, where,
-		     "unknown instrument \"%s\" (expected walltime, callgrind, perf, memory or "
-		     "observe)",
-		     v);
+	char names[128];
+
+	if (results_instrument_find(v))
+		return 0;
+	results_instrument_names(names, sizeof(names));
+	return results_failf(p, where, "unknown instrument \"%s\" (expected %s)", v, names);
 }
 
 /* Whether a figure of 'instrument' is a count, never below zero: the timed
@@ -35,7 +30,7 @@ int results_check_instrument(struct parser *p, const char *where, const char *v)
  * above a short call's time. */
 static bool counts(const char *instrument)
 {
-	return strcmp(instrument, "walltime") && strcmp(instrument, "observe");
+	return !results_instrument_has(instrument, RESULTS_INSTRUMENT_TIMED);
 }
 
 /* The statistics in the order they must be: each at most the next, up to

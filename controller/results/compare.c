@@ -9,6 +9,7 @@
 
 #include "util/strutil.h"
 #include "stats/stats.h"
+#include "results/instrument.h"
 #include "results/results.h"
 
 static const char *const verdict_names[RESULTS_NVERDICTS] = {
@@ -220,7 +221,7 @@ static int judge_paired(struct results_pair *p, const struct results_compare_opt
 
 static bool observed(const struct results_pair *p)
 {
-	return !strcmp(p->instrument, "observe");
+	return results_instrument_has(p->instrument, RESULTS_INSTRUMENT_OBSERVED);
 }
 
 /*

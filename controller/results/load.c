@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/strutil.h"
+#include "results/instrument.h"
 #include "results/internal.h"
 #include "results/results.h"
 
@@ -211,22 +212,17 @@ fail_errno:
 }
 
 /* Observed calls are timed, with the stops removed: noisy, as walltime. */
-static bool timed(const char *instrument)
-{
-	return !strcmp(instrument, "walltime") || !strcmp(instrument, "observe");
-}
-
 bool results_instrument_exact(const char *instrument)
 {
-	return instrument && !timed(instrument);
+	return instrument && !results_instrument_has(instrument, RESULTS_INSTRUMENT_TIMED);
 }
 
 bool results_file_observed(const struct results_file *f)
 {
 	if (f->instrument)
-		return !strcmp(f->instrument, "observe");
+		return results_instrument_has(f->instrument, RESULTS_INSTRUMENT_OBSERVED);
 	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->benches[i].instrument, "observe"))
+		if (results_instrument_has(f->benches[i].instrument, RESULTS_INSTRUMENT_OBSERVED))
 			return true;
 	return false;
 }

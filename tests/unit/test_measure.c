@@ -286,10 +286,53 @@ static void test_results_document(void **state)
 	free(results[0].diagnostics);
 }
 
+/* Each instrument's row is its results/ row by the same id: same name and
+ * unit; the name finds it and its flags are results/'s. */
+static void test_instrument_rows(void **state)
+{
+	size_t n;
+	const struct measure_instrument *ins = measure_instruments(&n);
+
+	(void)state;
+	assert_int_equal(n, MEASURE_N_INSTRUMENTS);
+	for (size_t i = 0; i < n; i++) {
+		const struct results_instrument *facts =
+			results_instrument((enum results_instrument_id)ins[i].id);
+
+		assert_int_equal(ins[i].id, i);
+		assert_ptr_equal(measure_instrument_of(ins[i].id), &ins[i]);
+		assert_string_equal(ins[i].name, facts->name);
+		assert_string_equal(ins[i].unit, facts->unit);
+		assert_ptr_equal(measure_instrument_find(ins[i].name), &ins[i]);
+		assert_true(measure_instrument_has(&ins[i], facts->flags));
+		assert_non_null(ins[i].run);
+	}
+	/* observe writes results, but `run` does not measure with it. */
+	assert_null(measure_instrument_find("observe"));
+	assert_non_null(results_instrument_find("observe"));
+	assert_null(measure_instrument_find("wall"));
+	assert_null(results_instrument_find(NULL));
+	assert_true(measure_instrument_has(measure_instrument_of(MEASURE_WALLTIME),
+					   MEASURE_TIMED | MEASURE_PAIRABLE));
+	assert_false(measure_instrument_has(measure_instrument_of(MEASURE_CALLGRIND),
+					    MEASURE_TIMED));
+	assert_true(measure_instrument_has(measure_instrument_of(MEASURE_MEMORY),
+					   MEASURE_COUNTING | MEASURE_PRELOADS));
+	assert_true(results_instrument_has("observe", RESULTS_INSTRUMENT_TIMED |
+							      RESULTS_INSTRUMENT_OBSERVED));
+	assert_false(results_instrument_has("bogus", 0));
+
+	char names[128];
+
+	results_instrument_names(names, sizeof(names));
+	assert_string_equal(names, "walltime, callgrind, perf, memory or observe");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_instrument_rows),
 		cmocka_unit_test(test_resolution),
 		cmocka_unit_test(test_no_time),
 		cmocka_unit_test(test_no_time_advice),

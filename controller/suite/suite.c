@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kinds of suite, one row each (suite.h, docs/architecture.md): how a
+ * binary of the kind is recognized, listed and made into specs, and per
+ * instrument the cell that measures it. The first row whose detect() says
+ * yes is the binary's kind; the native row, last, takes any binary.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf.h"
+#include "gbench/gbench.h"
+#include "suite/suite.h"
+
+/* ---- Google Benchmark (controller/gbench/, docs/gbench.md) ---------------- */
+
+/* Flags after '--' that would change what benchtrap selects or reads. */
+static const char *const gbench_reserved[] = {
+	"--benchmark_filter",
+	"--benchmark_out",
+	"--benchmark_out_format",
+	"--benchmark_list_tests",
+	"--benchmark_format",
+	"--v",
+	NULL,
+};
+
+static int gbench_names(const struct suite_ctx *c, char ***ret_names, size_t *ret_n,
+			char **ret_error)
+{
+	return gbench_list(c->t, c->list_timeout_ns, ret_names, ret_n, ret_error);
+}
+
+static int gbench_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret);
+
+static int gbench_walltime(const struct measure_target *t, const struct bench_spec *specs,
+			   size_t n, const struct measure_plan *plan, enum measure_isolation iso,
+			   const struct measure_opts *opts, const struct measure_hooks *hooks,
+			   struct bench_result *results, char **ret_error)
+{
+	(void)iso, (void)opts;
+	return gbench_measure(t, MEASURE_WALLTIME, specs, n, plan, hooks, results, ret_error);
+}
+
+static int gbench_callgrind(const struct measure_target *t, const struct bench_spec *specs,
+			    size_t n, const struct measure_plan *plan, enum measure_isolation iso,
+			    const struct measure_opts *opts, const struct measure_hooks *hooks,
+			    struct bench_result *results, char **ret_error)
+{
+	(void)iso, (void)opts;
+	return gbench_measure(t, MEASURE_CALLGRIND, specs, n, plan, hooks, results, ret_error);
+}
+
+static int gbench_memory(const struct measure_target *t, const struct bench_spec *specs,
+			 size_t n, const struct measure_plan *plan, enum measure_isolation iso,
+			 const struct measure_opts *opts, const struct measure_hooks *hooks,
+			 struct bench_result *results, char **ret_error)
+{
+	(void)iso, (void)opts;
+	return gbench_measure(t, MEASURE_MEMORY, specs, n, plan, hooks, results, ret_error);
+}
+
+/* ---- the rows ------------------------------------------------------------- */
+
+static struct suite_kind kinds[] = {
+	{
+		.name = "gbench",
+		.title = "Google Benchmark",
+		.detect = gbench_detect,
+		.lists_by_running = true,
+		.reserved = gbench_reserved,
+		.list = gbench_names,
+		.spec = gbench_spec,
+		.fresh_process = true,
+		.doc = "docs/gbench.md",
+		.release = gbench_strings_clear,
+		/* Its own ->Threads() are benchmarks of their own; each instance
+		 * runs in a process of its own: no option of the instruments
+		 * applies. */
+		.leaf = {
+			[MEASURE_WALLTIME] = { .run = gbench_walltime,
+					       .paired = gbench_measure_paired },
+			[MEASURE_CALLGRIND] = { .run = gbench_callgrind },
+			[MEASURE_PERF] = {
+				.refusal = "perf counts the calls its driver makes in place of "
+					   "main, and a benchmark's function needs the State "
+					   "that Google Benchmark's own main makes",
+			},
+			[MEASURE_MEMORY] = { .run = gbench_memory },
+		},
+	},
+	{
+		/* Any binary: its target-stub registrations and the functions
+		 * --symbol names, selected by measure_select(); each cell is its
+		 * instrument's row (native_cells()). */
+		.name = "benchtrap",
+		.title = "benchtrap",
+	},
+};
+
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+static int gbench_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret)
+{
+	struct bench_spec s = { .in_main = true, .registered = true, .kind = &kinds[0] };
+
+	s.name = strdup(name);
+	s.object = strdup(elf_path(c->ef));
+	s.symbol = gbench_function(c->ef, name, &s.link_addr);
+	s.build_id = elf_build_id(c->ef) ? strdup(elf_build_id(c->ef)) : NULL;
+	if (!s.name || !s.object || (elf_build_id(c->ef) && !s.build_id)) {
+		bench_spec_clear(&s);
+		return -ENOMEM;
+	}
+	*ret = s;
+	return 0;
+}
+
+/* The native row's cells are the instruments' rows: filled from them once,
+ * before the first row is read (the command line reads them from its one
+ * thread). */
+static void native_cells(void)
+{
+	struct suite_kind *k = &kinds[NKINDS - 1];
+	size_t n;
+	const struct measure_instrument *ins;
+
+	if (k->leaf[MEASURE_WALLTIME].run)
+		return;
+	ins = measure_instruments(&n);
+	for (size_t i = 0; i < n; i++) {
+		struct suite_leaf *l = &k->leaf[ins[i].id];
+
+		l->run = ins[i].run;
+		l->options = ins[i].options |
+			     (measure_instrument_has(&ins[i], MEASURE_PRELOADS) ? SUITE_PRELOADS : 0);
+		if (measure_instrument_has(&ins[i], MEASURE_PAIRABLE))
+			l->paired = measure_walltime_paired;
+	}
+}
+
+const struct suite_kind *suite_kind_of(struct elf_file *ef)
+{
+	native_cells();
+	for (size_t i = 0; i + 1 < NKINDS; i++)
+		if (kinds[i].detect(ef))
+			return &kinds[i];
+	return &kinds[NKINDS - 1];
+}
+
+const struct suite_kind *suite_native(void)
+{
+	native_cells();
+	return &kinds[NKINDS - 1];
+}
+
+void suite_release(void)
+{
+	for (size_t i = 0; i < NKINDS; i++)
+		if (kinds[i].release)
+			kinds[i].release();
+}
+
+const char *suite_reserved_arg(const struct suite_kind *k, char *const *args, int n)
+{
+	for (int i = 0; k->reserved && i < n; i++)
+		for (size_t r = 0; k->reserved[r]; r++) {
+			size_t l = strlen(k->reserved[r]);
+
+			if (!strncmp(args[i], k->reserved[r], l) &&
+			    (args[i][l] == '=' || args[i][l] == '\0'))
+				return args[i];
+		}
+	return NULL;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_SUITE_H
+#define BENCHTRAP_SUITE_H
+
+/*
+ * The kinds of suite (suite.c): a row per kind of benchmark binary, as the
+ * instrument is a row of measure/instruments.c, so that each measurement
+ * is one cell of a (suite kind x instrument) matrix. A row says how a
+ * binary of its kind is recognized, how its benchmarks are listed and made
+ * into bench_specs, and, per instrument, what runs them (or why nothing
+ * does) and which options apply. cli/ reads the rows and never asks which
+ * kind a binary is.
+ *
+ * Rows: Google Benchmark (controller/gbench/), then the native row, last:
+ * any binary, its target-stub registrations and --symbol functions, which
+ * measure_select() selects. --symbol selects functions through
+ * measure_select() whatever the kind; their specs are the native row's.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "measure/measure.h"
+
+struct elf_file;
+
+struct suite_ctx { /* what a kind gets from the command line */
+	const char *binary;
+	struct elf_file *ef;
+	const struct measure_target *t; /* argv: binary + the arguments after "--" */
+	uint64_t list_timeout_ns;
+};
+
+struct suite_leaf {		/* one cell: kind x instrument */
+	measure_run_fn *run;	/* NULL: refused, for 'refusal' */
+	measure_paired_fn *paired; /* compare BASE HEAD alternating the two builds; NULL: each
+				      build measured in turn */
+	const char *refusal;	/* why not, when run is NULL ("valgrind cannot ...") */
+	unsigned options;	/* MEASURE_OPT_* that apply in this cell, and
+				   SUITE_PRELOADS */
+};
+
+/* Not an option: the cell preloads a library into the target, so a static
+ * binary cannot be measured in it. */
+#define SUITE_PRELOADS (1u << 31)
+
+struct suite_kind {
+	const char *name;  /* the list document's "framework": "benchtrap", "gbench", "criterion" */
+	const char *title; /* for people: "Google Benchmark", "criterion" */
+	bool (*detect)(struct elf_file *ef); /* NULL: any binary (the native row, last) */
+	bool lists_by_running; /* listing runs the binary: done guarded (no process outlives it) */
+	const char *const *reserved; /* target arguments after "--" that would change what
+					benchtrap selects or reads; NULL-terminated or NULL */
+	/* The instances the binary has, by the names it gives them, in its
+	 * order; NULL: measure_select() selects (the native row). */
+	int (*list)(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error);
+	/* Fill one spec for instance 'name' (name, object, symbol/link_addr of the function that
+	 * runs one batch when known, build_id, in_main, registered; and the kind). */
+	int (*spec)(const struct suite_ctx *c, const char *name, struct bench_spec *ret);
+	struct suite_leaf leaf[MEASURE_N_INSTRUMENTS];
+	/* Each instance runs in a fresh process of its own, exec and all: the
+	 * run's isolation is "process" whatever --isolation says. */
+	bool fresh_process;
+	const char *doc; /* the page that says how it is measured ("docs/gbench.md"), or NULL */
+	/* Frees what the kind keeps for as long as its results are read
+	 * (interned counter names), once the last is written; or NULL. */
+	void (*release)(void);
+};
+
+const struct suite_kind *suite_kind_of(struct elf_file *ef); /* first row whose detect says yes */
+
+/* The native row (detect NULL, the last): what --symbol specs are. */
+const struct suite_kind *suite_native(void);
+
+/* Every row's release(), after the last result is written. */
+void suite_release(void);
+
+/* The reserved target argument of k that args[0..n) holds ("--v=2" for
+ * "--v"), or NULL. */
+const char *suite_reserved_arg(const struct suite_kind *k, char *const *args, int n);
+
+#endif
