@@ -133,6 +133,8 @@ int cli_export(int argc, char **argv);
 /* 'words' (NULL-terminated) as a sentence lists them: "a, b or c", each in
  * single quotes when 'quote'; cut short to fit 'size'. */
 void cli_join_or(const char *const *words, bool quote, char *buf, size_t size);
+/* The same with "and": "a, b and c". */
+void cli_join_and(const char *const *words, char *buf, size_t size);
 
 /*
  * Parsers of option values. On bad input each prints one line,

@@ -251,7 +251,7 @@ int cli_open_binary_symbols(const char *path, struct elf_file **ret)
 
 /* ---- option values shared by the subcommands ---------------------------- */
 
-void cli_join_or(const char *const *words, bool quote, char *buf, size_t size)
+static void join(const char *const *words, bool quote, const char *last, char *buf, size_t size)
 {
 	const char *q = quote ? "'" : "";
 	size_t n = 0, len = 0;
@@ -260,13 +260,23 @@ void cli_join_or(const char *const *words, bool quote, char *buf, size_t size)
 		n++;
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && len < size; i++) {
-		const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+		const char *sep = i == 0 ? "" : i + 1 == n ? last : ", ";
 		int k = snprintf(buf + len, size - len, "%s%s%s%s", sep, q, words[i], q);
 
 		if (k < 0)
 			break;
 		len += (size_t)k;
 	}
+}
+
+void cli_join_or(const char *const *words, bool quote, char *buf, size_t size)
+{
+	join(words, quote, " or ", buf, size);
+}
+
+void cli_join_and(const char *const *words, char *buf, size_t size)
+{
+	join(words, false, " and ", buf, size);
 }
 
 int cli_parse_seconds(const char *cmd, const char *opt, const char *arg, uint64_t *ret_ns)

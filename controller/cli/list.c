@@ -11,9 +11,9 @@
 #include "report/table.h"
 #include "util/strutil.h"
 #include "util/match.h"
-#include "gbench/gbench.h"
+#include "suite/suite.h"
 #include "cli/cli.h"
-#include "cli/gbench.h"
+#include "cli/runopts.h"
 
 static const char usage[] =
 	"usage: benchtrap list BINARY [--symbols] [--filter GLOB]... [--no-libs] [--json]\n"
@@ -31,7 +31,8 @@ static const char usage[] =
 	"\n"
 	"A Google Benchmark binary lists its benchmark instances as it names them\n"
 	"('BM_memcpy/8'), asked of the binary itself (--benchmark_list_tests) in a\n"
-	"fresh child (docs/gbench.md).\n"
+	"fresh child, contained as run's are: nothing it starts outlives the list\n"
+	"(docs/gbench.md).\n"
 	"\n"
 	"options:\n"
 	"  --symbols        list function symbols instead of registered benchmarks\n"
@@ -59,6 +60,7 @@ struct list_opts {
 	size_t *hits; /* per filter: how many names it matched */
 	size_t nfilters;
 	bool symbols, json, libs;
+	const struct suite_kind *kind;
 };
 
 /* Every filter counts its matches: each must select something. */
@@ -159,8 +161,10 @@ static int list_benches(struct list_opts *o, struct elf_file *ef)
 		r = no_match(o, missing, "benchmark", names, names ? n : 0);
 		free(names);
 	} else if (o->json) {
-		r = print_json(&(struct report_list){
-			.binary = ef, .benches = benches, .nbenches = shown });
+		r = print_json(&(struct report_list){ .binary = ef,
+						      .framework = o->kind->name,
+						      .benches = benches,
+						      .nbenches = shown });
 	} else if (!n) {
 		if (o->nfilters)
 			r = no_match(o, o->filters[0], "benchmark", NULL, 0);
@@ -175,6 +179,59 @@ static int list_benches(struct list_opts *o, struct elf_file *ef)
 out:
 	free(benches);
 	table_free(t);
+	return r;
+}
+
+/* The instances a kind that lists them names, asked of it (in a fresh
+ * child, for a kind that lists by running). */
+static int list_named(struct list_opts *o, struct elf_file *ef)
+{
+	struct cli_run_opts ro = { .cpu = -1 };
+	struct cli_suite s = { 0 };
+	const char **shown = NULL;
+	size_t n = 0;
+	int r;
+
+	/* The suite's own ef: the one opened here stays the caller's. */
+	r = cli_suite_open(&s, o->binary, &ro);
+	if (r == 0)
+		r = cli_suite_names(&s);
+	if (r)
+		goto out;
+	shown = calloc(s.nnames + 1, sizeof(*shown));
+	if (!shown) {
+		r = cli_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < s.nnames; i++) {
+		bool hit = !o->nfilters;
+
+		for (size_t f = 0; f < o->nfilters; f++)
+			if (match_glob(o->filters[f], s.names[i]) ||
+			    !strcmp(o->filters[f], s.names[i])) {
+				o->hits[f]++;
+				hit = true;
+			}
+		if (hit)
+			shown[n++] = s.names[i];
+	}
+
+	const char *missing = unmatched_filter(o);
+
+	if (missing)
+		r = no_match(o, missing, "benchmark", (const char *const *)s.names, s.nnames);
+	else if (o->json)
+		r = print_json(&(struct report_list){
+			.binary = ef, .framework = s.kind->name, .names = shown, .nnames = n });
+	else {
+		printf("BENCHMARK (%s)\n", s.kind->title);
+		for (size_t i = 0; i < n; i++)
+			puts(shown[i]);
+		r = EXIT_OK;
+	}
+out:
+	free(shown);
+	cli_suite_clear(&s);
 	return r;
 }
 
@@ -287,8 +344,11 @@ static int list_symbols(struct list_opts *o, struct elf_file *ef)
 			 o->binary);
 
 	if (o->json)
-		r = print_json(&(struct report_list){
-			.binary = ef, .scope = &scope, .symbols = syms, .nsymbols = nsyms });
+		r = print_json(&(struct report_list){ .binary = ef,
+						      .framework = o->kind->name,
+						      .scope = &scope,
+						      .symbols = syms,
+						      .nsymbols = nsyms });
 	else
 		table_print_text(t, stdout);
 out:
@@ -349,8 +409,11 @@ int cli_list(int argc, char **argv)
 		goto out;
 	}
 	r = o.symbols ? cli_open_binary_symbols(o.binary, &ef) : cli_open_binary(o.binary, &ef);
-	if (r == 0 && !o.symbols && gbench_detect(ef))
-		r = cli_gbench_list(o.binary, o.filters, o.nfilters, o.json);
+	if (r == 0)
+		o.kind = suite_kind_of(ef);
+	/* --symbols lists functions, whatever the kind. */
+	if (r == 0 && !o.symbols && o.kind->list)
+		r = list_named(&o, ef);
 	else if (r == 0)
 		r = o.symbols ? list_symbols(&o, ef) : list_benches(&o, ef);
 out:

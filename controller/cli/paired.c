@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * benchtrap compare BASE_BINARY HEAD_BINARY: measure two builds side by side
- * (measure_walltime_paired, or both in turn under a counting instrument),
+ * (each cell that pairs two builds alternating them, measure_walltime_paired
+ * for any binary; else both in turn, as under a counting instrument),
  * write one results document holding both, and judge it as `compare` judges
  * two files (docs/compare.md).
  */
@@ -16,17 +17,15 @@
 #include "report/report.h"
 #include "results/results.h"
 #include "util/atomic.h"
+#include "suite/suite.h"
 #include "cli/cli.h"
-#include "cli/gbench.h"
 #include "cli/runopts.h"
 
 /* One build: its binary, what was selected in it, and what came out. */
 struct build {
 	const char *path;
-	struct elf_file *ef;
+	struct cli_suite s; /* the binary, its kind, how it runs */
 	struct measure_selection sel;
-	struct measure_target t;
-	char **argv, *exec_path;
 	struct bench_result *results; /* for sel.v, in report order: the common first */
 	size_t n;
 	struct report_run rep;
@@ -37,11 +36,9 @@ static void build_clear(struct build *b)
 	for (size_t i = 0; b->results && i < b->n; i++)
 		bench_result_clear(&b->results[i]);
 	free(b->results);
-	free(b->argv);
-	free(b->exec_path);
 	results_env_clear(&b->rep.env);
 	measure_selection_clear(&b->sel);
-	elf_close(b->ef);
+	cli_suite_clear(&b->s);
 }
 
 /* The selection in one build: every selector that matches there (a
@@ -50,27 +47,31 @@ static void build_clear(struct build *b)
 static int select_in(struct build *b, const struct cli_run_opts *o, bool *matched,
 		     struct measure_miss *ret_miss)
 {
-	return measure_select(b->ef, (const char *const *)o->benches, o->nbenches,
-			      (const char *const *)o->symbols, o->nsymbols, matched, &b->sel,
-			      ret_miss);
+	return cli_suite_select(&b->s, o, matched, &b->sel, ret_miss);
 }
 
 /* Selector i (benches, then symbols; 0 for the default selection, every
  * registered benchmark) matched in neither build: say so, as run does, for
  * head. */
-static int say_unmatched(const struct build *head, const struct cli_run_opts *o, size_t i)
+static int say_unmatched(struct build *head, const struct cli_run_opts *o, size_t i)
 {
 	struct measure_selection one = { 0 };
 	struct measure_miss miss = { 0 };
-	const char *sel = NULL;
-	size_t nb = 0, ns = 0;
+	struct cli_run_opts only = *o;
+	char *sel = NULL;
 
-	if (i < o->nbenches)
-		sel = o->benches[i], nb = 1;
-	else if (i < o->nbenches + o->nsymbols)
-		sel = o->symbols[i - o->nbenches], ns = 1;
-	measure_select(head->ef, nb ? &sel : NULL, nb, ns ? &sel : NULL, ns, NULL, &one, &miss);
-	cli_say_miss("compare", head->path, &miss);
+	only.nbenches = only.nsymbols = 0;
+	if (i < o->nbenches) {
+		sel = o->benches[i];
+		only.benches = &sel;
+		only.nbenches = 1;
+	} else if (i < o->nbenches + o->nsymbols) {
+		sel = o->symbols[i - o->nbenches];
+		only.symbols = &sel;
+		only.nsymbols = 1;
+	}
+	if (cli_suite_select(&head->s, &only, NULL, &one, &miss) != -ECANCELED)
+		cli_say_miss("compare", head->path, &miss);
 	measure_selection_clear(&one);
 	measure_miss_clear(&miss);
 	return EXIT_USAGE;
@@ -84,56 +85,27 @@ static const struct bench_spec *find_spec(const struct measure_selection *s, con
 	return NULL;
 }
 
-/* Run benchmarks specs[0..n) of build b alone (one side only, or a
- * counting instrument) into results. */
-static int run_alone(struct build *b, const struct cli_run_opts *o, const struct bench_spec *specs,
-		     size_t n, const struct measure_hooks *hooks, struct bench_result *results,
-		     char **ret_error)
-{
-	if (n == 0)
-		return 0;
-	return o->instrument->run(&b->t, specs, n, &o->plan, o->isolation,
-				  &(struct measure_opts){ .keep_profiles = o->keep_profiles,
-							  .cache_sim = o->cache_sim,
-							  .warmup_calls = o->warmup_calls,
-							  .alloc_stacks = o->alloc_stacks,
-							  .static_binary = !elf_is_dynamic(b->ef) },
-				  hooks, results, ret_error);
-}
-
-/* Measure: the common benchmarks paired (walltime) or in turn, then those
- * of one side alone. */
+/* Measure: the common benchmarks paired where their cell pairs two builds,
+ * else in turn, then those of one side alone. */
 static int measure(struct build *base, struct build *head, size_t ncommon,
 		   const struct cli_run_opts *o, const struct measure_hooks *hooks,
 		   char **ret_error)
 {
-	size_t paired = measure_instrument_has(o->instrument, MEASURE_PAIRABLE) ? ncommon : 0;
-	int r = 0;
+	int r = cli_suite_paired(&base->s, &head->s, o, base->sel.v, head->sel.v, ncommon, hooks,
+				 base->results, head->results, ret_error);
 
-	if (paired)
-		r = measure_walltime_paired(&base->t, &head->t, base->sel.v, head->sel.v, paired,
-					    &o->plan, hooks, base->results, head->results,
-					    ret_error);
 	if (r == 0)
-		r = run_alone(base, o, base->sel.v + paired, base->n - paired, hooks,
-			      base->results + paired, ret_error);
+		r = cli_suite_run(&base->s, o, base->sel.v + ncommon, base->n - ncommon, hooks,
+				  base->results + ncommon, ret_error);
 	if (r == 0)
-		r = run_alone(head, o, head->sel.v + paired, head->n - paired, hooks,
-			      head->results + paired, ret_error);
+		r = cli_suite_run(&head->s, o, head->sel.v + ncommon, head->n - ncommon, hooks,
+				  head->results + ncommon, ret_error);
 	return r;
 }
 
 static int open_build(struct build *b, const struct cli_run_opts *o)
 {
-	if (cli_open_binary(b->path, &b->ef) != 0)
-		return EXIT_USAGE;
-	if (measure_instrument_has(o->instrument, MEASURE_PRELOADS) && !elf_is_dynamic(b->ef))
-		return cli_error("%s is a static binary: the %s instrument preloads a library into "
-				 "the target; %s",
-				 b->path, o->instrument->name, cli_static_advice(o->instrument));
-	if (cli_measure_target(b->path, b->ef, o, &b->t, &b->argv, &b->exec_path) < 0)
-		return cli_error("out of memory");
-	return 0;
+	return cli_suite_open(&b->s, b->path, o);
 }
 
 /* Put the selection of build b in the order of ptrs[0..n) (each spec
@@ -250,14 +222,8 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 	size_t ncommon = 0;
 	int r, code = EXIT_USAGE;
 
-	bool gbench = false;
-
 	if (cli_run_opts_check("compare", o) != 0)
 		goto out;
-	code = cli_gbench_compare(base_path, head_path, o, copts, argc, argv, &gbench);
-	if (gbench)
-		goto out;
-	code = EXIT_USAGE;
 	if (o->profile) {
 		cli_error("compare: --profile does not apply to two binaries; profile each "
 			  "with run --profile");
@@ -288,7 +254,19 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 		o->plan.sample_target_ns = MEASURE_PAIRED_SAMPLE_NS;
 	if (open_build(&base, o) != 0 || open_build(&head, o) != 0)
 		goto out;
-	base.t.cpu_single = head.t.cpu_single = cpu_single;
+	base.s.t.cpu_single = head.s.t.cpu_single = cpu_single;
+	/* Instances named by a kind are two builds of one suite when both
+	 * builds are of that kind; functions (--symbol alone) are any
+	 * binary's. */
+	if (base.s.kind != head.s.kind && (o->nbenches || !o->nsymbols)) {
+		const struct build *named = base.s.kind->list ? &base : &head;
+		const struct build *other = named == &base ? &head : &base;
+
+		cli_error("compare: %s is a %s binary and %s is not: compare two builds of one "
+			  "suite",
+			  named->path, named->s.kind->title, other->path);
+		goto out;
+	}
 
 	size_t nsel = o->nbenches + o->nsymbols;
 
@@ -304,6 +282,11 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 		cli_say_miss("compare", head_path, &miss);
 		goto out;
 	}
+	if (r == -ECANCELED)
+		goto out;
+	if (r == 0 && (cli_suite_check("compare", &base.s, o, &base.sel) != 0 ||
+		       cli_suite_check("compare", &head.s, o, &head.sel) != 0))
+		goto out;
 	/* Each count is a benchmark of its own, paired and sharded as one. */
 	if (r == 0 && (cli_select_threads("compare", base_path, o, &base.sel) != 0 ||
 		       cli_select_threads("compare", head_path, o, &head.sel) != 0))
@@ -358,12 +341,12 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 	for (int k = 0; k < 2; k++) {
 		struct build *b = sides[k];
 
-		if (report_env_collect(b->ef, o->aslr, BENCHTRAP_VERSION, &b->rep.env) < 0) {
+		if (report_env_collect(b->s.ef, o->aslr, BENCHTRAP_VERSION, &b->rep.env) < 0) {
 			cli_error("out of memory");
 			goto out;
 		}
 		b->rep.instrument = o->instrument->name;
-		b->rep.isolation = measure_isolation_name(o->isolation);
+		b->rep.isolation = measure_isolation_name(cli_suite_isolation(&b->s, o));
 		b->rep.plan = &o->plan;
 		b->rep.argv = argv;
 		b->rep.argc = argc;
@@ -383,5 +366,6 @@ out:
 	free(matched);
 	build_clear(&base);
 	build_clear(&head);
+	suite_release();
 	return code;
 }

@@ -13,9 +13,8 @@
 #include "measure/measure.h"
 #include "report/report.h"
 #include "util/atomic.h"
-#include "gbench/gbench.h"
+#include "suite/suite.h"
 #include "cli/cli.h"
-#include "cli/gbench.h"
 #include "cli/runopts.h"
 
 static const char usage[] =
@@ -31,7 +30,7 @@ static const char usage[] =
 	"A Google Benchmark binary is taken as it is: --bench selects the instances\n"
 	"it lists ('BM_memcpy/8', 'BM_x/threads:2'), each run alone in a fresh\n"
 	"process of the binary, Google Benchmark's flags passed after '--'\n"
-	"(docs/gbench.md).\n"
+	"(docs/gbench.md); --symbol selects its functions as in any binary.\n"
 	"\n"
 	"selection (default: every benchmark registered with target-stub):\n"
 	"  --bench GLOB        registered benchmarks by name: 'fib*', 'fib[20]'\n"
@@ -175,9 +174,9 @@ int cli_run(int argc, char **argv)
 	struct bench_result *results = NULL;
 	struct cli_progress hs = { 0 };
 	struct measure_hooks hooks = { cli_progress_event, &hs };
-	struct measure_target t = { 0 };
+	struct cli_suite suite = { 0 };
 	struct report_run rep = { 0 };
-	char **target_argv = NULL, *error = NULL, *exec_path = NULL;
+	char *error = NULL;
 	char **command = NULL;
 	int r, exit_code = EXIT_USAGE;
 
@@ -206,25 +205,23 @@ int cli_run(int argc, char **argv)
 	/* Output paths are checked before anything is measured. */
 	if (cli_check_output(o.output) || cli_open_markers(o.markers, &hs.markers))
 		goto out;
-	if (cli_open_binary(o.binary, &ef) != 0 || cli_check_interp(o.binary, ef) != 0)
+	if (cli_suite_open(&suite, o.binary, &o) != 0 ||
+	    cli_check_interp(o.binary, suite.ef) != 0)
 		goto out;
-	/* A Google Benchmark binary is run by the names it gives its
-	 * benchmarks, unless functions are asked for by --symbol. */
-	if (!o.nsymbols && gbench_detect(ef)) {
-		exit_code = cli_gbench_run(&o, ef, &hs, argc, command);
-		goto out;
-	}
-
-	r = measure_select(ef, (const char *const *)o.benches, o.nbenches,
-			   (const char *const *)o.symbols, o.nsymbols, NULL, &specs, &miss);
+	ef = suite.ef;
+	r = cli_suite_select(&suite, &o, NULL, &specs, &miss);
 	if (r == -ENOENT || r == -EINVAL) {
 		cli_say_miss("run", o.binary, &miss);
 		goto out;
 	}
+	if (r == -ECANCELED)
+		goto out;
 	if (r < 0) {
 		cli_error("out of memory");
 		goto out;
 	}
+	if (cli_suite_check("run", &suite, &o, &specs) != 0)
+		goto out;
 	/* Each count is a benchmark of its own, sharded as one. */
 	if (cli_select_threads("run", o.binary, &o, &specs) != 0)
 		goto out;
@@ -237,34 +234,14 @@ int cli_run(int argc, char **argv)
 				 o.shard_n, selected);
 	}
 
-	if (cli_measure_target(o.binary, ef, &o, &t, &target_argv, &exec_path) < 0) {
-		cli_error("out of memory");
-		goto out;
-	}
-
 	cli_progress_init(&hs, &o, specs.n);
 	results = calloc(specs.n ? specs.n : 1, sizeof(*results));
 	if (!results) {
 		cli_error("out of memory");
 		goto out;
 	}
-
-	/* A library preloaded into a static binary would not be loaded. */
-	if (measure_instrument_has(o.instrument, MEASURE_PRELOADS) && !elf_is_dynamic(ef)) {
-		cli_error("%s is a static binary: the %s instrument preloads a library into the "
-			  "target; %s",
-			  o.binary, o.instrument->name, cli_static_advice(o.instrument));
-		goto out;
-	}
 	cli_fatal_signals();
-	r = o.instrument->run(&t, specs.v, specs.n, &o.plan, o.isolation,
-			      &(struct measure_opts){ .keep_profiles = o.keep_profiles,
-						      .cache_sim = o.cache_sim,
-						      .warmup_calls = o.warmup_calls,
-						      .alloc_stacks = o.alloc_stacks,
-						      .profile = o.profile,
-						      .static_binary = !elf_is_dynamic(ef) },
-			      &hooks, results, &error);
+	r = cli_suite_run(&suite, &o, specs.v, specs.n, &hooks, results, &error);
 	cli_progress_end(&hs);
 	if (r < 0) {
 		/* The binary could not run at all: bad input. */
@@ -282,7 +259,7 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 	rep.instrument = o.instrument->name;
-	rep.isolation = measure_isolation_name(o.isolation);
+	rep.isolation = measure_isolation_name(cli_suite_isolation(&suite, &o));
 	rep.plan = &o.plan;
 	rep.argv = command;
 	rep.argc = argc;
@@ -320,13 +297,12 @@ out:
 	for (size_t i = 0; results && i < specs.n; i++)
 		bench_result_clear(&results[i]);
 	free(results);
+	suite_release();
 	free(error);
-	free(target_argv);
-	free(exec_path);
 	free(command);
 	measure_selection_clear(&specs);
 	measure_miss_clear(&miss);
-	elf_close(ef);
+	cli_suite_clear(&suite);
 	cli_run_opts_clear(&o);
 	return exit_code;
 }

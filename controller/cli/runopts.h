@@ -129,6 +129,67 @@ int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss 
 int cli_select_threads(const char *cmd, const char *binary, const struct cli_run_opts *o,
 		       struct measure_selection *sel);
 
+/* ---- a binary as a suite of its kind (select.c) --------------------------- */
+
+struct suite_kind;
+
+/* One binary to measure: its kind's row (suite/suite.h) and how it runs. */
+struct cli_suite {
+	const char *path;
+	struct elf_file *ef;
+	const struct suite_kind *kind;
+	struct measure_target t;
+	char **argv, *exec_path;
+	/* The instances the binary lists, for a kind that lists them, once
+	 * asked (cli_suite_names). */
+	char **names;
+	size_t nnames;
+	bool listed;
+};
+
+/* Open binary 'path' (saying why not), its kind and how it runs by o: 0 or
+ * EXIT_USAGE. Clear it with cli_suite_clear either way. */
+int cli_suite_open(struct cli_suite *s, const char *path, const struct cli_run_opts *o);
+void cli_suite_clear(struct cli_suite *s);
+
+/* The names of s's instances, asked of its kind once: 0, or EXIT_USAGE
+ * having said why they cannot be listed. */
+int cli_suite_names(struct cli_suite *s);
+
+/*
+ * The selection of o in s, as measure_select() selects (found, *ret_miss,
+ * the same returns): --symbol selects functions through measure_select()
+ * whatever the kind, --bench the instances of a kind that lists them (or
+ * target-stub's registrations); each spec's kind is the row that made it.
+ * -ECANCELED when the binary could not list its instances (said).
+ */
+int cli_suite_select(struct cli_suite *s, const struct cli_run_opts *o, bool *found,
+		     struct measure_selection *ret, struct measure_miss *ret_miss);
+
+/* Whether the cells of the selection's kinds under o's instrument measure
+ * as o asks (an instrument that measures the kind, the options that apply,
+ * no reserved target argument, a library preloaded only into a dynamic
+ * binary): 0, or EXIT_USAGE having said why not. */
+int cli_suite_check(const char *cmd, const struct cli_suite *s, const struct cli_run_opts *o,
+		    const struct measure_selection *sel);
+
+/* The isolation the results say s was measured at. */
+enum measure_isolation cli_suite_isolation(const struct cli_suite *s,
+					   const struct cli_run_opts *o);
+
+/* Measure specs[0..n) of s, each stretch of one kind by its cell. */
+int cli_suite_run(const struct cli_suite *s, const struct cli_run_opts *o,
+		  const struct bench_spec *specs, size_t n, const struct measure_hooks *hooks,
+		  struct bench_result *results, char **ret_error);
+
+/* The common benchmarks of two builds, each stretch of one kind by its
+ * cell: alternating the builds where the cell pairs them, else each build
+ * in turn. */
+int cli_suite_paired(const struct cli_suite *base, const struct cli_suite *head,
+		     const struct cli_run_opts *o, const struct bench_spec *bspecs,
+		     const struct bench_spec *hspecs, size_t n, const struct measure_hooks *hooks,
+		     struct bench_result *bres, struct bench_result *hres, char **ret_error);
+
 /* ---- progress and markers ----------------------------------------------- */
 
 /* Progress on stderr and markers (--markers), as measure hooks. */

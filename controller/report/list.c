@@ -73,8 +73,13 @@ static json_t *benches_doc(const struct report_list *l)
 			json_decref(arr);
 			return NULL;
 		}
-	return json_pack("{s:s, s:o, s:o}", "schema", LIST_SCHEMA, "binary", binary_json(l->binary),
-			 "benchmarks", arr);
+	for (size_t i = 0; arr && i < l->nnames; i++)
+		if (json_array_append_new(arr, json_pack("{s:s}", "name", l->names[i])) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	return json_pack("{s:s, s:o, s:s, s:o}", "schema", LIST_SCHEMA, "binary",
+			 binary_json(l->binary), "framework", l->framework, "benchmarks", arr);
 }
 
 static json_t *symbols_doc(const struct report_list *l)
@@ -94,9 +99,9 @@ static json_t *symbols_doc(const struct report_list *l)
 		json_array_append_new(miss, json_string(*m));
 	for (size_t i = 0; arr && i < l->nsymbols; i++)
 		json_array_append_new(arr, symbol_json(&l->symbols[i]));
-	return json_pack("{s:s, s:o, s:o, s:o, s:s, s:o}", "schema", LIST_SCHEMA, "binary",
-			 binary_json(l->binary), "libraries", libs, "missing_libraries", miss,
-			 "registry", registry, "symbols", arr);
+	return json_pack("{s:s, s:o, s:s, s:o, s:o, s:s, s:o}", "schema", LIST_SCHEMA, "binary",
+			 binary_json(l->binary), "framework", l->framework, "libraries", libs,
+			 "missing_libraries", miss, "registry", registry, "symbols", arr);
 }
 
 int report_list_json(const struct report_list *l, FILE *f)

@@ -65,9 +65,13 @@ struct report_list_symbol {
 /* What `benchtrap list` selected. */
 struct report_list {
 	const struct elf_file *binary;
-	/* Without --symbols: the registered benchmarks listed. */
+	const char *framework; /* the kind of suite (suite_kind.name): "benchtrap", "gbench" */
+	/* Without --symbols: the registered benchmarks listed, or the
+	 * instances a kind that lists them named (names, nnames). */
 	const struct elf_bench *const *benches;
 	size_t nbenches;
+	const char *const *names;
+	size_t nnames;
 	/* With --symbols: the binary and its libraries (NULL without), and the
 	 * functions listed. */
 	const struct elf_scope *scope;
@@ -76,7 +80,9 @@ struct report_list {
 };
 
 /* The list as JSON (docs/list.md, schema "benchtrap-list/1"): the
- * benchmarks, or with a scope the functions. 0 or a negative errno. */
+ * benchmarks (registered, or named by the binary), or with a scope the
+ * functions; one shape for every kind, with its "framework". 0 or a
+ * negative errno. */
 int report_list_json(const struct report_list *l, FILE *f);
 
 /* ---- benchtrap compare (compare.c) ------------------------------------- */

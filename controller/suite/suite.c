@@ -75,6 +75,8 @@ static struct suite_kind kinds[] = {
 		.spec = gbench_spec,
 		.fresh_process = true,
 		.doc = "docs/gbench.md",
+		.options_note = "each instance runs alone in a process of its own, and its own "
+				"->Threads() are benchmarks of their own",
 		.release = gbench_strings_clear,
 		/* Its own ->Threads() are benchmarks of their own; each instance
 		 * runs in a process of its own: no option of the instruments

@@ -63,6 +63,9 @@ struct suite_kind {
 	 * run's isolation is "process" whatever --isolation says. */
 	bool fresh_process;
 	const char *doc; /* the page that says how it is measured ("docs/gbench.md"), or NULL */
+	/* Why the instruments' options do not apply to it, said with the
+	 * refusal of one ("its own ->Threads() are ..."), or NULL. */
+	const char *options_note;
 	/* Frees what the kind keeps for as long as its results are read
 	 * (interned counter names), once the last is written; or NULL. */
 	void (*release)(void);

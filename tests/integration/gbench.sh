@@ -57,6 +57,8 @@ checks=$((checks + 1))
 run list "$S" --filter 'BM_memcpy/*' --json
 expect_status 0
 expect_json 'd["framework"] == "gbench" and [b["name"] for b in d["benchmarks"]] == ["BM_memcpy/8", "BM_memcpy/64", "BM_memcpy/512"]'
+# The document of every kind: the binary described as for any other.
+expect_json 'd["schema"] == "benchtrap-list/1" and d["binary"]["path"].endswith("gbench/gbench_suite") and len(d["binary"]["build_id"]) == 40'
 run list "$S" --filter 'BM_nothing*'
 expect_usage_error "no benchmark matches 'BM_nothing\*'"
 expect_no_orphans "$S"
@@ -218,6 +220,24 @@ run compare "$S" "$FIXTURES/gbench/gbench_ripple"
 expect_usage_error "no benchmark in common"
 run compare "$S" "$BUILD_ROOT/benches/examples"
 expect_usage_error "is a Google Benchmark binary and .* is not"
+# --symbol selects functions of a Google Benchmark binary as of any binary:
+# run and compare of two builds alike, paired under walltime; with --bench,
+# the instances then the functions.
+run run "$S" --symbol 'counted_loop(10)' --time 0.05 --format json
+expect_status 0
+expect_json '[b["name"] for b in d["benchmarks"]] == ["counted_loop(10)"] and d["benchmarks"][0]["status"] == "ok"'
+run compare "$S" "$S" --symbol 'counted_loop(10)' --time 0.05 --min-samples 4 --format json
+expect_status 0
+expect_json '[p["name"] for p in d["benchmarks"]] == ["counted_loop(10)"]' 
+run compare "$S" "$S" --bench BM_counted --symbol 'counted_loop(10)' --time 0.1 --min-samples 2 \
+	--output "$TMP/mixed.json"
+expect_status 0
+out=$(cat "$TMP/mixed.json")
+cp "$TMP/mixed.json" "$TMP/out"
+expect_json '[b["name"] for b in d["benchmarks"]] == ["BM_counted", "counted_loop(10)"] and all(b["paired"]["pairs"] >= 2 for b in d["benchmarks"])'
+# functions alone compare in any two binaries.
+run compare "$S" "$S" --symbol 'nothing_here*' --time 0.05
+expect_usage_error "no function matches 'nothing_here\*'"
 expect_no_orphans "$S"
 expect_no_temp_dirs
 done_ok

@@ -34,6 +34,8 @@ expect_no_out '^beta\[1\]'
 run list "$FX/stub_nopie_O2" --json
 expect_status 0
 expect_json 'd["schema"] == "benchtrap-list/1"'
+# One document for every kind of suite, naming its kind.
+expect_json 'd["framework"] == "benchtrap"'
 expect_json 'd["binary"]["pie"] is False and d["binary"]["static"] is False'
 expect_json 'len(d["binary"]["build_id"]) == 40'
 expect_json '[b["name"] for b in d["benchmarks"]] == ["alpha", "beta[1]", "beta[2]", "beta[-3]", "gamma_uses_lib"]'
@@ -52,6 +54,7 @@ run list "$FX/stub_pie_O2" --symbols --filter malloc --json
 expect_status 0
 expect_json 'any(s["name"] == "malloc" and s["object"].endswith("libc.so.6") and s["exported"] for s in d["symbols"])'
 expect_json 'any(l["path"].endswith("libfxlib.so") for l in d["libraries"]) and d["missing_libraries"] == []'
+expect_json 'd["framework"] == "benchtrap"'
 
 # A stripped binary: dynamic symbols with a note.
 run list "$FX/stub_stripped" --symbols --no-libs
