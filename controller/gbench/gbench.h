@@ -166,6 +166,21 @@ void gbench_strings_clear(void);
 int gbench_per_iteration(const uint64_t *dumps, size_t ndumps, const uint64_t *iters,
 			 size_t nbatches, unsigned threads, double *ret, bool *ret_with_setup);
 
+/*
+ * Walltime samples from bracketed batches (bracket.c): spans[0..nb) each
+ * batch's interval in ns (measure/bracket.h's bracket_batch_spans), in the
+ * order they ran, counts[0..ncounts) each batch's iteration count per
+ * thread from the log, rep_iters[0..nreps) each repetition's per thread
+ * from the JSON output. Every repetition after the first is one batch and
+ * the first ends with its final one, so the repetitions' batches are the
+ * last nreps: ret[j] is the per-iteration time of repetition j's. -EINVAL
+ * when the counts do not line up (nothing written).
+ */
+int gbench_final_batches(const uint64_t *spans, size_t nb, const uint64_t *counts,
+			 size_t ncounts, const uint64_t *rep_iters, size_t nreps, double *ret);
+/* The thread count of instance 'name' ("BM_x/threads:2": 2), 1 without one. */
+unsigned gbench_name_threads(const char *name);
+
 /* ---- running (run.c) ---------------------------------------------------- */
 
 /*

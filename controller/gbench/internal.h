@@ -55,4 +55,27 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 		      const struct measure_plan *plan, const char *dir, int input, int devnull,
 		      struct bench_result *res);
 
+/*
+ * Walltime timed by benchtrap around each batch (bracket.c): the length a
+ * repetition aims at, so that --time holds time/GBENCH_BATCH_NS of them
+ * (docs/gbench.md says why this length).
+ */
+#define GBENCH_BATCH_NS 2000000
+/* Said when an instance's function is not known and Google Benchmark's own
+ * timing is read instead. */
+#define GBENCH_NO_FUNCTION                                                                    \
+	"its function was not found in the binary: the figures are Google Benchmark's own "  \
+	"timing, one sample per repetition, and a paired comparison alternates whole "       \
+	"processes"
+/* One instance in a fresh child, its function bracketed: res filled. */
+int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *spec,
+		       const struct measure_plan *plan, const char *dir, struct bench_result *res);
+/* Instance bspec of base and hspec of head, their children alternating
+ * batch by batch: bres, hres filled, hres->pair_ratios from aligned final
+ * batches. dirs: one temporary directory each. */
+int gbench_bracket_paired(const struct measure_target *base, const struct measure_target *head,
+			  const struct bench_spec *bspec, const struct bench_spec *hspec,
+			  const struct measure_plan *plan, const char *const dirs[2],
+			  struct bench_result *bres, struct bench_result *hres);
+
 #endif

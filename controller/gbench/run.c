@@ -420,6 +420,11 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 	uint64_t deadline = res->t_start_ns + plan->timeout_ns;
 	int exec_errno = 0, r;
 
+	/* Its function known: timed by benchtrap around each batch. */
+	if (!ret_runs && s->link_addr)
+		return gbench_bracket_one(t, s, plan, dir, res);
+	if (!ret_runs && bench_result_diagnose(res, "%s", GBENCH_NO_FUNCTION) < 0)
+		return -ENOMEM;
 	snprintf(path, sizeof(path), "%s/out.json", dir);
 	unlink(path);
 	r = gbench_instance_argv(t, s, plan, false, dir, &argv, &na);
@@ -639,16 +644,24 @@ int gbench_measure_paired(const struct measure_target *base, const struct measur
 	size_t rounds = plan->min_samples ? plan->min_samples : 1;
 	/* Each round: one repetition of each build, of --time over the rounds. */
 	struct measure_plan one = *plan;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], hdir[PATH_MAX];
+	const char *dirs[2] = { dir, hdir };
 	int input = -1, devnull = -1, r;
 
 	*ret_error = NULL;
+	hdir[0] = '\0';
 	one.min_samples = 1;
 	one.time_ns = plan->time_ns / rounds;
 	r = make_dir(dir, sizeof(dir), "gbench");
 	if (r < 0) {
 		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
 		return r;
+	}
+	r = make_dir(hdir, sizeof(hdir), "gbench");
+	if (r < 0) {
+		hdir[0] = '\0';
+		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		goto out;
 	}
 	input = measure_open_input(head);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -675,9 +688,21 @@ int gbench_measure_paired(const struct measure_target *base, const struct measur
 								     .name = spec[k]->name,
 								     .t_ns = res[k]->t_start_ns });
 		}
+		/* Both functions known: the two children alternate batch by
+		 * batch, each timed by benchtrap (bracket.c). */
+		if (spec[0]->link_addr && spec[1]->link_addr) {
+			r = gbench_bracket_paired(t[0], t[1], spec[0], spec[1], plan, dirs, res[0],
+						  res[1]);
+			launch_temp_dir_empty(dir);
+			launch_temp_dir_empty(hdir);
+			goto ended;
+		}
+		for (int k = 0; k < 2; k++)
+			if (bench_result_diagnose(res[k], "%s", GBENCH_NO_FUNCTION) < 0)
+				r = -ENOMEM;
 		/* base, head; head, base; ...: whatever favours a position
 		 * favours each build alike. */
-		for (size_t round = 0; round < rounds; round++) {
+		for (size_t round = 0; r == 0 && round < rounds; round++) {
 			double v[2] = { NAN, NAN };
 
 			for (int j = 0; j < 2; j++) {
@@ -707,11 +732,12 @@ int gbench_measure_paired(const struct measure_target *base, const struct measur
 			if (v[0] > 0 && v[1] > 0)
 				ratios[npairs++] = v[1] / v[0];
 		}
-		for (int k = 0; r == 0 && k < 2; k++) {
+		for (int k = 0; r == 0 && k < 2; k++)
 			if (res[k]->status != BENCH_FAILED)
 				r = gbench_result_from_runs(all[k], nall[k], res[k]);
+ended:
+		for (int k = 0; r == 0 && k < 2; k++)
 			res[k]->t_end_ns = measure_now_ns();
-		}
 		/* Head's pair ratios before its end is said: its progress line
 		 * gives the change. */
 		if (r == 0 && hres[i].status == BENCH_OK && bres[i].status == BENCH_OK && npairs) {
@@ -736,5 +762,7 @@ out:
 	if (devnull >= 0)
 		close(devnull);
 	launch_temp_dir_remove(dir);
+	if (hdir[0])
+		launch_temp_dir_remove(hdir);
 	return r;
 }

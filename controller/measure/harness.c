@@ -90,7 +90,7 @@ char *harness_failure(const struct trace_failure *f, uint64_t timeout_ns)
  * The child's clock_gettime in its vDSO: read the vDSO image out of the
  * child and look the symbol up. 0 when there is no vDSO.
  */
-static uint64_t find_vdso_clock(struct trace_proc *p)
+uint64_t harness_vdso_clock(struct trace_proc *p)
 {
 	uint64_t base = 0, addr = 0;
 	size_t size = 0;
@@ -232,7 +232,7 @@ int harness_start(const struct measure_target *t, uint64_t deadline, uint64_t ti
 		fail_with(ret_error, "cannot write the data page: %s", trace_strerror(r));
 		goto fail;
 	}
-	c->clock = find_vdso_clock(c->p);
+	c->clock = harness_vdso_clock(c->p);
 	c->vdso_clock = c->clock != 0;
 	if (!c->clock)
 		c->clock = c->harness + arch_harness_sysclock;

@@ -55,6 +55,8 @@ struct harness {
  * call. Returns 0, or -TRACE_E_FAILED with *ret_error saying why. */
 int harness_start(const struct measure_target *t, uint64_t deadline, uint64_t timeout_ns,
 		  struct harness *c, bool *ret_no_vdso, char **ret_error);
+/* The child's clock_gettime in its vDSO, 0 when it has none. */
+uint64_t harness_vdso_clock(struct trace_proc *p);
 /* Kill the child (if any) and reap it. */
 void harness_free(struct harness *c);
 /* Whether pc is in the harness's page: code benchtrap put in the child,

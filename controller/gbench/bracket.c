@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Google Benchmark walltime timed by benchtrap (docs/gbench.md): each
+ * instance in a fresh process running its own main, traced, its function
+ * bracketed (measure/bracket.h): every call of it is one batch of a thread,
+ * timed by the injected stubs with no trap inside. The library's log
+ * (--v=2, on stderr to a file) gives each batch's iteration count, before
+ * the batch runs; its JSON output gives the repetitions, cpu time, counters
+ * and label as before.
+ *
+ *   repetition 1:  1, 10, 100, ... N   (grows until a batch is long enough)
+ *   repetition 2..R:                N   (one batch each, the same count)
+ *
+ * A sample is the per-iteration time of each repetition's final batch: the
+ * last R batches. Paired, the two builds' children alternate batch by batch
+ * (only one runs at a time), aligned once both have reached repetition 2.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "measure/bracket.h"
+#include "measure/driver-env.h"
+#include "util/launch.h"
+#include "gbench/gbench.h"
+#include "gbench/internal.h"
+
+/* ---- the mapping of batches to samples (pure) ---------------------------- */
+
+int gbench_final_batches(const uint64_t *spans, size_t nb, const uint64_t *counts,
+			 size_t ncounts, const uint64_t *rep_iters, size_t nreps, double *ret)
+{
+	if (nb != ncounts || nreps == 0 || nreps > nb)
+		return -EINVAL;
+	for (size_t j = 0; j < nreps; j++)
+		if (counts[nb - nreps + j] != rep_iters[j] || rep_iters[j] == 0)
+			return -EINVAL;
+	for (size_t j = 0; j < nreps; j++)
+		ret[j] = (double)spans[nb - nreps + j] / (double)counts[nb - nreps + j];
+	return 0;
+}
+
+unsigned gbench_name_threads(const char *name)
+{
+	const char *at = strstr(name, "/threads:");
+	unsigned long v;
+	char *end;
+
+	if (!at)
+		return 1;
+	v = strtoul(at + strlen("/threads:"), &end, 10);
+	if (end == at + strlen("/threads:") || (*end && *end != '/') || v == 0 || v > 4096)
+		return 1;
+	return (unsigned)v;
+}
+
+/* ---- one child ------------------------------------------------------------ */
+
+struct gside {
+	const struct measure_target *t;
+	const struct bench_spec *spec;
+	struct bench_result *res;
+	const char *dir;
+	struct bracket_run *br;
+	int errfd, logfd;
+	unsigned threads;
+	struct bracket_call *calls;
+	size_t ncalls, capcalls;
+	uint64_t *counts; /* each batch's iteration count per thread, from the log */
+	size_t ncounts, capcounts;
+	char *log; /* what was read of the log and not parsed yet (a partial line) */
+	size_t loglen;
+	size_t batches;	 /* batches ended */
+	bool in_finals;	 /* it reached repetition 2: batches of one count */
+	bool live;	 /* running */
+	bool exited;	 /* exited with status 0 */
+	uint64_t deadline;
+	uint64_t timeout_ns;
+};
+
+/* The log's new complete lines: their batch counts appended. */
+static int read_log(struct gside *s)
+{
+	for (;;) {
+		char chunk[8192];
+		ssize_t k = read(s->logfd, chunk, sizeof(chunk));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		char *v = realloc(s->log, s->loglen + (size_t)k + 1);
+
+		if (!v)
+			return -ENOMEM;
+		s->log = v;
+		memcpy(s->log + s->loglen, chunk, (size_t)k);
+		s->loglen += (size_t)k;
+		s->log[s->loglen] = '\0';
+	}
+	if (!s->log)
+		return 0;
+	char *nl = strrchr(s->log, '\n');
+	if (!nl)
+		return 0;
+
+	char saved = nl[1];
+	size_t n = 0, want;
+
+	nl[1] = '\0';
+	gbench_parse_batches(s->log, s->spec->name, NULL, 0, &n);
+	want = s->ncounts + n;
+	if (want > s->capcounts) {
+		uint64_t *v = realloc(s->counts, (want + 64) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->counts = v;
+		s->capcounts = want + 64;
+	}
+	gbench_parse_batches(s->log, s->spec->name, s->counts + s->ncounts, n, &n);
+	s->ncounts += n;
+	nl[1] = saved;
+	s->loglen -= (size_t)(nl + 1 - s->log);
+	memmove(s->log, nl + 1, s->loglen + 1);
+	return 0;
+}
+
+static void side_free(struct gside *s)
+{
+	bracket_free(s->br);
+	s->br = NULL;
+	if (s->errfd >= 0)
+		close(s->errfd);
+	if (s->logfd >= 0)
+		close(s->logfd);
+	s->errfd = s->logfd = -1;
+	free(s->calls);
+	free(s->counts);
+	free(s->log);
+	s->calls = NULL;
+	s->counts = NULL;
+	s->log = NULL;
+	launch_sweep();
+}
+
+/* The plan of a bracketed instance: many short repetitions (docs/gbench.md). */
+static void bracket_plan(const struct measure_plan *plan, struct measure_plan *ret)
+{
+	size_t reps = (size_t)(plan->time_ns / GBENCH_BATCH_NS);
+
+	*ret = *plan;
+	if (reps < plan->min_samples)
+		reps = plan->min_samples;
+	if (plan->max_samples && reps > plan->max_samples)
+		reps = plan->max_samples;
+	ret->min_samples = reps ? reps : 1;
+}
+
+/* Start side s: 0, or a negative errno (nothing could be run: out of
+ * memory); a child that cannot start fails s->res alone. */
+static int side_start(struct gside *s, const struct measure_plan *plan)
+{
+	char **argv = NULL, path[PATH_MAX + 16], *why = NULL;
+	size_t na = 0;
+	struct measure_plan bp;
+	struct bracket_fn fn = { s->spec->object ? s->spec->object : s->t->binary,
+				 s->spec->link_addr };
+	int r;
+
+	s->errfd = s->logfd = -1;
+	s->threads = gbench_name_threads(s->spec->name);
+	s->deadline = s->res->t_start_ns + plan->timeout_ns;
+	s->timeout_ns = plan->timeout_ns;
+	snprintf(path, sizeof(path), "%s/out.json", s->dir);
+	unlink(path);
+	bracket_plan(plan, &bp);
+	r = gbench_instance_argv(s->t, s->spec, &bp, false, s->dir, &argv, &na);
+	if (r == 0)
+		r = gbench_push(&argv, &na, strdup("--v=2"));
+	if (r < 0) {
+		measure_env_free(argv);
+		return r;
+	}
+	snprintf(path, sizeof(path), "%s/stderr", s->dir);
+	s->errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	s->logfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->errfd < 0 || s->logfd < 0) {
+		r = -errno;
+		gbench_fail(s->res, gbench_fmt("cannot create %s: %s", path, strerror(-r)));
+		measure_env_free(argv);
+		side_free(s);
+		return 0;
+	}
+	r = bracket_start(s->t, argv, &fn, 1, s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd,
+			  &s->br, &why);
+	measure_env_free(argv);
+	if (r < 0) {
+		gbench_fail(s->res, why ? why : gbench_fmt("cannot start %s", s->t->binary));
+		side_free(s);
+		return r == -ENOMEM ? r : 0;
+	}
+	free(why);
+	s->res->pid = bracket_pid(s->br);
+	s->res->t_ready_ns = measure_now_ns();
+	s->live = true;
+	return 0;
+}
+
+/* Side s failed with failure f. */
+static void side_failed(struct gside *s, struct trace_failure *f)
+{
+	if (f->kind == TRACE_FAIL_TIMEOUT)
+		f->timeout_ms = (int)(s->timeout_ns / 1000000 > INT_MAX ? INT_MAX
+									: s->timeout_ns / 1000000);
+	gbench_failure_text(s->res, f);
+	s->live = false;
+}
+
+/*
+ * Run side s until its next batch ended (true; s->batches counts it) or it
+ * is no longer live (false: exited, failed). Negative: out of memory.
+ */
+static int side_step(struct gside *s, struct trace_failure *f)
+{
+	size_t want = (s->batches + 1) * s->threads;
+
+	while (s->live && s->ncalls < want) {
+		struct bracket_call c;
+		int status = 0, r;
+
+		r = bracket_next(s->br, (int64_t)s->deadline, &c, &status, f);
+		if (r == 1) {
+			if (s->ncalls == s->capcalls) {
+				size_t cap = s->capcalls ? 2 * s->capcalls : 256;
+				struct bracket_call *v = realloc(s->calls, cap * sizeof(*v));
+
+				if (!v)
+					return -ENOMEM;
+				s->calls = v;
+				s->capcalls = cap;
+			}
+			s->calls[s->ncalls++] = c;
+			continue;
+		}
+		s->live = false;
+		if (r == 0 && status == 0) {
+			s->exited = true;
+		} else if (r == 0) {
+			char path[PATH_MAX + 16], *said;
+
+			snprintf(path, sizeof(path), "%s/stderr", s->dir);
+			said = gbench_tail_lines(path, 3);
+			gbench_fail(s->res, gbench_fmt("exited with status %d%s%s", status,
+						       said ? "; its last words:" : "",
+						       said ? said : ""));
+			free(said);
+		} else if (r == -TRACE_E_FAILED) {
+			side_failed(s, f);
+		} else {
+			gbench_fail(s->res, gbench_fmt("lost the child: %s", trace_strerror(r)));
+		}
+		return r == -ENOMEM ? r : 0;
+	}
+	if (!s->live)
+		return 0;
+	s->batches++;
+	if (read_log(s) < 0)
+		return -ENOMEM;
+	if (s->batches >= 2 && s->ncounts >= s->batches &&
+	    s->counts[s->batches - 1] == s->counts[s->batches - 2])
+		s->in_finals = true;
+	return 1;
+}
+
+/*
+ * Side s exited: its results from the JSON output, its samples from the
+ * bracketed final batches (*ret_samples, *ret_n: malloc'ed, or NULL with a
+ * diagnostic when they cannot be matched, and Google Benchmark's figures
+ * stay). 0 or -ENOMEM.
+ */
+static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
+{
+	struct gbench_run *runs = NULL;
+	size_t nruns = 0, nb;
+	uint64_t *spans = NULL, *reps = NULL;
+	double *v = NULL;
+	int r;
+
+	*ret_samples = NULL;
+	*ret_n = 0;
+	if (!s->exited)
+		return 0;
+	r = read_log(s);
+	if (r == 0)
+		r = gbench_read_results(s->dir, s->spec, &runs, &nruns, s->res);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	r = gbench_result_from_runs(runs, nruns, s->res);
+	if (r < 0 || s->res->status != BENCH_OK)
+		goto out;
+	nb = s->ncalls / s->threads;
+	spans = calloc(nb + 1, sizeof(*spans));
+	reps = calloc(nruns + 1, sizeof(*reps));
+	v = calloc(nruns + 1, sizeof(*v));
+	if (!spans || !reps || !v) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t j = 0; j < nruns; j++)
+		reps[j] = runs[j].iterations / (runs[j].threads ? runs[j].threads : 1);
+	if (bracket_batch_spans(s->calls, s->ncalls, s->threads, spans) < 0 ||
+	    gbench_final_batches(spans, nb, s->counts, s->ncounts, reps, nruns, v) < 0) {
+		r = bench_result_diagnose(
+			s->res,
+			"the calls of its function (%zu on %u thread(s)) did not match the %zu "
+			"batches Google Benchmark logged: the figures are its own timing",
+			s->ncalls, s->threads, s->ncounts);
+		goto out;
+	}
+	if (getenv("BT_DEBUG"))
+		for (size_t j = 0; j < nruns; j++) {
+			size_t c = (nb - nruns + j) * s->threads;
+			fprintf(stderr, "DBG %s %zu t0=%llu span=%llu n=%llu v=%.1f\n", s->dir, j,
+				(unsigned long long)s->calls[c].t0_ns, (unsigned long long)spans[nb - nruns + j],
+				(unsigned long long)s->counts[nb - nruns + j], v[j]);
+		}
+	*ret_samples = v;
+	*ret_n = nruns;
+	v = NULL;
+out:
+	free(spans);
+	free(reps);
+	free(v);
+	gbench_runs_free(runs, nruns);
+	return r;
+}
+
+/* res's samples are v[0..n) (taken): benchtrap's statistics over them. */
+static int take_samples(struct bench_result *res, double *v, size_t n, const struct gside *s)
+{
+	struct stats_options so = stats_options_default();
+	size_t nd = 0;
+	const char *const *d = bracket_diagnostics(s->br, &nd);
+
+	for (size_t i = 0; i < nd; i++)
+		if (bench_result_diagnose(res, "%s", d[i]) < 0)
+			return -ENOMEM;
+	if (!v)
+		return 0;
+	free(res->samples);
+	res->samples = v;
+	res->nsamples = n;
+	res->iterations = s->counts[s->ncounts - 1];
+	if (stats_summarize(res->samples, n, &so, &res->stats) < 0) {
+		res->status = BENCH_FAILED;
+		free(res->error);
+		res->error = strdup("no usable samples");
+		return res->error ? 0 : -ENOMEM;
+	}
+	res->value = res->stats.median;
+	return 0;
+}
+
+int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *spec,
+		       const struct measure_plan *plan, const char *dir, struct bench_result *res)
+{
+	struct gside s = { .t = t, .spec = spec, .res = res, .dir = dir };
+	struct trace_failure *f = calloc(1, sizeof(*f));
+	double *v = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = side_start(&s, plan);
+	while (r == 0 && s.live)
+		r = side_step(&s, f) < 0 ? -ENOMEM : 0;
+	if (r == 0)
+		r = side_finish(&s, &v, &n);
+	if (r == 0 && s.br)
+		r = take_samples(res, v, n, &s);
+	else
+		free(v);
+	side_free(&s);
+	free(f);
+	return r;
+}
+
+/* ---- two builds, paired ------------------------------------------------------ */
+
+/* The pairs: head's final batch j over base's, for the j both have from
+ * the third on (the first two of each were taken while the other build
+ * may still have been growing its batches, apart in time). */
+static double *pair_up(const double *b, size_t nb, const double *h, size_t nh, size_t *ret_n)
+{
+	size_t n = nb < nh ? nb : nh, k = 0, from = n > 4 ? 2 : 0;
+	double *v = calloc(n + 1, sizeof(*v));
+
+	for (size_t j = from; v && j < n; j++)
+		if (b[j] > 0 && h[j] > 0)
+			v[k++] = h[j] / b[j];
+	*ret_n = k;
+	return v;
+}
+
+int gbench_bracket_paired(const struct measure_target *base, const struct measure_target *head,
+			  const struct bench_spec *bspec, const struct bench_spec *hspec,
+			  const struct measure_plan *plan, const char *const dirs[2],
+			  struct bench_result *bres, struct bench_result *hres)
+{
+	struct measure_target tb = *base, th = *head;
+	struct gside s[2] = {
+		{ .t = &tb, .spec = bspec, .res = bres, .dir = dirs[0] },
+		{ .t = &th, .spec = hspec, .res = hres, .dir = dirs[1] },
+	};
+	struct trace_failure *f = calloc(1, sizeof(*f));
+	double *v[2] = { NULL, NULL };
+	size_t n[2] = { 0, 0 }, q = 0;
+	bool aligned = false;
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	/* Both children on one CPU, unless told otherwise: two CPUs of a VM
+	 * differ in speed, which identical code measured as steady changes
+	 * of 15%. Not an instance on several threads, which would take
+	 * turns on it. */
+	if (tb.cpu < 0 && th.cpu < 0 && gbench_name_threads(bspec->name) == 1) {
+		cpu_set_t set;
+
+		if (sched_getaffinity(0, sizeof(set), &set) == 0)
+			for (int c = 0; c < CPU_SETSIZE && tb.cpu < 0; c++)
+				if (CPU_ISSET(c, &set))
+					tb.cpu = th.cpu = c;
+	} else if (tb.cpu_single && gbench_name_threads(bspec->name) > 1) {
+		tb.cpu = th.cpu = -1;
+	}
+	r = side_start(&s[0], plan);
+	if (r == 0)
+		r = side_start(&s[1], plan);
+	/* base, head; head, base; ...: whatever favours a position favours
+	 * each build alike. Once one build repeats its batches and the other
+	 * still grows, the other goes on alone until it repeats too; from
+	 * there a round is one batch of each. */
+	while (r == 0 && (s[0].live || s[1].live)) {
+		int k;
+
+		if (s[0].live && s[1].live && s[0].in_finals != s[1].in_finals) {
+			k = s[0].in_finals ? 1 : 0;
+		} else {
+			if (!aligned && s[0].in_finals && s[1].in_finals) {
+				aligned = true;
+				q = 0;
+			}
+			k = (int)((q % 2) ^ ((q / 2) % 2));
+			q++;
+			if (!s[k].live)
+				k = 1 - k;
+		}
+		r = side_step(&s[k], f) < 0 ? -ENOMEM : 0;
+	}
+	for (int k = 0; r == 0 && k < 2; k++)
+		r = side_finish(&s[k], &v[k], &n[k]);
+	if (r == 0 && v[0] && v[1] && bres->status == BENCH_OK && hres->status == BENCH_OK) {
+		hres->pair_ratios = pair_up(v[0], n[0], v[1], n[1], &hres->npairs);
+		if (!hres->pair_ratios)
+			r = -ENOMEM;
+		else if (hres->npairs == 0) {
+			free(hres->pair_ratios);
+			hres->pair_ratios = NULL;
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		if (r == 0 && s[k].br)
+			r = take_samples(s[k].res, v[k], n[k], &s[k]);
+		else
+			free(v[k]);
+		side_free(&s[k]);
+	}
+	free(f);
+	return r;
+}

@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The program's own main, traced, each call of a batch function bounded by
+ * benchtrap's clock in the child (bracket.h):
+ *
+ *   caller ── call f ──► f: int3 ─(controller: [rsp] = exit stub k, r11 = slot k,
+ *                                  pc = enter stub)
+ *   enter stub: t0 ─► f's first instruction (displaced) ─► f+len ... ret
+ *   exit stub k: r11 = slot k ─► exit: t1 ─► trap ─(controller: reads t0, t1,
+ *                                               pc = the real return address)
+ *
+ * Pages in the child: code (the stubs of arch/bracket.h, a system-call
+ * clock, one exit stub per slot, one trampoline per function) and data (the
+ * slots, one per call in progress, of any thread).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "arch/bracket.h"
+#include "arch/harness.h"
+#include "unwind/unwind.h"
+#include "util/fd.h"
+#include "util/procmaps.h"
+#include "measure/harness.h"
+#include "measure/bracket.h"
+
+#define NSLOTS 128
+#define CODE_SIZE (2 * PAGE)
+#define DATA_SIZE (NSLOTS * ARCH_BRACKET_SLOT)
+#define SYSCLOCK_AT 0x200 /* a copy of the harness, for its system-call clock */
+#define STUBS_AT 0x400
+#define TRAMPS_AT PAGE
+#define MAX_FNS (PAGE / ARCH_BRACKET_TRAMP_LEN)
+/* Loading and constructors before main. */
+#define TO_MAIN_MS 60000
+
+_Static_assert(SYSCLOCK_AT + 0x100 <= STUBS_AT, "the harness copy fits");
+_Static_assert(STUBS_AT + NSLOTS * ARCH_BRACKET_STUB_LEN <= TRAMPS_AT, "the exit stubs fit");
+
+struct bfn {
+	uint64_t addr;	/* run-time address of its entry */
+	uint64_t tramp; /* its trampoline, or 0: not displaced */
+};
+
+/* One call in progress. */
+struct bslot {
+	bool used;
+	unsigned fn;
+	pid_t tid;
+	uint64_t ret_at; /* where its return address is (the exit stub's now) */
+	uint64_t ret;	 /* the real return address */
+	bool bp_removed; /* its function's breakpoint is out while it runs */
+};
+
+struct bracket_run {
+	struct trace_proc *p;
+	struct bfn *fns;
+	size_t nfns;
+	uint64_t code, data, exit_trap;
+	struct bslot slots[NSLOTS];
+	char **diags;
+	size_t ndiags;
+	bool said_unbracketed;
+	struct trace_failure *pending; /* a fatal signal seen, which may end it */
+	bool have_pending;
+};
+
+static int fail_with(char **ret_error, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail_with(char **ret_error, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(ret_error, fmt, ap) < 0)
+		*ret_error = NULL;
+	va_end(ap);
+	return r;
+}
+
+static void diagnose(struct bracket_run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void diagnose(struct bracket_run *r, const char *fmt, ...)
+{
+	char **v = realloc(r->diags, (r->ndiags + 1) * sizeof(*v));
+	va_list ap;
+
+	if (!v)
+		return;
+	r->diags = v;
+	va_start(ap, fmt);
+	if (vasprintf(&v[r->ndiags], fmt, ap) >= 0)
+		r->ndiags++;
+	va_end(ap);
+}
+
+const char *const *bracket_diagnostics(const struct bracket_run *r, size_t *ret_n)
+{
+	*ret_n = r->ndiags;
+	return (const char *const *)r->diags;
+}
+
+pid_t bracket_pid(const struct bracket_run *r)
+{
+	return trace_pid(r->p);
+}
+
+bool bracket_owns(const struct bracket_run *r, uint64_t pc)
+{
+	return (r->code && pc >= r->code && pc - r->code < CODE_SIZE) ||
+	       (r->data && pc >= r->data && pc - r->data < DATA_SIZE);
+}
+
+void bracket_free(struct bracket_run *r)
+{
+	if (!r)
+		return;
+	trace_proc_free(r->p);
+	for (size_t i = 0; i < r->ndiags; i++)
+		free(r->diags[i]);
+	free(r->diags);
+	free(r->fns);
+	free(r->pending);
+	free(r);
+}
+
+static int map_data(struct trace_proc *p, uint64_t size, uint64_t *ret_addr)
+{
+	int64_t m;
+	int r = trace_syscall(p, SYS_mmap,
+			      (const uint64_t[6]){ 0, size, PROT_READ | PROT_WRITE,
+						   MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 },
+			      &m);
+
+	if (r == 0 && m < 0 && m > -4096)
+		r = (int)m;
+	if (r == 0)
+		*ret_addr = (uint64_t)m;
+	return r;
+}
+
+/* Whether paths a and b name one file. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* Place the stubs, the slots' constant words and the exit's breakpoint. */
+static int inject(struct bracket_run *r, uint64_t clock)
+{
+	uint8_t *code = calloc(1, CODE_SIZE), *data = calloc(1, DATA_SIZE);
+	int e = code && data ? 0 : -ENOMEM;
+
+	if (e == 0) {
+		memset(code, arch_trap_insn[0], CODE_SIZE);
+		memcpy(code, arch_bracket_code, arch_bracket_len);
+		memcpy(code + SYSCLOCK_AT, arch_harness_code, arch_harness_len);
+		if (!clock)
+			clock = r->code + SYSCLOCK_AT + arch_harness_sysclock;
+		for (size_t k = 0; k < NSLOTS; k++) {
+			uint64_t at = r->code + STUBS_AT + k * ARCH_BRACKET_STUB_LEN;
+
+			arch_bracket_exit_stub(code + STUBS_AT + k * ARCH_BRACKET_STUB_LEN, at,
+					       r->data + k * ARCH_BRACKET_SLOT,
+					       r->code + arch_bracket_exit_off);
+			memcpy(data + k * ARCH_BRACKET_SLOT + ARCH_BRACKET_CLOCK, &clock,
+			       sizeof(clock));
+		}
+		e = trace_write(r->p, r->code, code, CODE_SIZE);
+	}
+	if (e == 0)
+		e = trace_write(r->p, r->data, data, DATA_SIZE);
+	r->exit_trap = r->code + arch_bracket_trap_off;
+	if (e == 0)
+		e = trace_bp_insert(r->p, r->exit_trap);
+	free(code);
+	free(data);
+	return e;
+}
+
+/* Function i's address, trampoline and breakpoint. */
+static int arm(struct bracket_run *r, const struct measure_target *t, const struct bracket_fn *f,
+	       size_t i, uint64_t bias, char **ret_error)
+{
+	struct bfn *b = &r->fns[i];
+	uint8_t insn[16], tramp[ARCH_BRACKET_TRAMP_LEN];
+	uint64_t base = 0;
+	size_t len, tl;
+	int e;
+
+	if (same_file(f->object, t->binary)) {
+		b->addr = bias + f->link_addr;
+	} else {
+		e = procmaps_file_base(trace_pid(r->p), f->object, &base);
+		if (e < 0)
+			return fail_with(ret_error, -ENOENT,
+					 "%s is not loaded when main starts, so its function at "
+					 "%#llx cannot be timed",
+					 f->object, (unsigned long long)f->link_addr);
+		b->addr = base + f->link_addr;
+	}
+	for (size_t k = 0; k < i; k++)
+		if (r->fns[k].addr == b->addr)
+			return fail_with(ret_error, -EINVAL,
+					 "the function at %#llx of %s is given twice",
+					 (unsigned long long)f->link_addr, f->object);
+	e = trace_read(r->p, b->addr, insn, sizeof(insn));
+	if (e < 0)
+		return fail_with(ret_error, e, "cannot read the code of the function at %#llx of %s",
+				 (unsigned long long)f->link_addr, f->object);
+	len = arch_displace_len(insn, sizeof(insn));
+	tl = len ? arch_bracket_trampoline(tramp, insn, len, b->addr + len) : 0;
+	if (tl) {
+		b->tramp = r->code + TRAMPS_AT + i * ARCH_BRACKET_TRAMP_LEN;
+		e = trace_write(r->p, b->tramp, tramp, tl);
+		if (e < 0)
+			return fail_with(ret_error, e, "cannot write a trampoline in the child");
+	} else {
+		diagnose(r,
+			 "the first instruction of the function at %#llx of %s cannot run "
+			 "elsewhere: its breakpoint is removed while a call runs, so calls "
+			 "other threads make meanwhile are not timed",
+			 (unsigned long long)f->link_addr, f->object);
+	}
+	e = trace_bp_insert(r->p, b->addr);
+	if (e < 0)
+		return fail_with(ret_error, e, "cannot set a breakpoint in the child: %s",
+				 trace_strerror(e));
+	return 0;
+}
+
+int bracket_start(const struct measure_target *t, char *const *argv, const struct bracket_fn *fns,
+		  size_t nfns, int out_fd, int err_fd, struct bracket_run **ret, char **ret_error)
+{
+	struct trace_spawn_opts so;
+	struct trace_failure *f = NULL;
+	struct bracket_run *r;
+	uint64_t main_addr, at_entry, clock;
+	bool writable;
+	int exec_errno = 0, devnull = -1, input = -1, e;
+
+	*ret_error = NULL;
+	if (nfns > MAX_FNS)
+		return fail_with(ret_error, -E2BIG, "at most %d functions can be timed at once",
+				 (int)MAX_FNS);
+	r = calloc(1, sizeof(*r));
+	if (r) {
+		r->fns = calloc(nfns ? nfns : 1, sizeof(*r->fns));
+		r->pending = calloc(1, sizeof(*r->pending));
+		f = calloc(1, sizeof(*f));
+	}
+	if (!r || !r->fns || !r->pending || !f) {
+		e = -ENOMEM;
+		*ret_error = strdup("out of memory");
+		goto fail;
+	}
+	r->nfns = nfns;
+	trace_spawn_opts_init(&so, argv);
+	so.aslr = t->aslr;
+	so.clean_env = t->clean_env;
+	so.cpu = t->cpu;
+	/* What it forks runs on untraced; its process group makes sure it
+	 * dies with the child. */
+	so.process_group = true;
+	input = measure_open_input(t);
+	if (input < 0) {
+		e = fail_with(ret_error, input, "cannot open the input %s: %s", t->input,
+			      strerror(-input));
+		goto fail;
+	}
+	if (out_fd < 0 || err_fd < 0)
+		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	so.stdio[0] = input;
+	so.stdio[1] = out_fd >= 0 ? out_fd : devnull;
+	so.stdio[2] = err_fd >= 0 ? err_fd : devnull;
+	e = trace_spawn(&so, &r->p, &exec_errno);
+	if (e == -TRACE_E_EXEC) {
+		fail_with(ret_error, e, "cannot execute %s: %s", t->binary, strerror(exec_errno));
+		goto fail;
+	}
+	if (e < 0) {
+		fail_with(ret_error, e, "cannot start %s: %s", t->binary, trace_strerror(e));
+		goto fail;
+	}
+	e = trace_run_to_main(r->p, t->main_link, t->entry_link, TO_MAIN_MS, &main_addr, f);
+	if (e == -TRACE_E_FAILED) {
+		char buf[8192];
+
+		fail_with(ret_error, e, "%s failed before main: %s", t->binary,
+			  trace_failure_format(f, buf, sizeof(buf)));
+		goto fail;
+	}
+	if (e == 0)
+		e = trace_auxv(r->p, AT_ENTRY, &at_entry);
+	if (e < 0) {
+		fail_with(ret_error, e, "cannot run %s to main: %s", t->binary, trace_strerror(e));
+		goto fail;
+	}
+	e = trace_map_exec(r->p, CODE_SIZE, &r->code, &writable);
+	if (e == 0)
+		e = map_data(r->p, DATA_SIZE, &r->data);
+	clock = e == 0 ? harness_vdso_clock(r->p) : 0;
+	if (e == 0 && !clock)
+		diagnose(r, "the child has no vDSO: the clock was read with the clock_gettime "
+			    "system call (slower, coarser)");
+	if (e == 0)
+		e = inject(r, clock);
+	if (e < 0) {
+		fail_with(ret_error, e, "cannot put the timing stubs in the child: %s",
+			  trace_strerror(e));
+		goto fail;
+	}
+	for (size_t i = 0; i < nfns; i++) {
+		e = arm(r, t, &fns[i], i, at_entry - t->entry_link, ret_error);
+		if (e < 0)
+			goto fail;
+	}
+	fd_close(devnull);
+	close(input);
+	free(f);
+	*ret = r;
+	return 0;
+fail:
+	fd_close(devnull);
+	if (input >= 0)
+		close(input);
+	free(f);
+	bracket_free(r);
+	return e;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+static uint64_t ts_ns(const int64_t ts[2])
+{
+	return (uint64_t)ts[0] * 1000000000u + (uint64_t)ts[1];
+}
+
+static struct bslot *slot_at(struct bracket_run *r, uint64_t addr)
+{
+	if (addr < r->data || addr >= r->data + DATA_SIZE || (addr - r->data) % ARCH_BRACKET_SLOT)
+		return NULL;
+	return &r->slots[(addr - r->data) / ARCH_BRACKET_SLOT];
+}
+
+static uint64_t slot_addr(const struct bracket_run *r, const struct bslot *s)
+{
+	return r->data + (uint64_t)(s - r->slots) * ARCH_BRACKET_SLOT;
+}
+
+static uint64_t stub_addr(const struct bracket_run *r, const struct bslot *s)
+{
+	return r->code + STUBS_AT + (uint64_t)(s - r->slots) * ARCH_BRACKET_STUB_LEN;
+}
+
+/* Thread tid's calls in progress get their real return addresses back
+ * (restore) or the exit stubs' again: a backtrace taken in between walks
+ * through to the callers. */
+static void return_addresses(struct bracket_run *r, pid_t tid, bool restore)
+{
+	for (size_t k = 0; k < NSLOTS; k++) {
+		struct bslot *s = &r->slots[k];
+		uint64_t v = restore ? s->ret : stub_addr(r, s);
+
+		if (s->used && (tid == 0 || s->tid == tid))
+			trace_write(r->p, s->ret_at, &v, sizeof(v));
+	}
+}
+
+static void backtrace_of(struct bracket_run *r, pid_t tid, struct trace_failure *f)
+{
+	size_t nf = 0;
+
+	return_addresses(r, tid, true);
+	if (unwind_backtrace(trace_pid(r->p), tid, f->frames, UNWIND_MAX_FRAMES, &nf) == 0)
+		f->nframes = nf;
+	return_addresses(r, tid, false);
+	for (size_t i = 0; i < f->nframes; i++) {
+		struct unwind_frame *u = &f->frames[i];
+
+		if (!bracket_owns(r, u->pc))
+			continue;
+		snprintf(u->func, sizeof(u->func), "[benchtrap timing stub]");
+		u->offset = 0;
+		u->module[0] = '\0';
+		u->file[0] = '\0';
+		u->line = 0;
+	}
+}
+
+/* A thread at function i's entry: bracket the call. */
+static int on_entry(struct bracket_run *r, const struct trace_event *ev, unsigned i)
+{
+	struct bfn *b = &r->fns[i];
+	struct arch_regs regs;
+	struct bslot *s = NULL;
+	uint64_t ret_at = 0, ret = 0, zero[4] = { 0 };
+	int e;
+
+	e = trace_get_regs(r->p, ev->tid, &regs);
+	if (e < 0)
+		return e;
+	for (size_t k = 0; k < NSLOTS; k++) {
+		struct bslot *o = &r->slots[k];
+
+		if (o->used && o->tid == ev->tid && o->fn == i) {
+			/* Re-entered: the outer call's interval holds it. */
+			if (!b->tramp)
+				return 0;
+			arch_set_pc(&regs, b->tramp);
+			e = trace_set_regs(r->p, ev->tid, &regs);
+			return e < 0 ? e : trace_thread_moved(r->p, ev->tid);
+		}
+		if (!o->used && !s)
+			s = o;
+	}
+	if (!arch_entry_return_address(&regs, &ret_at, &ret))
+		return -ENOTSUP;
+	e = trace_read(r->p, ret_at, &ret, sizeof(ret));
+	if (e < 0)
+		return e;
+	if (!s) {
+		if (!r->said_unbracketed)
+			diagnose(r, "more than %d calls were in progress at once: calls past "
+				    "that were not timed",
+				 NSLOTS);
+		r->said_unbracketed = true;
+		if (!b->tramp)
+			return 0; /* stepped over its breakpoint */
+		arch_set_pc(&regs, b->tramp);
+		e = trace_set_regs(r->p, ev->tid, &regs);
+		return e < 0 ? e : trace_thread_moved(r->p, ev->tid);
+	}
+	uint64_t resume = b->tramp ? b->tramp : b->addr, stub = stub_addr(r, s);
+
+	e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_T0, zero, sizeof(zero));
+	if (e == 0)
+		e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_RESUME, &resume,
+				sizeof(resume));
+	if (e == 0)
+		e = trace_write(r->p, ret_at, &stub, sizeof(stub));
+	if (e < 0)
+		return e;
+	*s = (struct bslot){ .used = true, .fn = i, .tid = ev->tid, .ret_at = ret_at, .ret = ret };
+	arch_bracket_enter(&regs, r->code, slot_addr(r, s));
+	e = trace_set_regs(r->p, ev->tid, &regs);
+	if (e == 0)
+		e = trace_thread_moved(r->p, ev->tid);
+	if (e == 0 && !b->tramp) {
+		/* The function runs its own first instruction: without its
+		 * breakpoint until the call ends. */
+		trace_settle(r->p);
+		e = trace_bp_remove(r->p, b->addr);
+		s->bp_removed = e == 0;
+	}
+	return e;
+}
+
+/* A thread at the exit trap: the call in its slot ended. */
+static int on_exit_trap(struct bracket_run *r, const struct trace_event *ev,
+			struct bracket_call *ret_call)
+{
+	struct arch_regs regs;
+	struct bslot *s;
+	int64_t ts[4];
+	int e;
+
+	e = trace_get_regs(r->p, ev->tid, &regs);
+	if (e < 0)
+		return e;
+	s = slot_at(r, arch_bracket_slot(&regs));
+	if (!s || !s->used)
+		return -EPROTO;
+	e = trace_read(r->p, slot_addr(r, s) + ARCH_BRACKET_T0, ts, sizeof(ts));
+	if (e < 0)
+		return e;
+	arch_set_pc(&regs, s->ret);
+	e = trace_set_regs(r->p, ev->tid, &regs);
+	if (e == 0)
+		e = trace_thread_moved(r->p, ev->tid);
+	if (e == 0 && s->bp_removed)
+		e = trace_bp_insert(r->p, r->fns[s->fn].addr);
+	if (e < 0)
+		return e;
+	*ret_call = (struct bracket_call){ .fn = s->fn,
+					   .tid = s->tid,
+					   .t0_ns = ts_ns(&ts[0]),
+					   .t1_ns = ts_ns(&ts[2]) };
+	s->used = false;
+	return 1;
+}
+
+static bool fatal_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+	       sig == SIGABRT || sig == SIGSYS || sig == SIGTRAP;
+}
+
+/* The child is still running at the deadline: where it was, then killed. */
+static int timed_out(struct bracket_run *r, int64_t deadline_ns, struct trace_failure *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->kind = TRACE_FAIL_TIMEOUT;
+	(void)deadline_ns;
+	if (trace_stop(r->p) == 0) {
+		struct arch_regs regs;
+
+		f->tid = trace_current_tid(r->p);
+		if (trace_get_regs(r->p, f->tid, &regs) == 0)
+			f->pc = arch_pc(&regs);
+		backtrace_of(r, f->tid, f);
+	}
+	trace_kill(r->p);
+	return -TRACE_E_FAILED;
+}
+
+int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call *ret_call,
+		 int *ret_status, struct trace_failure *ret_failure)
+{
+	for (;;) {
+		struct trace_event ev;
+		int e = trace_resume(r->p);
+
+		if (e == 0)
+			e = trace_wait_until(r->p, deadline_ns, &ev);
+		if (e == -ETIMEDOUT)
+			return timed_out(r, deadline_ns, ret_failure);
+		if (e < 0)
+			return e;
+		switch (ev.kind) {
+		case TRACE_EV_BREAKPOINT:
+			if (ev.addr == r->exit_trap)
+				return on_exit_trap(r, &ev, ret_call);
+			for (unsigned i = 0; i < r->nfns; i++) {
+				if (r->fns[i].addr == ev.addr) {
+					e = on_entry(r, &ev, i);
+					if (e == -ESRCH)
+						break;
+					if (e < 0)
+						return e;
+					break;
+				}
+			}
+			continue;
+		case TRACE_EV_SIGNAL:
+			/* Where it happened, now: only when the process dies of
+			 * it is it the end (a handler may take it). */
+			if (fatal_signal(ev.sig)) {
+				struct trace_failure *f = r->pending;
+
+				memset(f, 0, sizeof(*f));
+				f->kind = TRACE_FAIL_SIGNAL;
+				f->tid = ev.tid;
+				f->sig = ev.sig;
+				f->code = ev.code;
+				f->addr = ev.addr;
+				f->pc = ev.pc;
+				backtrace_of(r, ev.tid, f);
+				r->have_pending = true;
+			}
+			continue;
+		case TRACE_EV_KILLED:
+			if (r->have_pending && r->pending->sig == ev.sig) {
+				*ret_failure = *r->pending;
+			} else {
+				memset(ret_failure, 0, sizeof(*ret_failure));
+				ret_failure->kind = TRACE_FAIL_KILLED;
+				ret_failure->sig = ev.sig;
+			}
+			return -TRACE_E_FAILED;
+		case TRACE_EV_EXEC:
+			memset(ret_failure, 0, sizeof(*ret_failure));
+			ret_failure->kind = TRACE_FAIL_EXEC;
+			ret_failure->tid = ev.tid;
+			trace_kill(r->p);
+			return -TRACE_E_FAILED;
+		case TRACE_EV_EXITED:
+			*ret_status = ev.code;
+			return 0;
+		default:
+			continue;
+		}
+	}
+}
+
+int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads,
+			uint64_t *ret)
+{
+	if (threads == 0 || nc % threads)
+		return -EINVAL;
+	for (size_t k = 0; k < nc / threads; k++) {
+		uint64_t lo = UINT64_MAX, hi = 0;
+
+		for (size_t j = k * threads; j < (k + 1) * threads; j++) {
+			if (c[j].t0_ns < lo)
+				lo = c[j].t0_ns;
+			if (c[j].t1_ns > hi)
+				hi = c[j].t1_ns;
+		}
+		ret[k] = hi > lo ? hi - lo : 0;
+	}
+	return 0;
+}

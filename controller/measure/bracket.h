@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_MEASURE_BRACKET_H
+#define BENCHTRAP_MEASURE_BRACKET_H
+/*
+ * The program's own main, traced, each call of a batch function bounded by
+ * benchtrap's clock read in the child (bracket.c, docs/gbench.md): a suite
+ * kind whose framework runs its benchmarks in batches from its own main
+ * (Google Benchmark, criterion) gets one timed interval per call of the
+ * function that runs a batch, with no trap inside it.
+ *
+ * At each function's entry a breakpoint; a thread stopped there is sent
+ * through an injected enter stub (clock into a per-call slot, then the
+ * function, its first instruction displaced when the decoder of arch/
+ * allows) with its return address replaced by a per-slot exit stub (clock
+ * into the slot, then a trap), where the controller takes both readings
+ * and sends the thread on to the real return address. Both traps fall
+ * outside the interval. A function whose first instruction cannot be
+ * displaced has its breakpoint removed while a call runs (exact when one
+ * thread calls it; bracket_diagnostics() says so). A thread that re-enters
+ * a function it is already in runs on without a new interval.
+ *
+ * Only one child of any number of bracket_runs runs at a time: each is
+ * stopped between bracket_next() calls, so two runs advanced in turn
+ * alternate exactly.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace/trace.h"
+#include "measure/measure.h"
+
+struct bracket_fn {
+	const char *object; /* the ELF file defining it (the binary or a library) */
+	uint64_t link_addr; /* its link-time address there */
+};
+
+struct bracket_call {
+	unsigned fn;	      /* index into the fns[] given to bracket_start() */
+	pid_t tid;	      /* the thread that made the call */
+	uint64_t t0_ns, t1_ns; /* the child's CLOCK_MONOTONIC, read in the child by the
+				  injected stubs around the call: no trap inside */
+};
+
+struct bracket_run;
+
+/*
+ * Spawn t (argv as given: the kind adds its own flags; t gives the
+ * environment, CPU, ASLR and input), traced, stopped at main, breakpoints
+ * on fns[], the stub pages injected. stdout/stderr of the child to fds
+ * out_fd/err_fd (-1: /dev/null). 0, or a negative error with *ret_error
+ * (to free) saying why: -TRACE_E_FAILED when the child failed on the way
+ * to main, -ENOENT when a function's object is not mapped at main.
+ */
+int bracket_start(const struct measure_target *t, char *const *argv, const struct bracket_fn *fns,
+		  size_t nfns, int out_fd, int err_fd, struct bracket_run **ret, char **ret_error);
+
+/*
+ * Run the child until one bracketed call has ended (returns 1, *ret_call
+ * filled; the child is then stopped until the next bracket_next), or the
+ * child has exited (returns 0, exit code in *ret_status), or failed
+ * (-TRACE_E_FAILED, *ret_failure: crash with backtrace, killed, exec,
+ * timeout at deadline_ns, CLOCK_MONOTONIC; -1: none). After 0 or a failure
+ * the child is gone. Two runs advanced in turn alternate exactly: only one
+ * child runs.
+ */
+int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call *ret_call,
+		 int *ret_status, struct trace_failure *ret_failure);
+
+pid_t bracket_pid(const struct bracket_run *r);
+
+/* What the engine had to do otherwise than planned, for the results'
+ * diagnostics: a function whose first instruction could not be displaced,
+ * calls left unbracketed. *ret_n lines (owned by r). */
+const char *const *bracket_diagnostics(const struct bracket_run *r, size_t *ret_n);
+
+/* Whether pc is in the pages the engine injected (a backtrace frame there
+ * is benchtrap's stub). */
+bool bracket_owns(const struct bracket_run *r, uint64_t pc);
+
+void bracket_free(struct bracket_run *r); /* kills a child still running */
+
+/* ---- for callers mapping calls to batches (pure) ---- */
+
+/*
+ * Calls c[0..nc) of one function, in the order they ended, grouped
+ * 'threads' to a batch (a batch's calls end before the next batch's
+ * start): batch k's interval is [least t0, greatest t1] of calls
+ * [k*threads, (k+1)*threads). Into ret[0..nc/threads) ns; -EINVAL when nc
+ * is not a multiple of threads or threads is 0.
+ */
+int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads,
+			uint64_t *ret);
+
+#endif
