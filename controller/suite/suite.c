@@ -105,7 +105,8 @@ static struct suite_kind kinds[] = {
 		.fresh_process = true,
 		.doc = "docs/criterion.md",
 		.leaf = {
-			[MEASURE_WALLTIME] = { .refusal = "walltime is not measured yet" },
+			[MEASURE_WALLTIME] = { .run = criterion_walltime,
+					       .paired = criterion_walltime_paired },
 			[MEASURE_CALLGRIND] = { .run = criterion_callgrind },
 			[MEASURE_PERF] = {
 				.refusal = "perf counts the calls its driver makes in place of "
