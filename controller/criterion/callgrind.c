@@ -178,7 +178,7 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 		goto out;
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char *said = gbench_tail_lines(errpath, 3);
+		char *said = criterion_said(errpath);
 
 		if (WIFSIGNALED(st))
 			gbench_fail(res, gbench_fmt("SIG%s (%s) under valgrind%s%s",

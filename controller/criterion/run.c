@@ -21,10 +21,17 @@
 #include "measure/driver-env.h"
 #include "suite/suite.h"
 #include "util/launch.h"
+#include "util/strutil.h"
 #include "gbench/internal.h"
 #include "criterion/internal.h"
 
 extern char **environ;
+
+/* The list is asked without the target arguments: none of criterion's
+ * options changes which benchmarks a binary has, and one that cannot go
+ * with --list (a reserved one, said by the command line once the list is
+ * read) would fail it. */
+static const char *const list_post[] = { "--list", NULL };
 
 const char *const criterion_reserved[] = {
 	"--bench",	   "--test",	      "--list",		 "--profile-time",
@@ -82,7 +89,7 @@ int criterion_argv(const struct measure_target *t, const char *const *pre, const
 	r |= gbench_push(argv, na, strdup("--bench"));
 	for (size_t i = 0; pre && pre[i]; i++)
 		r |= gbench_push(argv, na, strdup(pre[i]));
-	for (size_t i = 1; t->argv[i]; i++)
+	for (size_t i = 1; post != list_post && t->argv[i]; i++)
 		r |= gbench_push(argv, na, strdup(t->argv[i]));
 	/* No gnuplot started, no plot drawn. */
 	r |= gbench_push(argv, na, strdup("--noplot"));
@@ -91,6 +98,24 @@ int criterion_argv(const struct measure_target *t, const char *const *pre, const
 	for (size_t i = 0; post && post[i]; i++)
 		r |= gbench_push(argv, na, strdup(post[i]));
 	return r ? -ENOMEM : 0;
+}
+
+char *criterion_said(const char *path)
+{
+	char *text = gbench_read_file(path, NULL), *out = NULL;
+
+	/* clap's "error: ..." and a panic's message say what went wrong;
+	 * what follows them (usage, a note on RUST_BACKTRACE) does not. */
+	for (char *line = text, *end; line && *line && !out; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (!str_has_control(line) &&
+		    (!strncmp(line, "error: ", 7) || !strncmp(line, "thread '", 8)))
+			out = gbench_fmt("\n  %s", line);
+	}
+	free(text);
+	return out ? out : gbench_tail_lines(path, 3);
 }
 
 bool criterion_has_arg(char *const *argv, const char *flag)
@@ -109,7 +134,7 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n,
 		   char **ret_error)
 {
 	const struct measure_target *t = c->t;
-	const char *const post[] = { "--list", NULL };
+	const char *const *post = list_post;
 	char dir[PATH_MAX], out[PATH_MAX + 16], errpath[PATH_MAX + 16], **argv = NULL;
 	char **env = NULL, *text = NULL, *said = NULL;
 	size_t na = 0, len = 0;
@@ -161,9 +186,12 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n,
 		r = -ETIMEDOUT;
 	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		/* criterion says what it refused on stdout or stderr. */
-		said = gbench_tail_lines(errpath, 1);
+		said = criterion_said(errpath);
 		if (!said)
 			said = gbench_tail_lines(out, 1);
+		/* One line: the command line says it on one. */
+		if (said && strchr(said + 1, '\n'))
+			*strchr(said + 1, '\n') = '\0';
 		*ret_error = WIFSIGNALED(st)
 				     ? gbench_fmt("%s --bench --list died of SIG%s", t->binary,
 						  gbench_sig_name(WTERMSIG(st)))

@@ -197,7 +197,7 @@ static int side_step(struct cside *s, struct trace_failure *f)
 		char path[PATH_MAX + 16], *said;
 
 		snprintf(path, sizeof(path), "%s/stderr", s->dir);
-		said = gbench_tail_lines(path, 3);
+		said = criterion_said(path);
 		gbench_fail(s->res, gbench_fmt("exited with status %d%s%s", status,
 					       said ? "; its last words:" : "", said ? said : ""));
 		free(said);
