@@ -16,7 +16,10 @@
 #   refused; a flag the binary does not take: its own words;
 # - compare BASE HEAD of the two builds: paired, both sides measured, pairs
 #   taken (structure only: no verdict that noise decides);
-# - no process of the suite, and no temporary directory, left behind.
+# - --timeout: the benchmark that runs past it failed;
+# - no process of the suite, and no temporary directory, left behind after
+#   any of them, nor after benchtrap is killed (SIGINT, SIGTERM, SIGKILL)
+#   while a benchmark runs, under walltime and callgrind.
 # No duration is asserted.
 . "$(dirname "$0")/lib.sh"
 S=$FIXTURES/criterion/crit_suite
@@ -165,5 +168,31 @@ expect_no_orphans "$SLOW"
 checks=$((checks + 1))
 [[ -z $(ls -A "$TMP/cwd") ]] || fail "criterion wrote in the current directory: $(ls -A "$TMP/cwd")"
 expect_no_temp_dirs
+
+# --timeout bounds a benchmark's whole process: failed, its process gone.
+run run "$S" --bench sum_1000 --timeout 2 --format json -- --measurement-time 60
+expect_status 1
+expect_json 'd["benchmarks"][0]["status"] == "failed" and "timed out after 2000 ms" in d["benchmarks"][0]["error"]'
+expect_no_orphans "$S"
+expect_no_temp_dirs
+
+# benchtrap killed while a benchmark runs: nothing of the suite survives,
+# criterion's tree under CRITERION_HOME included.
+for instrument in walltime callgrind; do
+	for sig in INT TERM KILL; do
+		"$BENCHTRAP" run "$S" --bench fib/20 --instrument "$instrument" --timeout 120 \
+			-- --measurement-time 60 >/dev/null 2>&1 &
+		bt=$!
+		for _ in $(seq 200); do
+			[[ -n $(fixture_procs "$S") ]] && break
+			sleep 0.05
+		done
+		sleep 0.5
+		kill -s "$sig" "$bt"
+		wait "$bt" 2>/dev/null
+		expect_no_orphans "$S"
+		expect_no_temp_dirs
+	done
+done
 
 done_ok
