@@ -186,7 +186,8 @@ out:
  * child, for a kind that lists by running). */
 static int list_named(struct list_opts *o, struct elf_file *ef)
 {
-	struct cli_run_opts ro = { .cpu = -1 };
+	char *no_args[1] = { NULL };
+	struct cli_run_opts ro = { .cpu = -1, .target_args = no_args };
 	struct cli_suite s = { 0 };
 	const char **shown = NULL;
 	size_t n = 0;

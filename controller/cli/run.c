@@ -205,8 +205,7 @@ int cli_run(int argc, char **argv)
 	/* Output paths are checked before anything is measured. */
 	if (cli_check_output(o.output) || cli_open_markers(o.markers, &hs.markers))
 		goto out;
-	if (cli_suite_open(&suite, o.binary, &o) != 0 ||
-	    cli_check_interp(o.binary, suite.ef) != 0)
+	if (cli_suite_open(&suite, o.binary, &o) != 0 || cli_check_interp(o.binary, suite.ef) != 0)
 		goto out;
 	ef = suite.ef;
 	r = cli_suite_select(&suite, &o, NULL, &specs, &miss);

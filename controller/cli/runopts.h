@@ -174,8 +174,7 @@ int cli_suite_check(const char *cmd, const struct cli_suite *s, const struct cli
 		    const struct measure_selection *sel);
 
 /* The isolation the results say s was measured at. */
-enum measure_isolation cli_suite_isolation(const struct cli_suite *s,
-					   const struct cli_run_opts *o);
+enum measure_isolation cli_suite_isolation(const struct cli_suite *s, const struct cli_run_opts *o);
 
 /* Measure specs[0..n) of s, each stretch of one kind by its cell. */
 int cli_suite_run(const struct cli_suite *s, const struct cli_run_opts *o,

@@ -12,6 +12,7 @@
 
 #include "measure/measure.h"
 #include "suite/suite.h"
+#include "util/launch.h"
 #include "util/match.h"
 #include "util/strutil.h"
 #include "cli/cli.h"
@@ -42,14 +43,28 @@ void cli_suite_clear(struct cli_suite *s)
 
 int cli_suite_names(struct cli_suite *s)
 {
-	struct suite_ctx c = { .binary = s->path, .ef = s->ef, .t = &s->t,
-			       .list_timeout_ns = LIST_TIMEOUT_NS };
+	struct suite_ctx c = {
+		.binary = s->path, .ef = s->ef, .t = &s->t, .list_timeout_ns = LIST_TIMEOUT_NS
+	};
 	char *error = NULL;
 	int r;
 
 	if (s->listed)
 		return 0;
+	/* A kind that lists by running the binary runs its constructors:
+	 * whatever they start (a daemon that left the process group) must
+	 * not outlive the command, so the command goes on in a guarded
+	 * worker, the child subreaper that adopts such processes, as the
+	 * commands that run benchmarks are (main.c); and what the listing
+	 * left is swept once it is done. */
+	if (s->kind->lists_by_running && !launch_front()) {
+		fflush(stdout);
+		fflush(stderr);
+		launch_guard();
+	}
 	r = s->kind->list(&c, &s->names, &s->nnames, &error);
+	if (s->kind->lists_by_running)
+		launch_sweep();
 	if (r == -ENOMEM && !error)
 		return cli_error("out of memory");
 	if (r < 0) {
@@ -85,8 +100,9 @@ static int take(struct measure_selection *sel, struct bench_spec *spec)
 static int select_listed(struct cli_suite *s, const struct cli_run_opts *o, bool *found,
 			 struct measure_selection *sel, struct measure_miss *ret_miss)
 {
-	struct suite_ctx c = { .binary = s->path, .ef = s->ef, .t = &s->t,
-			       .list_timeout_ns = LIST_TIMEOUT_NS };
+	struct suite_ctx c = {
+		.binary = s->path, .ef = s->ef, .t = &s->t, .list_timeout_ns = LIST_TIMEOUT_NS
+	};
 	bool *want = calloc(s->nnames + 1, sizeof(*want));
 	int r = 0;
 
@@ -242,8 +258,8 @@ static int check_cell(const char *cmd, const struct cli_suite *s, const struct s
 		return cli_error("%s: %s is a %s binary: %s %s not apply to it under --instrument "
 				 "%s (%s%s%s)",
 				 cmd, s->path, k->title, opts, n > 1 ? "do" : "does", in->name,
-				 k->options_note ? k->options_note : "", k->options_note ? "; " : "",
-				 doc);
+				 k->options_note ? k->options_note : "",
+				 k->options_note ? "; " : "", doc);
 	bad = suite_reserved_arg(k, o->target_args, o->ntarget_args);
 	if (bad)
 		return cli_error("%s: '%s' after '--' would change what benchtrap selects or reads "
@@ -283,8 +299,7 @@ int cli_suite_check(const char *cmd, const struct cli_suite *s, const struct cli
 	return 0;
 }
 
-enum measure_isolation cli_suite_isolation(const struct cli_suite *s,
-					   const struct cli_run_opts *o)
+enum measure_isolation cli_suite_isolation(const struct cli_suite *s, const struct cli_run_opts *o)
 {
 	return s->kind->fresh_process && !o->nsymbols ? MEASURE_ISOLATION_PROCESS : o->isolation;
 }

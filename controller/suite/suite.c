@@ -35,8 +35,8 @@ static int gbench_names(const struct suite_ctx *c, char ***ret_names, size_t *re
 
 static int gbench_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret);
 
-static int gbench_walltime(const struct measure_target *t, const struct bench_spec *specs,
-			   size_t n, const struct measure_plan *plan, enum measure_isolation iso,
+static int gbench_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+			   const struct measure_plan *plan, enum measure_isolation iso,
 			   const struct measure_opts *opts, const struct measure_hooks *hooks,
 			   struct bench_result *results, char **ret_error)
 {
@@ -53,8 +53,8 @@ static int gbench_callgrind(const struct measure_target *t, const struct bench_s
 	return gbench_measure(t, MEASURE_CALLGRIND, specs, n, plan, hooks, results, ret_error);
 }
 
-static int gbench_memory(const struct measure_target *t, const struct bench_spec *specs,
-			 size_t n, const struct measure_plan *plan, enum measure_isolation iso,
+static int gbench_memory(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+			 const struct measure_plan *plan, enum measure_isolation iso,
 			 const struct measure_opts *opts, const struct measure_hooks *hooks,
 			 struct bench_result *results, char **ret_error)
 {
@@ -164,8 +164,9 @@ static void native_cells(void)
 		struct suite_leaf *l = &k->leaf[ins[i].id];
 
 		l->run = ins[i].run;
-		l->options = ins[i].options |
-			     (measure_instrument_has(&ins[i], MEASURE_PRELOADS) ? SUITE_PRELOADS : 0);
+		l->options =
+			ins[i].options |
+			(measure_instrument_has(&ins[i], MEASURE_PRELOADS) ? SUITE_PRELOADS : 0);
 		if (measure_instrument_has(&ins[i], MEASURE_PAIRABLE))
 			l->paired = measure_walltime_paired;
 	}
@@ -178,6 +179,13 @@ const struct suite_kind *suite_kind_of(struct elf_file *ef)
 		if (kinds[i].detect(ef))
 			return &kinds[i];
 	return &kinds[NKINDS - 1];
+}
+
+const struct suite_kind *suite_kinds(size_t *ret_n)
+{
+	native_cells();
+	*ret_n = NKINDS;
+	return kinds;
 }
 
 const struct suite_kind *suite_native(void)

@@ -32,13 +32,13 @@ struct suite_ctx { /* what a kind gets from the command line */
 	uint64_t list_timeout_ns;
 };
 
-struct suite_leaf {		/* one cell: kind x instrument */
-	measure_run_fn *run;	/* NULL: refused, for 'refusal' */
+struct suite_leaf {		   /* one cell: kind x instrument */
+	measure_run_fn *run;	   /* NULL: refused, for 'refusal' */
 	measure_paired_fn *paired; /* compare BASE HEAD alternating the two builds; NULL: each
 				      build measured in turn */
-	const char *refusal;	/* why not, when run is NULL ("valgrind cannot ...") */
-	unsigned options;	/* MEASURE_OPT_* that apply in this cell, and
-				   SUITE_PRELOADS */
+	const char *refusal;	   /* why not, when run is NULL ("valgrind cannot ...") */
+	unsigned options;	   /* MEASURE_OPT_* that apply in this cell, and
+				      SUITE_PRELOADS */
 };
 
 /* Not an option: the cell preloads a library into the target, so a static
@@ -72,6 +72,9 @@ struct suite_kind {
 };
 
 const struct suite_kind *suite_kind_of(struct elf_file *ef); /* first row whose detect says yes */
+
+/* The rows, the native one last; *ret_n of them. */
+const struct suite_kind *suite_kinds(size_t *ret_n);
 
 /* The native row (detect NULL, the last): what --symbol specs are. */
 const struct suite_kind *suite_native(void);
