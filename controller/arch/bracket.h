@@ -56,8 +56,8 @@ void arch_bracket_exit_stub(uint8_t out[ARCH_BRACKET_STUB_LEN], uint64_t at, uin
  * long.
  */
 #define ARCH_BRACKET_TRAMP_LEN 32
-size_t arch_bracket_trampoline(uint8_t out[ARCH_BRACKET_TRAMP_LEN], const uint8_t *insn,
-			       size_t len, uint64_t back);
+size_t arch_bracket_trampoline(uint8_t out[ARCH_BRACKET_TRAMP_LEN], const uint8_t *insn, size_t len,
+			       uint64_t back);
 
 /*
  * The length of the instruction at code[0..avail) when a copy of it runs

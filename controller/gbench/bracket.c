@@ -33,8 +33,8 @@
 
 /* ---- the mapping of batches to samples (pure) ---------------------------- */
 
-int gbench_final_batches(const uint64_t *spans, size_t nb, const uint64_t *counts,
-			 size_t ncounts, const uint64_t *rep_iters, size_t nreps, double *ret)
+int gbench_final_batches(const uint64_t *spans, size_t nb, const uint64_t *counts, size_t ncounts,
+			 const uint64_t *rep_iters, size_t nreps, double *ret)
 {
 	if (nb != ncounts || nreps == 0 || nreps > nb)
 		return -EINVAL;
@@ -76,10 +76,10 @@ struct gside {
 	size_t ncounts, capcounts;
 	char *log; /* what was read of the log and not parsed yet (a partial line) */
 	size_t loglen;
-	size_t batches;	 /* batches ended */
-	bool in_finals;	 /* it reached repetition 2: batches of one count */
-	bool live;	 /* running */
-	bool exited;	 /* exited with status 0 */
+	size_t batches; /* batches ended */
+	bool in_finals; /* it reached repetition 2: batches of one count */
+	bool live;	/* running */
+	bool exited;	/* exited with status 0 */
 	uint64_t deadline;
 	uint64_t timeout_ns;
 };
@@ -257,9 +257,9 @@ static int side_step(struct gside *s, struct trace_failure *f)
 
 			snprintf(path, sizeof(path), "%s/stderr", s->dir);
 			said = gbench_tail_lines(path, 3);
-			gbench_fail(s->res, gbench_fmt("exited with status %d%s%s", status,
-						       said ? "; its last words:" : "",
-						       said ? said : ""));
+			gbench_fail(s->res,
+				    gbench_fmt("exited with status %d%s%s", status,
+					       said ? "; its last words:" : "", said ? said : ""));
 			free(said);
 		} else if (r == -TRACE_E_FAILED) {
 			side_failed(s, f);
@@ -324,13 +324,6 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 			s->ncalls, s->threads, s->ncounts);
 		goto out;
 	}
-	if (getenv("BT_DEBUG"))
-		for (size_t j = 0; j < nruns; j++) {
-			size_t c = (nb - nruns + j) * s->threads;
-			fprintf(stderr, "DBG %s %zu t0=%llu span=%llu n=%llu v=%.1f\n", s->dir, j,
-				(unsigned long long)s->calls[c].t0_ns, (unsigned long long)spans[nb - nruns + j],
-				(unsigned long long)s->counts[nb - nruns + j], v[j]);
-		}
 	*ret_samples = v;
 	*ret_n = nruns;
 	v = NULL;

@@ -11,8 +11,10 @@
  * --benchmark_filter:
  *
  *   walltime   the child traced by benchtrap's engine (a crash gets a
- *              backtrace); Google Benchmark's own timing of the instance
- *              read from its JSON output, one sample per repetition
+ *              backtrace), each call of the instance's function (a batch)
+ *              timed by benchtrap's stubs (bracket.c, measure/bracket.h),
+ *              each repetition's final batch a sample; without a known
+ *              function, Google Benchmark's own timing from its JSON
  *   callgrind  the binary under valgrind, counted inside the benchmark's
  *              function only (--toggle-collect), one profile per batch
  *              (--dump-after): instructions per iteration are the slope
@@ -208,14 +210,16 @@ int gbench_measure(const struct measure_target *t, enum measure_instrument_id in
 
 /*
  * compare BASE HEAD under walltime (docs/gbench.md): for each i, instance
- * bspecs[i] of 'base' and hspecs[i] of 'head' (the same name), in rounds
- * of one repetition of each build, each in a fresh process, the order
- * alternating from round to round (base, head; head, base; ...):
- * plan->min_samples rounds of plan->time_ns over them each. bres[i] and
- * hres[i] are filled as gbench_measure fills them, one sample per round,
- * and hres[i].pair_ratios with head over base of each round. A build that
- * fails an instance is failed there; the other goes on alone. Returns 0,
- * or a negative errno with *ret_error.
+ * bspecs[i] of 'base' and hspecs[i] of 'head' (the same name). With both
+ * functions known, two live children alternating batch by batch, each
+ * batch timed by benchtrap, hres[i].pair_ratios head over base of aligned
+ * repetitions; otherwise in rounds of one repetition of each build, each
+ * in a fresh process, the order alternating from round to round (base,
+ * head; head, base; ...): plan->min_samples rounds of plan->time_ns over
+ * them each, a pair ratio per round. bres[i] and hres[i] are filled as
+ * gbench_measure fills them. A build that fails an instance is failed
+ * there; the other goes on alone. Returns 0, or a negative errno with
+ * *ret_error.
  */
 int gbench_measure_paired(const struct measure_target *base, const struct measure_target *head,
 			  const struct bench_spec *bspecs, const struct bench_spec *hspecs,

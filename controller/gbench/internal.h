@@ -60,7 +60,7 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
  * repetition aims at, so that --time holds time/GBENCH_BATCH_NS of them
  * (docs/gbench.md says why this length).
  */
-#define GBENCH_BATCH_NS 2000000
+#define GBENCH_BATCH_NS 1000000
 /* Said when an instance's function is not known and Google Benchmark's own
  * timing is read instead. */
 #define GBENCH_NO_FUNCTION                                                                    \

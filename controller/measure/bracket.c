@@ -218,7 +218,8 @@ static int arm(struct bracket_run *r, const struct measure_target *t, const stru
 					 (unsigned long long)f->link_addr, f->object);
 	e = trace_read(r->p, b->addr, insn, sizeof(insn));
 	if (e < 0)
-		return fail_with(ret_error, e, "cannot read the code of the function at %#llx of %s",
+		return fail_with(ret_error, e,
+				 "cannot read the code of the function at %#llx of %s",
 				 (unsigned long long)f->link_addr, f->object);
 	len = arch_displace_len(insn, sizeof(insn));
 	tl = len ? arch_bracket_trampoline(tramp, insn, len, b->addr + len) : 0;
@@ -433,8 +434,9 @@ static int on_entry(struct bracket_run *r, const struct trace_event *ev, unsigne
 		return e;
 	if (!s) {
 		if (!r->said_unbracketed)
-			diagnose(r, "more than %d calls were in progress at once: calls past "
-				    "that were not timed",
+			diagnose(r,
+				 "more than %d calls were in progress at once: calls past "
+				 "that were not timed",
 				 NSLOTS);
 		r->said_unbracketed = true;
 		if (!b->tramp)
@@ -494,10 +496,9 @@ static int on_exit_trap(struct bracket_run *r, const struct trace_event *ev,
 		e = trace_bp_insert(r->p, r->fns[s->fn].addr);
 	if (e < 0)
 		return e;
-	*ret_call = (struct bracket_call){ .fn = s->fn,
-					   .tid = s->tid,
-					   .t0_ns = ts_ns(&ts[0]),
-					   .t1_ns = ts_ns(&ts[2]) };
+	*ret_call = (struct bracket_call){
+		.fn = s->fn, .tid = s->tid, .t0_ns = ts_ns(&ts[0]), .t1_ns = ts_ns(&ts[2])
+	};
 	s->used = false;
 	return 1;
 }
@@ -595,8 +596,7 @@ int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call
 	}
 }
 
-int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads,
-			uint64_t *ret)
+int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads, uint64_t *ret)
 {
 	if (threads == 0 || nc % threads)
 		return -EINVAL;

@@ -37,8 +37,8 @@ struct bracket_fn {
 };
 
 struct bracket_call {
-	unsigned fn;	      /* index into the fns[] given to bracket_start() */
-	pid_t tid;	      /* the thread that made the call */
+	unsigned fn;	       /* index into the fns[] given to bracket_start() */
+	pid_t tid;	       /* the thread that made the call */
 	uint64_t t0_ns, t1_ns; /* the child's CLOCK_MONOTONIC, read in the child by the
 				  injected stubs around the call: no trap inside */
 };
@@ -90,7 +90,6 @@ void bracket_free(struct bracket_run *r); /* kills a child still running */
  * [k*threads, (k+1)*threads). Into ret[0..nc/threads) ns; -EINVAL when nc
  * is not a multiple of threads or threads is 0.
  */
-int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads,
-			uint64_t *ret);
+int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads, uint64_t *ret);
 
 #endif

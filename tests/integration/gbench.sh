@@ -4,8 +4,8 @@
 # - list: every instance under the name the binary gives it, asked of the
 #   binary itself; --filter and --json;
 # - run (walltime): each instance in a process of its own (distinct pids),
-#   figures from the library's own JSON (one sample per repetition, its
-#   counters kept); the crashing benchmark failed with SIGSEGV and a
+#   timed by benchtrap around each repetition's final batch, the
+#   library's counters kept from its JSON; the crashing benchmark failed with SIGSEGV and a
 #   backtrace naming it, the others measured, exit 1;
 # - --bench with '/' and ':' selects exactly the instance named; a glob
 #   that matches nothing: exit 2, one line; --shard K/N: disjoint parts
@@ -74,8 +74,9 @@ expect_json '[b for b in d["benchmarks"] if b["name"] == "BM_crash"][0]["error"]
 expect_json '"BM_crash" in [b for b in d["benchmarks"] if b["name"] == "BM_crash"][0]["error"]'
 # The backtrace names C++ functions as people write them, not mangled.
 expect_json '"BM_crash(benchmark::State&)+0x" in [b for b in d["benchmarks"] if b["name"] == "BM_crash"][0]["error"]'
-# One sample per repetition, the library's counters and the user's kept.
-expect_json 'all(b["stats"]["samples"] == 3 for b in d["benchmarks"] if b["status"] == "ok")'
+# Many short repetitions, each a sample (gbench_walltime.sh says more);
+# the library's counters and the user's kept.
+expect_json 'all(b["stats"]["samples"] >= 3 for b in d["benchmarks"] if b["status"] == "ok")'
 expect_json '[b for b in d["benchmarks"] if b["name"] == "BM_memcpy/64"][0]["counters"]["size"] == 64'
 expect_json '"bytes_per_second" in [b for b in d["benchmarks"] if b["name"] == "BM_memcpy/64"][0]["counters"]'
 expect_json 'd["run"]["isolation"] == "process"'
@@ -197,9 +198,8 @@ expect_no_orphans "$S"
 run compare "$TMP/cg1.json" "$TMP/cg2.json" --format json
 expect_status 0
 expect_out 'BM_threads/threads:2'
-# compare of two builds: walltime paired round by round (each round a
-# fresh process of each), by the binaries' names; the same build twice
-# fails no gate.
+# compare of two builds: walltime paired batch by batch (two live
+# children), by the binaries' names; the same build twice fails no gate.
 run compare "$S" "$S" --bench 'BM_memcpy/64' --bench 'BM_named/n:8' --time 0.1 --min-samples 4 \
 	--output "$TMP/paired.json"
 expect_status 0
@@ -207,7 +207,7 @@ expect_out 'BM_memcpy/64'
 expect_out 'BM_named/n:8'
 out=$(cat "$TMP/paired.json")
 cp "$TMP/paired.json" "$TMP/out"
-expect_json '[b["name"] for b in d["benchmarks"]] == ["BM_memcpy/64", "BM_named/n:8"] and all(b["paired"]["pairs"] == 4 for b in d["benchmarks"])'
+expect_json '[b["name"] for b in d["benchmarks"]] == ["BM_memcpy/64", "BM_named/n:8"] and all(b["paired"]["pairs"] >= 2 for b in d["benchmarks"])'
 expect_json '[b["name"] for b in d["paired"]["base"]["benchmarks"]] == ["BM_memcpy/64", "BM_named/n:8"]'
 # A crash in head fails the gate; exact instruments compare each build in turn.
 run compare "$S" "$S" --bench BM_crash --time 0.1 --min-samples 2
