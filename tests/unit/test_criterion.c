@@ -16,6 +16,8 @@
 #include <cmocka.h>
 
 #include "criterion/criterion.h"
+#include "elf/elf.h"
+#include "suite/suite.h"
 #include "util/strutil.h"
 
 static void test_list(void **state)
@@ -205,12 +207,59 @@ static void test_slope(void **state)
 	assert_true(s == 3);
 }
 
+/* The fixture suite is criterion's row, its batch functions every
+ * instance of Bencher<M>::iter by valgrind's name; a Rust binary without
+ * criterion is not. */
+static void test_fixture(void **state)
+{
+#ifdef HAVE_CRITERION_FIXTURE
+	struct elf_file *ef = NULL, *other = NULL;
+	struct criterion_fn *fns = NULL;
+	const struct suite_kind *k;
+	const char *what = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(elf_open(CRITERION_FIXTURE, &ef, &what), 0);
+	assert_true(criterion_detect(ef));
+	k = suite_kind_of(ef);
+	assert_string_equal(k->name, "criterion");
+	assert_non_null(k->leaf[MEASURE_WALLTIME].run);
+	assert_non_null(k->leaf[MEASURE_WALLTIME].paired);
+	assert_non_null(k->leaf[MEASURE_CALLGRIND].run);
+	assert_null(k->leaf[MEASURE_PERF].run);
+	assert_non_null(k->leaf[MEASURE_PERF].refusal);
+	assert_null(k->leaf[MEASURE_MEMORY].run);
+	assert_non_null(k->leaf[MEASURE_MEMORY].refusal);
+	assert_int_equal(criterion_batch_fns(ef, &fns, &n), 0);
+	/* One instance per closure type: fib's (both parameters), sum's and
+	 * the chase's. */
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(fns[i].name, "criterion::bencher::Bencher<M>::iter");
+		assert_true(fns[i].link_addr != 0);
+		for (size_t j = 0; j < i; j++)
+			assert_true(fns[j].link_addr != fns[i].link_addr);
+	}
+	criterion_fns_free(fns, n);
+	assert_int_equal(elf_open(OTHER_FIXTURE, &other, &what), 0);
+	assert_false(criterion_detect(other));
+	assert_string_not_equal(suite_kind_of(other)->name, "criterion");
+	elf_close(other);
+	elf_close(ef);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_list),	      cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_batch_names),   cmocka_unit_test(test_callgrind_slope),
 		cmocka_unit_test(test_sample),	      cmocka_unit_test(test_slope),
+		cmocka_unit_test(test_fixture),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
