@@ -24,7 +24,9 @@
  *   walltime   each call of an iter instance bounded by benchtrap's clock
  *              in the child (measure/bracket.h); the iteration count of
  *              each call from criterion's own sample.json (the measured
- *              samples are the last calls, warm-up before them)
+ *              samples are the last calls, warm-up before them); a
+ *              sample is a call's time over its iterations, the figure
+ *              their median, the least-squares slope a counter
  *
  * The parsing and arithmetic below are pure, for the unit tests; nothing
  * here prints.

@@ -11,9 +11,10 @@
  *   measured:  iters[0], iters[1], ...  (--sample-size calls; d, 2d, 3d...
  *                                         or all alike, as criterion chose)
  *
- * The figure is the least-squares slope of the measured calls' times over
- * their iteration counts (what a call costs once goes to the intercept);
- * benchtrap's statistics are of each sample's time over its iterations.
+ * A sample is a measured call's time over its iterations; the figure is
+ * their median, as for every walltime figure, and the least-squares slope
+ * of the calls' times over their iteration counts (what a call costs once
+ * goes to the intercept) is the counter "slope_ns".
  * Paired, the two builds' children alternate call by call (only one runs at
  * a time).
  */
@@ -340,8 +341,13 @@ static int take_samples(struct bench_result *res, double *v, size_t n, double sl
 		res->error = strdup("no usable samples");
 		return res->error ? 0 : -ENOMEM;
 	}
-	res->value = slope;
-	res->no_time = slope <= 0;
+	/* The headline is the median, as for every walltime figure (and
+	 * what the interval and compare's pairs are of); the slope, which
+	 * puts what a call costs once into its intercept, is a counter. */
+	res->value = res->stats.median;
+	res->counters[0] = (struct measure_counter){ .name = "slope_ns", .value = slope };
+	res->ncounters = 1;
+	res->no_time = res->value <= 0;
 	return 0;
 }
 

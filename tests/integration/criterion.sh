@@ -76,6 +76,8 @@ expect_json 'len({b["pid"] for b in d["benchmarks"]}) == 3 and all(b["pid"] > 0 
 # --time 1 at 10 ms a sample: criterion's --sample-size 100.
 expect_json 'all(b["stats"]["samples"] == 100 and b["stats"]["iterations_per_sample"] >= 100 for b in d["benchmarks"])'
 expect_json 'd["run"]["isolation"] == "process"'
+# The headline is the samples' median; the least-squares slope a counter.
+expect_json 'all(b["value"] == b["stats"]["median"] and b["counters"]["slope_ns"] > 0 for b in d["benchmarks"])'
 # criterion's own sample size, given after '--', is what it takes.
 run run "$S" --bench sum_1000 --time 1 --format json -- --sample-size 12
 expect_status 0
