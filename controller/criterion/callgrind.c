@@ -181,14 +181,16 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 		char *said = criterion_said(errpath);
 
 		if (WIFSIGNALED(st))
-			gbench_fail(res, gbench_fmt("SIG%s (%s) under valgrind%s%s",
-						    gbench_sig_name(WTERMSIG(st)),
-						    strsignal(WTERMSIG(st)),
-						    said ? "; its last words:" : "", said ? said : ""));
+			gbench_fail(res,
+				    gbench_fmt("SIG%s (%s) under valgrind%s%s",
+					       gbench_sig_name(WTERMSIG(st)),
+					       strsignal(WTERMSIG(st)),
+					       said ? "; its last words:" : "", said ? said : ""));
 		else
-			gbench_fail(res, gbench_fmt("exited with status %d under valgrind%s%s",
-						    WEXITSTATUS(st), said ? "; its last words:" : "",
-						    said ? said : ""));
+			gbench_fail(res,
+				    gbench_fmt("exited with status %d under valgrind%s%s",
+					       WEXITSTATUS(st), said ? "; its last words:" : "",
+					       said ? said : ""));
 		free(said);
 		goto out;
 	}
@@ -199,10 +201,11 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 		goto out;
 	}
 	if (r < 0 || criterion_callgrind_slope(dumps, ndumps, &per) < 0) {
-		gbench_fail(res, gbench_fmt("cannot make a count per iteration of callgrind's %zu "
-					    "profiles (one per call of criterion's batch "
-					    "function, two at least): %s",
-					    ndumps, r < 0 ? strerror(-r) : "the counts do not grow"));
+		gbench_fail(res,
+			    gbench_fmt("cannot make a count per iteration of callgrind's %zu "
+				       "profiles (one per call of criterion's batch "
+				       "function, two at least): %s",
+				       ndumps, r < 0 ? strerror(-r) : "the counts do not grow"));
 		r = 0;
 		goto out;
 	}

@@ -101,8 +101,8 @@ int criterion_callgrind_slope(const uint64_t *counts, size_t n, double *ret);
  * not such a document (the arrays missing, of unequal lengths, empty, an
  * iteration count not a positive whole number), -ENOMEM.
  */
-int criterion_parse_sample(const char *text, size_t len, uint64_t **ret_iters,
-			   double **ret_times, size_t *ret_n);
+int criterion_parse_sample(const char *text, size_t len, uint64_t **ret_iters, double **ret_times,
+			   size_t *ret_n);
 
 /*
  * The least-squares slope of times over iters (n samples): the time per
@@ -117,8 +117,7 @@ int criterion_slope(const uint64_t *iters, const double *times, size_t n, double
 /* The ids the binary lists (--bench --list) in a fresh child, with t's
  * target arguments, killed with its process group at the timeout. 0, or a
  * negative errno with *ret_error (to free). */
-int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n,
-		   char **ret_error);
+int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error);
 
 /* Fill *ret for benchmark 'name' of c->ef: the first batch function as its
  * symbol (the process of one benchmark calls only that benchmark's

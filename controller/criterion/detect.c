@@ -14,11 +14,7 @@
 
 /* Bencher's batch functions, each #[inline(never)] in criterion 0.3. */
 static const char *const batch_fns[] = {
-	"iter",
-	"iter_custom",
-	"iter_batched",
-	"iter_batched_ref",
-	NULL,
+	"iter", "iter_custom", "iter_batched", "iter_batched_ref", NULL,
 };
 
 /* The length of "::h<16 hex digits>" at the end of s (legacy mangling's

@@ -20,8 +20,8 @@ int criterion_make_dir(char *dir, size_t size);
 char **criterion_env(const char *home, bool clean);
 /* The binary, "--bench", pre[], the user's target arguments, "--noplot
  * --plotting-backend plotters", then post[] (last: the selection). */
-int criterion_argv(const struct measure_target *t, const char *const *pre,
-		   const char *const *post, char ***argv, size_t *na);
+int criterion_argv(const struct measure_target *t, const char *const *pre, const char *const *post,
+		   char ***argv, size_t *na);
 /* What the child said went wrong in file 'path' (its stderr): the first
  * "error: " or "thread '...' panicked" line, else its last three lines,
  * each after "\n  "; or NULL. */

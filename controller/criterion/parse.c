@@ -106,8 +106,8 @@ int criterion_callgrind_slope(const uint64_t *counts, size_t n, double *ret)
 	return 0;
 }
 
-int criterion_parse_sample(const char *text, size_t len, uint64_t **ret_iters,
-			   double **ret_times, size_t *ret_n)
+int criterion_parse_sample(const char *text, size_t len, uint64_t **ret_iters, double **ret_times,
+			   size_t *ret_n)
 {
 	json_t *doc = json_loadb(text, len, 0, NULL), *iters, *times;
 	uint64_t *iv = NULL;

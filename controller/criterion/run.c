@@ -34,10 +34,20 @@ extern char **environ;
 static const char *const list_post[] = { "--list", NULL };
 
 const char *const criterion_reserved[] = {
-	"--bench",	   "--test",	      "--list",		 "--profile-time",
-	"--save-baseline", "-s",	      "--baseline",	 "-b",
-	"--load-baseline", "--output-format", "--plotting-backend", "--noplot",
-	"-n",		   NULL,
+	"--bench",
+	"--test",
+	"--list",
+	"--profile-time",
+	"--save-baseline",
+	"-s",
+	"--baseline",
+	"-b",
+	"--load-baseline",
+	"--output-format",
+	"--plotting-backend",
+	"--noplot",
+	"-n",
+	NULL,
 };
 
 int criterion_make_dir(char *dir, size_t size)
@@ -130,8 +140,7 @@ bool criterion_has_arg(char *const *argv, const char *flag)
 
 /* ---- the list ------------------------------------------------------------ */
 
-int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n,
-		   char **ret_error)
+int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error)
 {
 	const struct measure_target *t = c->t;
 	const char *const *post = list_post;
@@ -181,8 +190,8 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n,
 	}
 	r = gbench_wait_plain(l.pid, measure_now_ns() + c->list_timeout_ns, &st, &killed);
 	if (r == 0 && killed) {
-		*ret_error = gbench_fmt("%s --bench --list did not end in %" PRIu64 " s",
-					t->binary, c->list_timeout_ns / 1000000000);
+		*ret_error = gbench_fmt("%s --bench --list did not end in %" PRIu64 " s", t->binary,
+					c->list_timeout_ns / 1000000000);
 		r = -ETIMEDOUT;
 	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		/* criterion says what it refused on stdout or stderr. */
@@ -212,8 +221,8 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n,
 	}
 	r = criterion_parse_list(text, len, ret_names, ret_n);
 	if (r == -EINVAL)
-		*ret_error = gbench_fmt("%s listed a benchmark id with a control character",
-					t->binary);
+		*ret_error =
+			gbench_fmt("%s listed a benchmark id with a control character", t->binary);
 out:
 	if (fd >= 0)
 		close(fd);

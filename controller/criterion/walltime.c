@@ -79,7 +79,8 @@ static int run_argv(const struct cside *s, const struct measure_plan *plan, char
 {
 	char *filter = criterion_filter_regex(s->spec->name), *pre[9] = { NULL };
 	const char *post[] = { filter, NULL };
-	size_t np = 0, samples = plan->sample_target_ns ? plan->time_ns / plan->sample_target_ns : 0;
+	size_t np = 0,
+	       samples = plan->sample_target_ns ? plan->time_ns / plan->sample_target_ns : 0;
 	int r = 0;
 
 	if (!filter)
@@ -204,9 +205,9 @@ static int side_step(struct cside *s, struct trace_failure *f)
 		free(said);
 	} else if (r == -TRACE_E_FAILED) {
 		if (f->kind == TRACE_FAIL_TIMEOUT)
-			f->timeout_ms = (int)(s->timeout_ns / 1000000 > INT_MAX
-						      ? INT_MAX
-						      : s->timeout_ns / 1000000);
+			f->timeout_ms =
+				(int)(s->timeout_ns / 1000000 > INT_MAX ? INT_MAX
+									: s->timeout_ns / 1000000);
 		gbench_failure_text(s->res, f);
 	} else {
 		gbench_fail(s->res, gbench_fmt("lost the child: %s", trace_strerror(r)));
@@ -391,8 +392,9 @@ static int bracket_one(const struct measure_target *t, const struct bench_spec *
 		       const struct bracket_fn *fns, size_t nfns, const struct measure_plan *plan,
 		       const char *dir, struct bench_result *res)
 {
-	struct cside s = { .t = t, .spec = spec, .res = res, .dir = dir, .fns = fns,
-			   .nfns = nfns, .errfd = -1 };
+	struct cside s = {
+		.t = t, .spec = spec, .res = res, .dir = dir, .fns = fns, .nfns = nfns, .errfd = -1
+	};
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	double *v = NULL, slope = 0;
 	size_t n = 0;
@@ -471,10 +473,20 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 {
 	struct measure_target tb = *base, th = *head;
 	struct cside s[2] = {
-		{ .t = &tb, .spec = bspec, .res = bres, .dir = dirs[0], .fns = fns[0],
-		  .nfns = nfns[0], .errfd = -1 },
-		{ .t = &th, .spec = hspec, .res = hres, .dir = dirs[1], .fns = fns[1],
-		  .nfns = nfns[1], .errfd = -1 },
+		{ .t = &tb,
+		  .spec = bspec,
+		  .res = bres,
+		  .dir = dirs[0],
+		  .fns = fns[0],
+		  .nfns = nfns[0],
+		  .errfd = -1 },
+		{ .t = &th,
+		  .spec = hspec,
+		  .res = hres,
+		  .dir = dirs[1],
+		  .fns = fns[1],
+		  .nfns = nfns[1],
+		  .errfd = -1 },
 	};
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	double *v[2] = { NULL, NULL }, slope[2] = { 0, 0 };

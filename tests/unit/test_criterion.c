@@ -87,7 +87,8 @@ static void test_batch_names(void **state)
 {
 	(void)state;
 	assert_true(criterion_is_batch_fn("criterion::bencher::Bencher<M>::iter"));
-	assert_true(criterion_is_batch_fn("criterion::bencher::Bencher<M>::iter::h6be01009ae718136"));
+	assert_true(
+		criterion_is_batch_fn("criterion::bencher::Bencher<M>::iter::h6be01009ae718136"));
 	assert_true(criterion_is_batch_fn("criterion::bencher::Bencher<M>::iter_custom"));
 	assert_true(criterion_is_batch_fn("criterion::bencher::Bencher<M>::iter_batched"));
 	assert_true(criterion_is_batch_fn(
@@ -102,7 +103,8 @@ static void test_batch_names(void **state)
 	assert_false(criterion_is_batch_fn("criterion::bencher::AsyncBencher<A,M>::iter"));
 	assert_false(criterion_is_batch_fn("criterion::routine::Routine::bench"));
 	assert_false(criterion_is_batch_fn("mycrate::Bencher<M>::iter"));
-	assert_false(criterion_is_batch_fn("criterion::bencher::Bencher<M>::iter::hnothex0123456789"));
+	assert_false(
+		criterion_is_batch_fn("criterion::bencher::Bencher<M>::iter::hnothex0123456789"));
 }
 
 static void test_callgrind_slope(void **state)
@@ -139,9 +141,8 @@ static void test_callgrind_slope(void **state)
 
 static void test_sample(void **state)
 {
-	static const char doc[] =
-		"{\"sampling_mode\":\"Linear\",\"iters\":[374.0,748.0,1122.0],"
-		"\"times\":[17214834.0,29119699.0,63660322.0]}";
+	static const char doc[] = "{\"sampling_mode\":\"Linear\",\"iters\":[374.0,748.0,1122.0],"
+				  "\"times\":[17214834.0,29119699.0,63660322.0]}";
 	uint64_t *iters = NULL;
 	double *times = NULL;
 	size_t n = 0;
@@ -256,9 +257,9 @@ static void test_fixture(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_list),	      cmocka_unit_test(test_filter),
-		cmocka_unit_test(test_batch_names),   cmocka_unit_test(test_callgrind_slope),
-		cmocka_unit_test(test_sample),	      cmocka_unit_test(test_slope),
+		cmocka_unit_test(test_list),	    cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_batch_names), cmocka_unit_test(test_callgrind_slope),
+		cmocka_unit_test(test_sample),	    cmocka_unit_test(test_slope),
 		cmocka_unit_test(test_fixture),
 	};
 
