@@ -188,13 +188,13 @@ static int list_named(struct list_opts *o, struct elf_file *ef)
 {
 	char *no_args[1] = { NULL };
 	struct cli_run_opts ro = { .cpu = -1, .target_args = no_args };
-	struct cli_suite s = { 0 };
+	struct cli_suite s = { .path = o->binary, .ef = ef, .kind = o->kind };
 	const char **shown = NULL;
 	size_t n = 0;
-	int r;
+	int r = 0;
 
-	/* The suite's own ef: the one opened here stays the caller's. */
-	r = cli_suite_open(&s, o->binary, &ro);
+	if (cli_measure_target(o->binary, ef, &ro, &s.t, &s.argv, &s.exec_path) < 0)
+		r = cli_error("out of memory");
 	if (r == 0)
 		r = cli_suite_names(&s);
 	if (r)
@@ -232,6 +232,7 @@ static int list_named(struct list_opts *o, struct elf_file *ef)
 	}
 out:
 	free(shown);
+	s.ef = NULL; /* the caller's */
 	cli_suite_clear(&s);
 	return r;
 }
