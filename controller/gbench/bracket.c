@@ -315,7 +315,7 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 	}
 	for (size_t j = 0; j < nruns; j++)
 		reps[j] = runs[j].iterations / (runs[j].threads ? runs[j].threads : 1);
-	if (bracket_batch_spans(s->calls, s->ncalls, s->threads, spans) < 0 ||
+	if (bracket_batch_spans(s->calls, s->ncalls, s->threads, true, spans) < 0 ||
 	    gbench_final_batches(spans, nb, s->counts, s->ncounts, reps, nruns, v) < 0) {
 		r = bench_result_diagnose(
 			s->res,

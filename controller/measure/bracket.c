@@ -596,20 +596,24 @@ int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call
 	}
 }
 
-int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads, uint64_t *ret)
+int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads, bool inner,
+			uint64_t *ret)
 {
 	if (threads == 0 || nc % threads)
 		return -EINVAL;
 	for (size_t k = 0; k < nc / threads; k++) {
-		uint64_t lo = UINT64_MAX, hi = 0;
+		uint64_t lo = UINT64_MAX, hi = 0, last_in = 0, first_out = UINT64_MAX;
 
 		for (size_t j = k * threads; j < (k + 1) * threads; j++) {
-			if (c[j].t0_ns < lo)
-				lo = c[j].t0_ns;
-			if (c[j].t1_ns > hi)
-				hi = c[j].t1_ns;
+			lo = c[j].t0_ns < lo ? c[j].t0_ns : lo;
+			hi = c[j].t1_ns > hi ? c[j].t1_ns : hi;
+			last_in = c[j].t0_ns > last_in ? c[j].t0_ns : last_in;
+			first_out = c[j].t1_ns < first_out ? c[j].t1_ns : first_out;
 		}
-		ret[k] = hi > lo ? hi - lo : 0;
+		if (inner && first_out > last_in)
+			ret[k] = first_out - last_in;
+		else
+			ret[k] = hi > lo ? hi - lo : 0;
 	}
 	return 0;
 }

@@ -86,10 +86,15 @@ void bracket_free(struct bracket_run *r); /* kills a child still running */
 /*
  * Calls c[0..nc) of one function, in the order they ended, grouped
  * 'threads' to a batch (a batch's calls end before the next batch's
- * start): batch k's interval is [least t0, greatest t1] of calls
- * [k*threads, (k+1)*threads). Into ret[0..nc/threads) ns; -EINVAL when nc
- * is not a multiple of threads or threads is 0.
+ * start): batch k's interval over calls [k*threads, (k+1)*threads) into
+ * ret[k] ns, for k < nc/threads. Outer: [least t0, greatest t1], the whole
+ * batch. Inner (a framework whose threads meet at a barrier after entering
+ * and before returning, as Google Benchmark's do): [greatest t0, least t1],
+ * which holds every thread's loop and none of the threads' entry and exit
+ * traps (each stops the whole process); the outer one where that is
+ * empty. -EINVAL when nc is not a multiple of threads or threads is 0.
  */
-int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads, uint64_t *ret);
+int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads, bool inner,
+			uint64_t *ret);
 
 #endif

@@ -7,6 +7,7 @@
 #   cpu time kept; an instance on two threads (two calls per batch) the
 #   same; a crash inside a batch failed with SIGSEGV and a backtrace that
 #   walks from the function through the library to main;
+# - a stripped binary: the library's own timing, with a diagnostic;
 # - compare of two builds (gbench_twin_a, gbench_twin_b): the results
 #   document has, for every instance, pairs from aligned batches (many
 #   more than processes), their ratios, a verdict and its interval; the
@@ -53,6 +54,16 @@ expect_json '"benchmark::RunSpecifiedBenchmarks" in d["benchmarks"][1]["error"]'
 expect_json '" main+0x" in d["benchmarks"][1]["error"] and "timing stub" not in d["benchmarks"][1]["error"]'
 expect_json 'd["benchmarks"][0]["status"] == "ok"'
 expect_no_orphans "$S"
+
+# A binary whose functions have no symbols (stripped): its instances are
+# timed by the library itself, and the results say so.
+cp "$S" "$TMP/stripped"
+strip "$TMP/stripped"
+run run "$TMP/stripped" --bench BM_counted --time 0.05 --min-samples 3 --format json
+expect_status 0
+expect_json 'd["benchmarks"][0]["status"] == "ok" and d["benchmarks"][0]["stats"]["samples"] == 3'
+expect_json 'any("'"$OWN"'" in x for x in d["benchmarks"][0]["diagnostics"])'
+expect_no_orphans "$TMP/stripped"
 
 # Two builds, paired batch by batch.
 run compare "$A" "$B" --bench BM_same --bench BM_5pct --bench 'BM_threads/threads:2' \

@@ -128,25 +128,33 @@ static void test_exit_stub(void **state)
 
 static void test_batch_spans(void **state)
 {
-	/* Two threads, three batches: each batch is [least t0, greatest t1]. */
+	/* Two threads, three batches. */
 	const struct bracket_call c[] = {
-		{ 0, 11, 100, 200 }, { 0, 12, 90, 210 },  /* batch 0: 90..210 */
-		{ 0, 12, 300, 350 }, { 0, 11, 310, 400 }, /* batch 1: 300..400 */
-		{ 0, 11, 500, 600 }, { 0, 12, 505, 590 }, /* batch 2: 500..600 */
+		{ 0, 11, 100, 200 }, { 0, 12, 90, 210 },  /* batch 0: 90..210, 100..200 */
+		{ 0, 12, 300, 350 }, { 0, 11, 310, 400 }, /* batch 1: 300..400, 310..350 */
+		{ 0, 11, 500, 600 }, { 0, 12, 605, 690 }, /* batch 2: 500..690, none */
 	};
 	uint64_t spans[6] = { 0 }, keep[3] = { 7, 7, 7 };
 
 	(void)state;
-	assert_int_equal(bracket_batch_spans(c, 6, 2, spans), 0);
+	/* Outer: [least t0, greatest t1]. */
+	assert_int_equal(bracket_batch_spans(c, 6, 2, false, spans), 0);
 	assert_int_equal(spans[0], 120);
 	assert_int_equal(spans[1], 100);
-	assert_int_equal(spans[2], 100);
-	assert_int_equal(bracket_batch_spans(c, 6, 1, spans), 0);
+	assert_int_equal(spans[2], 190);
+	/* Inner: [greatest t0, least t1], the outer where that is empty. */
+	assert_int_equal(bracket_batch_spans(c, 6, 2, true, spans), 0);
+	assert_int_equal(spans[0], 100);
+	assert_int_equal(spans[1], 40);
+	assert_int_equal(spans[2], 190);
+	/* One thread: each call its own batch, inner and outer alike. */
+	assert_int_equal(bracket_batch_spans(c, 6, 1, true, spans), 0);
 	assert_int_equal(spans[0], 100);
 	assert_int_equal(spans[1], 120);
+	assert_int_equal(spans[5], 85);
 	/* Calls that are not whole batches: nothing written. */
-	assert_int_equal(bracket_batch_spans(c, 5, 2, keep), -EINVAL);
-	assert_int_equal(bracket_batch_spans(c, 6, 0, keep), -EINVAL);
+	assert_int_equal(bracket_batch_spans(c, 5, 2, false, keep), -EINVAL);
+	assert_int_equal(bracket_batch_spans(c, 6, 0, false, keep), -EINVAL);
 	assert_int_equal(keep[0], 7);
 }
 
