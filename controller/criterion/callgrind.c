@@ -153,7 +153,7 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 	launch_opts_init(&lo, valgrind, argv);
 	lo.envp = env;
 	lo.stdio[0] = input;
-	lo.stdio[1] = errfd;
+	lo.stdio[1] = devnull;
 	lo.stdio[2] = errfd;
 	lo.process_group = true;
 	lo.cpu = t->cpu;
@@ -180,12 +180,12 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		char *said = criterion_said(errpath);
 
+		/* Killed by a signal, what it said before is criterion's
+		 * progress, not why: the signal alone. */
 		if (WIFSIGNALED(st))
-			gbench_fail(res,
-				    gbench_fmt("SIG%s (%s) under valgrind%s%s",
-					       gbench_sig_name(WTERMSIG(st)),
-					       strsignal(WTERMSIG(st)),
-					       said ? "; its last words:" : "", said ? said : ""));
+			gbench_fail(res, gbench_fmt("SIG%s (%s) under valgrind",
+						    gbench_sig_name(WTERMSIG(st)),
+						    strsignal(WTERMSIG(st))));
 		else
 			gbench_fail(res,
 				    gbench_fmt("exited with status %d under valgrind%s%s",

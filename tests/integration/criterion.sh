@@ -4,6 +4,7 @@
 # - list: every benchmark under the id criterion gives it, asked of the
 #   binary itself, in its order; --filter and --json (framework criterion);
 # - run (walltime): each benchmark in a process of its own (distinct pids),
+#   the one that dies failed with SIGSEGV and its backtrace, the others run;
 #   every sample a bracketed call of Bencher's batch function, as many as
 #   criterion's --sample-size; nothing written in the current directory
 #   (criterion's reports go to a CRITERION_HOME of benchtrap's, removed);
@@ -47,7 +48,7 @@ expect_no_temp_dirs() {
 	done
 	fail "temporary directories left: $(temp_dirs) $(find "$TMPDIR" | head -5)"
 }
-NAMES="fib/10 fib/20 sum_1000 group/chase"
+NAMES="fib/10 fib/20 sum_1000 group/chase crash"
 # Every run from a directory of its own: criterion would write
 # target/criterion there without a CRITERION_HOME.
 mkdir -p "$TMP/cwd"
@@ -78,6 +79,12 @@ expect_json 'all(b["stats"]["samples"] == 100 and b["stats"]["iterations_per_sam
 expect_json 'd["run"]["isolation"] == "process"'
 # The headline is the samples' median; the least-squares slope a counter.
 expect_json 'all(b["value"] == b["stats"]["median"] and b["counters"]["slope_ns"] > 0 for b in d["benchmarks"])'
+# The benchmark that dies: SIGSEGV with a backtrace through criterion's
+# batch function, the other measured, exit 1.
+run run "$S" --bench crash --bench sum_1000 --time 1 --format json
+expect_status 1
+expect_json '[b["status"] for b in d["benchmarks"]] == ["ok", "failed"]'
+expect_json 'd["benchmarks"][1]["error"].startswith("SIGSEGV") and "criterion::bencher::Bencher<M>::iter" in d["benchmarks"][1]["error"]'
 # criterion's own sample size, given after '--', is what it takes.
 run run "$S" --bench sum_1000 --time 1 --format json -- --sample-size 12
 expect_status 0
@@ -123,10 +130,11 @@ PY
 )
 [[ $hand != none ]] || fail "valgrind's own run dumped fewer than two profiles"
 run run "$S" --instrument callgrind --format json
-expect_status 0
+expect_status 1
 cp "$TMP/out" "$TMP/cg1.json"
 expect_json '[b["name"] for b in d["benchmarks"]] == '"$(python3 -c 'import sys; print(sys.argv[1].split())' "$NAMES")"
-expect_json 'all(b["status"] == "ok" and b["unit"] == "instructions" and b["value"] > 0 for b in d["benchmarks"])'
+expect_json 'all(b["status"] == "ok" and b["unit"] == "instructions" and b["value"] > 0 for b in d["benchmarks"] if b["name"] != "crash")'
+expect_json '[b for b in d["benchmarks"] if b["name"] == "crash"][0]["error"] == "SIGSEGV (Segmentation fault) under valgrind"'
 # Within 0.1%: each call reads the clock twice (criterion's Instant::now),
 # and the vDSO's clock takes a few instructions more or fewer from one
 # read to the next.
@@ -134,10 +142,10 @@ expect_json 'abs([b for b in d["benchmarks"] if b["name"] == "sum_1000"][0]["val
 # fib(20) does about 110 times fib(10)'s work (21891 calls against 177).
 expect_json '100 < [b["value"] for b in d["benchmarks"] if b["name"] == "fib/20"][0] / [b["value"] for b in d["benchmarks"] if b["name"] == "fib/10"][0] < 150'
 run run "$S" --instrument callgrind --format json
-expect_status 0
+expect_status 1
 python3 - "$TMP/cg1.json" "$TMP/out" <<'PY' || fail "two callgrind runs differ by more than 0.1%"
 import json, sys
-a, b = ({x["name"]: x["value"] for x in json.load(open(p))["benchmarks"]} for p in sys.argv[1:3])
+a, b = ({x["name"]: x["value"] for x in json.load(open(p))["benchmarks"] if x["status"] == "ok"} for p in sys.argv[1:3])
 sys.exit(0 if a.keys() == b.keys() and all(abs(a[k] - b[k]) <= 0.001 * a[k] for k in a) else 1)
 PY
 checks=$((checks + 1))
