@@ -11,6 +11,7 @@
 
 #include "elf/elf.h"
 #include "gbench/gbench.h"
+#include "criterion/criterion.h"
 #include "suite/suite.h"
 
 /* ---- Google Benchmark (controller/gbench/, docs/gbench.md) ---------------- */
@@ -90,6 +91,34 @@ static struct suite_kind kinds[] = {
 					   "that Google Benchmark's own main makes",
 			},
 			[MEASURE_MEMORY] = { .run = gbench_memory },
+		},
+	},
+	{
+		/* Rust criterion suites (controller/criterion/, docs/criterion.md). */
+		.name = "criterion",
+		.title = "criterion",
+		.detect = criterion_detect,
+		.lists_by_running = true,
+		.reserved = criterion_reserved,
+		.list = criterion_list,
+		.spec = criterion_spec,
+		.fresh_process = true,
+		.doc = "docs/criterion.md",
+		.leaf = {
+			[MEASURE_WALLTIME] = { .run = criterion_walltime,
+					       .paired = criterion_walltime_paired },
+			[MEASURE_CALLGRIND] = { .run = criterion_callgrind },
+			[MEASURE_PERF] = {
+				.refusal = "perf counts the calls its driver makes in place of "
+					   "main, and criterion's batch function needs the "
+					   "Bencher that criterion's own main makes",
+			},
+			[MEASURE_MEMORY] = {
+				.refusal = "the memory instrument counts the calls its driver "
+					   "makes in place of main, and criterion's batch "
+					   "function needs the Bencher that criterion's own "
+					   "main makes",
+			},
 		},
 	},
 	{

@@ -403,26 +403,47 @@ static void sweep_all(void)
 }
 
 /* Remove the files in 'path' (not subdirectories). Async-signal-safe. */
-static void empty_dir(const char *path)
+/* Everything in the directory open as fd, subdirectories and all (a
+ * program benchtrap runs may write a tree there: criterion's reports), by
+ * system calls alone: it runs in launch_terminate() too. Symbolic links are
+ * removed, never followed; 'depth' bounds the recursion. */
+static void empty_dirfd(int fd, int depth)
 {
 	char buf[4096];
 	long n;
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (fd < 0)
-		return;
 	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
 		for (long off = 0; off < n;) {
 			/* struct linux_dirent64: ino, off, reclen, type, name */
 			unsigned short reclen;
+			unsigned char type = (unsigned char)buf[off + 18];
 			const char *name = buf + off + 19;
 
 			memcpy(&reclen, buf + off + 16, sizeof(reclen));
-			if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
-				unlinkat(fd, name, 0);
+			if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+			    unlinkat(fd, name, 0) < 0 && (type == DT_DIR || type == DT_UNKNOWN) &&
+			    depth > 0) {
+				int sub = openat(fd, name,
+						 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+				if (sub >= 0) {
+					empty_dirfd(sub, depth - 1);
+					close(sub);
+					unlinkat(fd, name, AT_REMOVEDIR);
+				}
+			}
 			off += reclen;
 		}
 	}
+}
+
+static void empty_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	empty_dirfd(fd, 16);
 	close(fd);
 }
 

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A criterion benchmark under callgrind (criterion.h says how it
+ * measures):
+ *
+ *   valgrind --collect-atstart=no --toggle-collect=ITER --dump-after=ITER
+ *       BINARY --bench ... --profile-time 1 '^ID$'
+ *     └─ criterion's warm-up alone: ITER called with 1, 2, 4, ... iterations
+ *        for a second, a profile dumped after each call; no analysis, no
+ *        file of criterion's written
+ *
+ * ITER is each of Bencher<M>::iter* by valgrind's name for it (every
+ * instance of one function has the same). valgrind is run as
+ * gbench/callgrind.c runs it; the profiles are read with
+ * measure/callgrind.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "elf/elf.h"
+#include "measure/callgrind.h"
+#include "measure/driver-env.h"
+#include "util/launch.h"
+#include "gbench/internal.h"
+#include "criterion/internal.h"
+
+/* Calls one run may have: 2^63 iterations are more than any run. */
+#define MAX_DUMPS 64
+
+struct dump {
+	unsigned n;
+	uint64_t ir;
+};
+
+static int cmp_dump(const void *a, const void *b)
+{
+	const struct dump *x = a, *y = b;
+
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* The Ir total of each numbered profile of process pid, in dump order;
+ * -E2BIG past 'max'. */
+static int read_dumps(const char *dir, pid_t pid, uint64_t *ret, size_t max, size_t *ret_n)
+{
+	DIR *d = opendir(dir);
+	struct dump v[MAX_DUMPS];
+	struct dirent *e;
+	size_t n = 0;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		unsigned dump, thread;
+		char path[PATH_MAX + 300];
+		struct callgrind_profile prof;
+		int ir;
+
+		if (!callgrind_part_name(e->d_name, pid, &dump, &thread) || dump == 0)
+			continue;
+		if (n == max || n == MAX_DUMPS) {
+			r = -E2BIG;
+			goto out;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		r = callgrind_parse_file(path, NULL, NULL, &prof);
+		if (r < 0)
+			goto out;
+		ir = callgrind_event_index(&prof, "Ir");
+		if (ir < 0) {
+			r = -EINVAL;
+			goto out;
+		}
+		v[n++] = (struct dump){ dump, prof.totals[ir] };
+	}
+	qsort(v, n, sizeof(*v), cmp_dump);
+	for (size_t i = 0; i < n; i++)
+		ret[i] = v[i].ir;
+	*ret_n = n;
+out:
+	closedir(d);
+	return r;
+}
+
+/* valgrind's options: where it writes, and the batch functions (each name
+ * once) counted and dumped after. */
+static int valgrind_argv(const char *valgrind, const char *dir, const struct criterion_fn *fns,
+			 size_t nfns, char ***argv, size_t *na)
+{
+	int r = 0;
+
+	r |= gbench_push(argv, na, strdup(valgrind));
+	r |= gbench_push(argv, na, strdup("--tool=callgrind"));
+	r |= gbench_push(argv, na, strdup("--vgdb=no"));
+	r |= gbench_push(argv, na, gbench_fmt("--log-file=%s/valgrind.log", dir));
+	r |= gbench_push(argv, na, gbench_fmt("--callgrind-out-file=%s/callgrind.out.%%p", dir));
+	r |= gbench_push(argv, na, strdup("--collect-atstart=no"));
+	for (size_t i = 0; i < nfns && r == 0; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < i; k++)
+			seen |= !strcmp(fns[k].name, fns[i].name);
+		if (seen)
+			continue;
+		r |= gbench_push(argv, na, gbench_fmt("--toggle-collect=%s", fns[i].name));
+		r |= gbench_push(argv, na, gbench_fmt("--dump-after=%s", fns[i].name));
+	}
+	return r ? -ENOMEM : 0;
+}
+
+/* One benchmark under valgrind: res filled; 0, or a negative errno when
+ * nothing can go on (out of memory). */
+static int callgrind_one(const struct measure_target *t, const char *valgrind,
+			 const struct criterion_fn *fns, size_t nfns, const struct bench_spec *s,
+			 const struct measure_plan *plan, const char *dir, int input, int devnull,
+			 struct bench_result *res)
+{
+	char **argv = NULL, **env = NULL, *filter = criterion_filter_regex(s->name);
+	char home[PATH_MAX + 16], errpath[PATH_MAX + 16];
+	const char *post[] = { "--profile-time", "1", filter, NULL };
+	uint64_t dumps[MAX_DUMPS];
+	size_t na = 0, ndumps = 0;
+	struct launch l;
+	struct launch_opts lo;
+	int errfd = -1, exec_errno = 0, st = 0, r;
+	bool killed = false;
+	double per;
+
+	snprintf(home, sizeof(home), "%s/home", dir);
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	r = filter ? valgrind_argv(valgrind, dir, fns, nfns, &argv, &na) : -ENOMEM;
+	if (r == 0)
+		r = criterion_argv(t, NULL, post, &argv, &na);
+	env = r ? NULL : criterion_env(home, true);
+	if (r || !env) {
+		r = -ENOMEM;
+		goto out;
+	}
+	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (errfd < 0) {
+		gbench_fail(res, gbench_fmt("cannot create %s: %s", errpath, strerror(errno)));
+		goto out;
+	}
+	launch_opts_init(&lo, valgrind, argv);
+	lo.envp = env;
+	lo.stdio[0] = input;
+	lo.stdio[1] = devnull;
+	lo.stdio[2] = errfd;
+	lo.process_group = true;
+	lo.cpu = t->cpu;
+	r = launch_start(&lo, &l, &exec_errno);
+	if (r < 0) {
+		gbench_fail(res, gbench_fmt("cannot execute %s: %s", valgrind,
+					    strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r)));
+		r = 0;
+		goto out;
+	}
+	res->pid = l.pid;
+	r = gbench_wait_plain(l.pid, res->t_start_ns + plan->timeout_ns, &st, &killed);
+	if (r < 0) {
+		gbench_fail(res, gbench_fmt("lost valgrind's process: %s", strerror(-r)));
+		r = 0;
+		goto out;
+	}
+	if (killed) {
+		gbench_fail(res, gbench_fmt("timed out after %" PRIu64
+					    " ms under valgrind and was killed",
+					    plan->timeout_ns / 1000000));
+		goto out;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char *said = criterion_said(errpath);
+
+		/* Killed by a signal, what it said before is criterion's
+		 * progress, not why: the signal alone. */
+		if (WIFSIGNALED(st))
+			gbench_fail(res, gbench_fmt("SIG%s (%s) under valgrind",
+						    gbench_sig_name(WTERMSIG(st)),
+						    strsignal(WTERMSIG(st))));
+		else
+			gbench_fail(res,
+				    gbench_fmt("exited with status %d under valgrind%s%s",
+					       WEXITSTATUS(st), said ? "; its last words:" : "",
+					       said ? said : ""));
+		free(said);
+		goto out;
+	}
+	r = read_dumps(dir, l.pid, dumps, MAX_DUMPS, &ndumps);
+	if (r == 0 && ndumps == 0) {
+		gbench_fail(res, gbench_fmt("the binary ran no benchmark named '%s' (FILTER %s)",
+					    s->name, filter));
+		goto out;
+	}
+	if (r < 0 || criterion_callgrind_slope(dumps, ndumps, &per) < 0) {
+		gbench_fail(res,
+			    gbench_fmt("cannot make a count per iteration of callgrind's %zu "
+				       "profiles (one per call of criterion's batch "
+				       "function, two at least): %s",
+				       ndumps, r < 0 ? strerror(-r) : "the counts do not grow"));
+		r = 0;
+		goto out;
+	}
+	r = 0;
+	measure_result_count(res, per);
+	res->iterations = 1ull << (ndumps - 1);
+	res->calls = res->iterations;
+	res->counters[0] = (struct measure_counter){ .name = "Ir", .value = per };
+	res->ncounters = 1;
+	if (res->status == BENCH_OK && per < MEASURE_MIN_INSTRUCTIONS)
+		res->no_time = true;
+out:
+	if (errfd >= 0)
+		close(errfd);
+	free(filter);
+	measure_env_free(argv);
+	measure_env_free(env);
+	return r;
+}
+
+int criterion_callgrind(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+			const struct measure_plan *plan, enum measure_isolation iso,
+			const struct measure_opts *opts, const struct measure_hooks *hooks,
+			struct bench_result *results, char **ret_error)
+{
+	const struct measure_instrument *in = measure_instrument_of(MEASURE_CALLGRIND);
+	char dir[PATH_MAX], *valgrind = NULL;
+	struct elf_file *ef = NULL;
+	struct criterion_fn *fns = NULL;
+	size_t nfns = 0;
+	const char *what = NULL;
+	int input = -1, devnull = -1, r;
+
+	(void)iso, (void)opts;
+	*ret_error = NULL;
+	if (n == 0)
+		return 0;
+	valgrind = callgrind_find_program("valgrind");
+	if (!valgrind) {
+		*ret_error = strdup("valgrind is not installed (the callgrind instrument runs "
+				    "the binary under it: apt install valgrind)");
+		return -ENOENT;
+	}
+	r = elf_open(specs[0].object, &ef, &what);
+	if (r == 0)
+		r = criterion_batch_fns(ef, &fns, &nfns);
+	if (r == 0 && nfns == 0)
+		r = -ENOENT;
+	if (r < 0) {
+		*ret_error = gbench_fmt("%s: cannot find criterion's batch functions "
+					"(criterion::bencher::Bencher<M>::iter): %s",
+					specs[0].object, what ? what : strerror(-r));
+		goto out;
+	}
+	r = criterion_make_dir(dir, sizeof(dir));
+	if (r < 0) {
+		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		goto out;
+	}
+	input = measure_open_input(t);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (input < 0 || devnull < 0) {
+		r = input < 0 ? input : -errno;
+		*ret_error = gbench_fmt("cannot open the child's input: %s", strerror(-r));
+		goto out_dir;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct bench_result *res = &results[i];
+
+		measure_result_begin(res, &specs[i], in->name, in->unit);
+		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
+							     .name = specs[i].name,
+							     .t_ns = res->t_start_ns });
+		r = callgrind_one(t, valgrind, fns, nfns, &specs[i], plan, dir, input, devnull,
+				  res);
+		if (r < 0) {
+			*ret_error = gbench_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
+			goto out_dir;
+		}
+		res->t_end_ns = measure_now_ns();
+		measure_emit_end(hooks, res, res->pid, res->t_end_ns);
+		launch_temp_dir_empty(dir);
+	}
+	r = 0;
+out_dir:
+	launch_temp_dir_remove(dir);
+out:
+	if (input >= 0)
+		close(input);
+	if (devnull >= 0)
+		close(devnull);
+	criterion_fns_free(fns, nfns);
+	elf_close(ef);
+	free(valgrind);
+	return r;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recognizing a criterion binary by its symbols, and finding the functions
+ * that run one batch of a benchmark: the instances of Bencher<M>::iter*.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf.h"
+#include "suite/suite.h"
+#include "criterion/criterion.h"
+
+/* Bencher's batch functions, each #[inline(never)] in criterion 0.3. */
+static const char *const batch_fns[] = {
+	"iter", "iter_custom", "iter_batched", "iter_batched_ref", NULL,
+};
+
+/* The length of "::h<16 hex digits>" at the end of s (legacy mangling's
+ * hash), or 0. */
+static size_t hash_len(const char *s, size_t l)
+{
+	if (l < 19 || memcmp(s + l - 19, "::h", 3))
+		return 0;
+	for (size_t i = l - 16; i < l; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	return 19;
+}
+
+/* Whether s[0..l) is one of batch_fns[]. */
+static bool is_batch_word(const char *s, size_t l)
+{
+	for (size_t k = 0; batch_fns[k]; k++)
+		if (strlen(batch_fns[k]) == l && !memcmp(s, batch_fns[k], l))
+			return true;
+	return false;
+}
+
+bool criterion_is_batch_fn(const char *d)
+{
+	static const char legacy[] = "criterion::bencher::Bencher<M>::";
+	static const char v0[] = "<criterion::bencher::Bencher";
+	size_t l = strlen(d);
+
+	if (!strncmp(d, legacy, sizeof(legacy) - 1)) {
+		const char *w = d + sizeof(legacy) - 1;
+
+		return is_batch_word(w, l - hash_len(d, l) - (size_t)(w - d));
+	}
+	if (!strncmp(d, v0, sizeof(v0) - 1)) {
+		/* "<criterion::bencher::Bencher<...>>::iter::<...>": the word
+		 * after the type's closing ">>::". */
+		const char *w = strstr(d, ">>::");
+
+		if (!w)
+			return false;
+		w += 4;
+		return is_batch_word(w, strcspn(w, ":"));
+	}
+	return false;
+}
+
+bool criterion_detect(struct elf_file *ef)
+{
+	for (size_t i = 0; i < elf_symbol_count(ef); i++) {
+		const char *name = elf_symbol(ef, i)->name;
+
+		/* Mangled, the crate's name comes first: a cheap test before
+		 * the demangled name's. */
+		if (!strstr(name, "9criterion7bencher"))
+			continue;
+		if (criterion_is_batch_fn(elf_symbol(ef, i)->demangled))
+			return true;
+	}
+	return false;
+}
+
+void criterion_fns_free(struct criterion_fn *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+int criterion_batch_fns(const struct elf_file *ef, struct criterion_fn **ret, size_t *ret_n)
+{
+	struct criterion_fn *v = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < elf_symbol_count(ef); i++) {
+		const struct elf_symbol *s = elf_symbol(ef, i);
+		size_t l = strlen(s->demangled);
+		struct criterion_fn *nv;
+
+		/* A part the compiler split off ("iter.cold") is no entry. */
+		if (!s->addr || strchr(s->name, '.') || !criterion_is_batch_fn(s->demangled))
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			goto nomem;
+		v = nv;
+		v[n].link_addr = s->addr;
+		v[n].name = strndup(s->demangled, l - hash_len(s->demangled, l));
+		if (!v[n].name)
+			goto nomem;
+		n++;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+nomem:
+	criterion_fns_free(v, n);
+	return -ENOMEM;
+}
+
+int criterion_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret)
+{
+	struct bench_spec s = { .in_main = true, .registered = true, .kind = NULL };
+	struct criterion_fn *fns = NULL;
+	size_t nfns = 0;
+	int r = criterion_batch_fns(c->ef, &fns, &nfns);
+
+	if (r < 0)
+		return r;
+	s.kind = suite_kind_of(c->ef);
+	s.name = strdup(name);
+	s.object = strdup(elf_path(c->ef));
+	s.build_id = elf_build_id(c->ef) ? strdup(elf_build_id(c->ef)) : NULL;
+	if (nfns) {
+		s.symbol = strdup(fns[0].name);
+		s.link_addr = fns[0].link_addr;
+	}
+	criterion_fns_free(fns, nfns);
+	if (!s.name || !s.object || (elf_build_id(c->ef) && !s.build_id) || (nfns && !s.symbol)) {
+		bench_spec_clear(&s);
+		return -ENOMEM;
+	}
+	*ret = s;
+	return 0;
+}

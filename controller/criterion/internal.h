@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_CRITERION_INTERNAL_H
+#define BENCHTRAP_CRITERION_INTERNAL_H
+
+/*
+ * What run.c, callgrind.c and walltime.c share to run one benchmark of a
+ * criterion binary; not the module's interface (criterion.h is). The
+ * plain-child helpers are gbench/internal.h's (gbench_fmt, gbench_push,
+ * gbench_wait_plain, gbench_fail...): one copy for both kinds.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "criterion/criterion.h"
+
+/* A temporary directory "$TMPDIR/benchtrap-criterion.XXXXXX" into dir. */
+int criterion_make_dir(char *dir, size_t size);
+/* The child's environment: the controller's (or, clean, the fixed one of
+ * measure_child_env) with CRITERION_HOME=home; NULL: out of memory. */
+char **criterion_env(const char *home, bool clean);
+/* The binary, "--bench", pre[], the user's target arguments, "--noplot
+ * --plotting-backend plotters", then post[] (last: the selection). */
+int criterion_argv(const struct measure_target *t, const char *const *pre, const char *const *post,
+		   char ***argv, size_t *na);
+/* What the child said went wrong in file 'path' (its stderr): the first
+ * "error: " or "thread '...' panicked" line, else its last three lines,
+ * each after "\n  "; or NULL. */
+char *criterion_said(const char *path);
+/* Whether argv[1..] holds 'flag' ("--x" or "--x=..."). */
+bool criterion_has_arg(char *const *argv, const char *flag);
+
+#endif

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running a criterion binary: its list, and what every run of one of its
+ * benchmarks shares (the arguments, a CRITERION_HOME of its own, a plain
+ * child's end). callgrind.c and walltime.c measure one benchmark.
+ *
+ * Every child gets CRITERION_HOME in a temporary directory of benchtrap's:
+ * criterion writes its reports under it (target/criterion in the current
+ * directory otherwise), and benchtrap writes nowhere it did not create.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "measure/driver-env.h"
+#include "suite/suite.h"
+#include "util/launch.h"
+#include "util/strutil.h"
+#include "gbench/internal.h"
+#include "criterion/internal.h"
+
+extern char **environ;
+
+/* The list is asked without the target arguments: none of criterion's
+ * options changes which benchmarks a binary has, and one that cannot go
+ * with --list (a reserved one, said by the command line once the list is
+ * read) would fail it. */
+static const char *const list_post[] = { "--list", NULL };
+
+const char *const criterion_reserved[] = {
+	"--bench",
+	"--test",
+	"--list",
+	"--profile-time",
+	"--save-baseline",
+	"-s",
+	"--baseline",
+	"-b",
+	"--load-baseline",
+	"--output-format",
+	"--plotting-backend",
+	"--noplot",
+	"-n",
+	NULL,
+};
+
+int criterion_make_dir(char *dir, size_t size)
+{
+	const char *tmpdir = getenv("TMPDIR");
+
+	if (!tmpdir || tmpdir[0] != '/')
+		tmpdir = "/tmp";
+	if (snprintf(dir, size, "%s/benchtrap-criterion.XXXXXX", tmpdir) >= (int)size)
+		return -ENAMETOOLONG;
+	return launch_temp_dir(dir);
+}
+
+char **criterion_env(const char *home, bool clean)
+{
+	char *set = gbench_fmt("CRITERION_HOME=%s", home);
+	const char *extra[] = { set, NULL };
+	char **env = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	if (!set)
+		return NULL;
+	if (clean) {
+		env = measure_child_env(extra);
+		free(set);
+		return env;
+	}
+	for (size_t i = 0; environ[i] && r == 0; i++)
+		if (strncmp(environ[i], "CRITERION_HOME=", 15))
+			r = gbench_push(&env, &n, strdup(environ[i]));
+	if (r == 0)
+		r = gbench_push(&env, &n, set);
+	else
+		free(set);
+	if (r < 0) {
+		measure_env_free(env);
+		return NULL;
+	}
+	return env;
+}
+
+int criterion_argv(const struct measure_target *t, const char *const *pre, const char *const *post,
+		   char ***argv, size_t *na)
+{
+	int r = 0;
+
+	r |= gbench_push(argv, na, strdup(t->argv[0]));
+	r |= gbench_push(argv, na, strdup("--bench"));
+	for (size_t i = 0; pre && pre[i]; i++)
+		r |= gbench_push(argv, na, strdup(pre[i]));
+	for (size_t i = 1; post != list_post && t->argv[i]; i++)
+		r |= gbench_push(argv, na, strdup(t->argv[i]));
+	/* No gnuplot started, no plot drawn. */
+	r |= gbench_push(argv, na, strdup("--noplot"));
+	r |= gbench_push(argv, na, strdup("--plotting-backend"));
+	r |= gbench_push(argv, na, strdup("plotters"));
+	for (size_t i = 0; post && post[i]; i++)
+		r |= gbench_push(argv, na, strdup(post[i]));
+	return r ? -ENOMEM : 0;
+}
+
+char *criterion_said(const char *path)
+{
+	char *text = gbench_read_file(path, NULL), *out = NULL;
+
+	/* clap's "error: ..." and a panic's message say what went wrong;
+	 * what follows them (usage, a note on RUST_BACKTRACE) does not. */
+	for (char *line = text, *end; line && *line && !out; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (!str_has_control(line) &&
+		    (!strncmp(line, "error: ", 7) || !strncmp(line, "thread '", 8)))
+			out = gbench_fmt("\n  %s", line);
+	}
+	free(text);
+	return out ? out : gbench_tail_lines(path, 3);
+}
+
+bool criterion_has_arg(char *const *argv, const char *flag)
+{
+	size_t l = strlen(flag);
+
+	for (size_t i = 1; argv[i]; i++)
+		if (!strncmp(argv[i], flag, l) && (argv[i][l] == '=' || !argv[i][l]))
+			return true;
+	return false;
+}
+
+/* ---- the list ------------------------------------------------------------ */
+
+int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error)
+{
+	const struct measure_target *t = c->t;
+	const char *const *post = list_post;
+	char dir[PATH_MAX], out[PATH_MAX + 16], errpath[PATH_MAX + 16], **argv = NULL;
+	char **env = NULL, *text = NULL, *said = NULL;
+	size_t na = 0, len = 0;
+	int fd = -1, devnull = -1, errfd = -1, st = 0, exec_errno = 0, r;
+	bool killed = false;
+	struct launch l;
+	struct launch_opts lo;
+
+	*ret_error = NULL;
+	r = criterion_make_dir(dir, sizeof(dir));
+	if (r < 0) {
+		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		return r;
+	}
+	snprintf(out, sizeof(out), "%s/list", dir);
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	r = fd < 0 || devnull < 0 || errfd < 0 ? -errno : 0;
+	if (r == 0)
+		r = criterion_argv(t, NULL, post, &argv, &na);
+	if (r == 0) {
+		env = criterion_env(dir, t->clean_env);
+		r = env ? 0 : -ENOMEM;
+	}
+	if (r < 0) {
+		*ret_error =
+			gbench_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
+		goto out;
+	}
+	launch_opts_init(&lo, t->argv[0], argv);
+	lo.envp = env;
+	lo.stdio[0] = devnull;
+	lo.stdio[1] = fd;
+	lo.stdio[2] = errfd;
+	lo.process_group = true;
+	lo.aslr = t->aslr;
+	r = launch_start(&lo, &l, &exec_errno);
+	if (r < 0) {
+		*ret_error = gbench_fmt("cannot execute %s: %s", t->binary,
+					strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
+		goto out;
+	}
+	r = gbench_wait_plain(l.pid, measure_now_ns() + c->list_timeout_ns, &st, &killed);
+	if (r == 0 && killed) {
+		*ret_error = gbench_fmt("%s --bench --list did not end in %" PRIu64 " s", t->binary,
+					c->list_timeout_ns / 1000000000);
+		r = -ETIMEDOUT;
+	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		/* criterion says what it refused on stdout or stderr. */
+		said = criterion_said(errpath);
+		if (!said)
+			said = gbench_tail_lines(out, 1);
+		/* One line: the command line says it on one. */
+		if (said && strchr(said + 1, '\n'))
+			*strchr(said + 1, '\n') = '\0';
+		*ret_error = WIFSIGNALED(st)
+				     ? gbench_fmt("%s --bench --list died of SIG%s", t->binary,
+						  gbench_sig_name(WTERMSIG(st)))
+				     : gbench_fmt("%s --bench --list exited with status %d%s%s",
+						  t->binary, WEXITSTATUS(st), said ? ":" : "",
+						  said ? said + 2
+						       : " (are the arguments after '--' ones "
+							 "it takes?)");
+		r = -EINVAL;
+	}
+	if (r < 0)
+		goto out;
+	text = gbench_read_file(out, &len);
+	if (!text) {
+		r = -ENOMEM;
+		*ret_error = gbench_fmt("cannot read the list of %s", t->binary);
+		goto out;
+	}
+	r = criterion_parse_list(text, len, ret_names, ret_n);
+	if (r == -EINVAL)
+		*ret_error =
+			gbench_fmt("%s listed a benchmark id with a control character", t->binary);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (errfd >= 0)
+		close(errfd);
+	if (devnull >= 0)
+		close(devnull);
+	free(said);
+	free(text);
+	measure_env_free(argv);
+	measure_env_free(env);
+	launch_temp_dir_remove(dir);
+	return r;
+}

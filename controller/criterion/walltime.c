@@ -1,0 +1,610 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * criterion walltime timed by benchtrap (docs/criterion.md): each
+ * benchmark in a fresh process running criterion's own main in benchmark
+ * mode, traced, Bencher's batch functions bracketed (measure/bracket.h):
+ * every call of one is one batch, timed by the injected stubs with no trap
+ * inside. criterion's sample.json says, after the run, how many iterations
+ * each measured sample had; the samples are the last calls:
+ *
+ *   warm-up:   1, 2, 4, ... iterations  (until --warm-up-time has passed)
+ *   measured:  iters[0], iters[1], ...  (--sample-size calls; d, 2d, 3d...
+ *                                         or all alike, as criterion chose)
+ *
+ * A sample is a measured call's time over its iterations; the figure is
+ * their median, as for every walltime figure, and the least-squares slope
+ * of the calls' times over their iteration counts (what a call costs once
+ * goes to the intercept) is the counter "slope_ns".
+ * Paired, the two builds' children alternate call by call (only one runs at
+ * a time).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf/elf.h"
+#include "measure/bracket.h"
+#include "measure/driver-env.h"
+#include "util/launch.h"
+#include "gbench/internal.h"
+#include "criterion/internal.h"
+
+extern char **environ;
+
+struct cside {
+	const struct measure_target *t;
+	const struct bench_spec *spec;
+	struct bench_result *res;
+	const char *dir;
+	const struct bracket_fn *fns;
+	size_t nfns;
+	struct bracket_run *br;
+	int errfd;
+	struct bracket_call *calls;
+	size_t ncalls, capcalls;
+	bool live;   /* running */
+	bool exited; /* exited with status 0 */
+	uint64_t deadline, timeout_ns;
+};
+
+static void side_free(struct cside *s)
+{
+	bracket_free(s->br);
+	s->br = NULL;
+	if (s->errfd >= 0)
+		close(s->errfd);
+	s->errfd = -1;
+	free(s->calls);
+	s->calls = NULL;
+	launch_sweep();
+}
+
+static uint64_t whole_seconds(uint64_t ns)
+{
+	uint64_t s = (ns + 999999999) / 1000000000;
+
+	return s ? s : 1;
+}
+
+/* The arguments of one benchmark's run: criterion's times from the plan,
+ * unless the target arguments give them, the user's, the selection. */
+static int run_argv(const struct cside *s, const struct measure_plan *plan, char ***argv,
+		    size_t *na)
+{
+	char *filter = criterion_filter_regex(s->spec->name), *pre[9] = { NULL };
+	const char *post[] = { filter, NULL };
+	size_t np = 0,
+	       samples = plan->sample_target_ns ? plan->time_ns / plan->sample_target_ns : 0;
+	int r = 0;
+
+	if (!filter)
+		return -ENOMEM;
+	/* criterion takes 10 samples at least. */
+	if (samples < 10)
+		samples = 10;
+	if (plan->max_samples && samples > plan->max_samples && plan->max_samples >= 10)
+		samples = plan->max_samples;
+	if (!criterion_has_arg(s->t->argv, "--warm-up-time")) {
+		pre[np++] = strdup("--warm-up-time");
+		pre[np++] = gbench_fmt("%llu", (unsigned long long)whole_seconds(plan->warmup_ns));
+	}
+	if (!criterion_has_arg(s->t->argv, "--measurement-time")) {
+		pre[np++] = strdup("--measurement-time");
+		pre[np++] = gbench_fmt("%llu", (unsigned long long)whole_seconds(plan->time_ns));
+	}
+	if (!criterion_has_arg(s->t->argv, "--sample-size")) {
+		pre[np++] = strdup("--sample-size");
+		pre[np++] = gbench_fmt("%zu", samples);
+	}
+	/* Its own analysis is not what benchtrap reports: kept short. */
+	if (!criterion_has_arg(s->t->argv, "--nresamples")) {
+		pre[np++] = strdup("--nresamples");
+		pre[np++] = strdup("1000");
+	}
+	for (size_t i = 0; i < np; i++)
+		if (!pre[i])
+			r = -ENOMEM;
+	if (r == 0)
+		r = criterion_argv(s->t, (const char *const *)pre, post, argv, na);
+	for (size_t i = 0; i < np; i++)
+		free(pre[i]);
+	free(filter);
+	return r;
+}
+
+/* Start side s: 0, or -ENOMEM; a child that cannot start fails s->res. */
+static int side_start(struct cside *s, const struct measure_plan *plan)
+{
+	char **argv = NULL, **env = NULL, **saved = environ, home[PATH_MAX + 16];
+	char path[PATH_MAX + 16], *why = NULL;
+	struct measure_target t = *s->t;
+	size_t na = 0;
+	int r;
+
+	s->errfd = -1;
+	s->deadline = s->res->t_start_ns + plan->timeout_ns;
+	s->timeout_ns = plan->timeout_ns;
+	snprintf(home, sizeof(home), "%s/home", s->dir);
+	r = run_argv(s, plan, &argv, &na);
+	env = r ? NULL : criterion_env(home, s->t->clean_env);
+	if (r < 0 || !env) {
+		measure_env_free(argv);
+		return -ENOMEM;
+	}
+	snprintf(path, sizeof(path), "%s/stderr", s->dir);
+	s->errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (s->errfd < 0) {
+		gbench_fail(s->res, gbench_fmt("cannot create %s: %s", path, strerror(errno)));
+		goto out;
+	}
+	/* The engine spawns with the controller's environment (or a clean
+	 * one): CRITERION_HOME must reach the child, so the environment it
+	 * inherits is this one, while it is spawned. */
+	t.clean_env = false;
+	environ = env;
+	r = bracket_start(&t, argv, s->fns, s->nfns, s->t->quiet_stdio ? s->errfd : STDOUT_FILENO,
+			  s->errfd, &s->br, &why);
+	environ = saved;
+	if (r < 0) {
+		gbench_fail(s->res, why ? why : gbench_fmt("cannot start %s", s->t->binary));
+		why = NULL;
+		side_free(s);
+		r = r == -ENOMEM ? r : 0;
+		goto out;
+	}
+	s->res->pid = bracket_pid(s->br);
+	s->res->t_ready_ns = measure_now_ns();
+	s->live = true;
+	r = 0;
+out:
+	free(why);
+	measure_env_free(argv);
+	measure_env_free(env);
+	return r;
+}
+
+/* Run side s until its next call ended (1) or it is no longer live (0);
+ * -ENOMEM. */
+static int side_step(struct cside *s, struct trace_failure *f)
+{
+	struct bracket_call c;
+	int status = 0, r;
+
+	if (!s->live)
+		return 0;
+	r = bracket_next(s->br, (int64_t)s->deadline, &c, &status, f);
+	if (r == 1) {
+		if (s->ncalls == s->capcalls) {
+			size_t cap = s->capcalls ? 2 * s->capcalls : 256;
+			struct bracket_call *v = realloc(s->calls, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			s->calls = v;
+			s->capcalls = cap;
+		}
+		s->calls[s->ncalls++] = c;
+		return 1;
+	}
+	s->live = false;
+	if (r == 0 && status == 0) {
+		s->exited = true;
+	} else if (r == 0) {
+		char path[PATH_MAX + 16], *said;
+
+		snprintf(path, sizeof(path), "%s/stderr", s->dir);
+		said = criterion_said(path);
+		gbench_fail(s->res, gbench_fmt("exited with status %d%s%s", status,
+					       said ? "; its last words:" : "", said ? said : ""));
+		free(said);
+	} else if (r == -TRACE_E_FAILED) {
+		if (f->kind == TRACE_FAIL_TIMEOUT)
+			f->timeout_ms =
+				(int)(s->timeout_ns / 1000000 > INT_MAX ? INT_MAX
+									: s->timeout_ns / 1000000);
+		gbench_failure_text(s->res, f);
+	} else {
+		gbench_fail(s->res, gbench_fmt("lost the child: %s", trace_strerror(r)));
+	}
+	return r == -ENOMEM ? r : 0;
+}
+
+/* The sample.json criterion wrote under DIR/home (the one benchmark run
+ * there): malloc'ed text, or NULL. */
+static char *find_sample(const char *dir, int depth, size_t *ret_len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char *found = NULL;
+
+	if (!d)
+		return NULL;
+	while (!found && (e = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
+			continue;
+		if (!strcmp(e->d_name, "new") && depth > 0) {
+			char file[PATH_MAX + 16];
+
+			snprintf(file, sizeof(file), "%s/sample.json", path);
+			found = gbench_read_file(file, ret_len);
+		}
+		if (!found && e->d_type == DT_DIR && depth < 8)
+			found = find_sample(path, depth + 1, ret_len);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * Side s exited: its samples (*ret_samples per iteration, *ret_n) and its
+ * figure (*ret_slope) from its last calls and sample.json; res failed when
+ * they cannot be matched. 0 or -ENOMEM.
+ */
+static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, double *ret_slope)
+{
+	char home[PATH_MAX + 16], *text;
+	uint64_t *iters = NULL;
+	double *times = NULL, *span = NULL, *v = NULL;
+	size_t n = 0, len = 0;
+	int r = 0;
+
+	*ret_samples = NULL;
+	*ret_n = 0;
+	if (!s->exited)
+		return 0;
+	snprintf(home, sizeof(home), "%s/home", s->dir);
+	text = find_sample(home, 0, &len);
+	if (!text) {
+		char *re = criterion_filter_regex(s->spec->name);
+
+		gbench_fail(s->res, gbench_fmt("criterion wrote no sample.json: it ran no "
+					       "benchmark named '%s' (FILTER %s)",
+					       s->spec->name, re ? re : "?"));
+		free(re);
+		return 0;
+	}
+	r = criterion_parse_sample(text, len, &iters, &times, &n);
+	free(text);
+	if (r == -EINVAL) {
+		gbench_fail(s->res, strdup("cannot read criterion's sample.json"));
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	/* The measured samples are the last n calls, a warm-up call before
+	 * them; each bracket holds criterion's own interval of that call. */
+	bool match = s->ncalls > n;
+
+	span = calloc(n, sizeof(*span));
+	v = calloc(n, sizeof(*v));
+	if (!span || !v) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; match && i < n; i++) {
+		const struct bracket_call *c = &s->calls[s->ncalls - n + i];
+
+		span[i] = (double)(c->t1_ns - c->t0_ns);
+		v[i] = span[i] / (double)iters[i];
+		match = c->t1_ns >= c->t0_ns && span[i] >= times[i];
+	}
+	if (!match) {
+		gbench_fail(s->res,
+			    gbench_fmt("the calls of criterion's batch function (%zu) do not match "
+				       "the %zu samples of its sample.json",
+				       s->ncalls, n));
+		goto out;
+	}
+	r = criterion_slope(iters, span, n, ret_slope);
+	if (r < 0)
+		goto out;
+	s->res->iterations = iters[n - 1];
+	*ret_samples = v;
+	*ret_n = n;
+	v = NULL;
+out:
+	free(iters);
+	free(times);
+	free(span);
+	free(v);
+	return r;
+}
+
+/* res's samples are v[0..n) (taken), its value the slope. */
+static int take_samples(struct bench_result *res, double *v, size_t n, double slope,
+			const struct cside *s)
+{
+	struct stats_options so = stats_options_default();
+	size_t nd = 0;
+	const char *const *d = bracket_diagnostics(s->br, &nd);
+
+	for (size_t i = 0; i < nd; i++)
+		if (bench_result_diagnose(res, "%s", d[i]) < 0)
+			return -ENOMEM;
+	if (!v)
+		return 0;
+	free(res->samples);
+	res->samples = v;
+	res->nsamples = n;
+	if (stats_summarize(res->samples, n, &so, &res->stats) < 0) {
+		res->status = BENCH_FAILED;
+		free(res->error);
+		res->error = strdup("no usable samples");
+		return res->error ? 0 : -ENOMEM;
+	}
+	/* The headline is the median, as for every walltime figure (and
+	 * what the interval and compare's pairs are of); the slope, which
+	 * puts what a call costs once into its intercept, is a counter. */
+	res->value = res->stats.median;
+	res->counters[0] = (struct measure_counter){ .name = "slope_ns", .value = slope };
+	res->ncounters = 1;
+	res->no_time = res->value <= 0;
+	return 0;
+}
+
+/* The batch functions of the binary of spec, for the engine. */
+static int batch_fns(const struct bench_spec *spec, struct criterion_fn **ret_fns,
+		     struct bracket_fn **ret_b, size_t *ret_n, char **ret_error)
+{
+	struct elf_file *ef = NULL;
+	struct criterion_fn *fns = NULL;
+	struct bracket_fn *b = NULL;
+	const char *what = NULL;
+	size_t n = 0;
+	int r = elf_open(spec->object, &ef, &what);
+
+	if (r == 0)
+		r = criterion_batch_fns(ef, &fns, &n);
+	if (r == 0 && n == 0)
+		r = -ENOENT;
+	if (r == 0) {
+		b = calloc(n, sizeof(*b));
+		r = b ? 0 : -ENOMEM;
+	}
+	for (size_t i = 0; r == 0 && i < n; i++)
+		b[i] = (struct bracket_fn){ spec->object, fns[i].link_addr };
+	elf_close(ef);
+	if (r < 0) {
+		*ret_error = gbench_fmt("%s: cannot find criterion's batch functions "
+					"(criterion::bencher::Bencher<M>::iter): %s",
+					spec->object, what ? what : strerror(-r));
+		criterion_fns_free(fns, n);
+		free(b);
+		return r;
+	}
+	*ret_fns = fns;
+	*ret_b = b;
+	*ret_n = n;
+	return 0;
+}
+
+static int bracket_one(const struct measure_target *t, const struct bench_spec *spec,
+		       const struct bracket_fn *fns, size_t nfns, const struct measure_plan *plan,
+		       const char *dir, struct bench_result *res)
+{
+	struct cside s = {
+		.t = t, .spec = spec, .res = res, .dir = dir, .fns = fns, .nfns = nfns, .errfd = -1
+	};
+	struct trace_failure *f = calloc(1, sizeof(*f));
+	double *v = NULL, slope = 0;
+	size_t n = 0;
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = side_start(&s, plan);
+	while (r == 0 && s.live)
+		r = side_step(&s, f) < 0 ? -ENOMEM : 0;
+	if (r == 0)
+		r = side_finish(&s, &v, &n, &slope);
+	if (r == 0 && s.br && res->status == BENCH_OK)
+		r = take_samples(res, v, n, slope, &s);
+	else
+		free(v);
+	side_free(&s);
+	free(f);
+	return r;
+}
+
+int criterion_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		       const struct measure_plan *plan, enum measure_isolation iso,
+		       const struct measure_opts *opts, const struct measure_hooks *hooks,
+		       struct bench_result *results, char **ret_error)
+{
+	const struct measure_instrument *in = measure_instrument_of(MEASURE_WALLTIME);
+	struct criterion_fn *fns = NULL;
+	struct bracket_fn *b = NULL;
+	size_t nfns = 0;
+	char dir[PATH_MAX];
+	int r;
+
+	(void)iso, (void)opts;
+	*ret_error = NULL;
+	if (n == 0)
+		return 0;
+	r = batch_fns(&specs[0], &fns, &b, &nfns, ret_error);
+	if (r < 0)
+		return r;
+	r = criterion_make_dir(dir, sizeof(dir));
+	if (r < 0) {
+		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct bench_result *res = &results[i];
+
+		measure_result_begin(res, &specs[i], in->name, in->unit);
+		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
+							     .name = specs[i].name,
+							     .t_ns = res->t_start_ns });
+		r = bracket_one(t, &specs[i], b, nfns, plan, dir, res);
+		if (r < 0) {
+			*ret_error = gbench_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
+			break;
+		}
+		res->t_end_ns = measure_now_ns();
+		measure_emit_end(hooks, res, res->pid, res->t_end_ns);
+		launch_temp_dir_empty(dir);
+	}
+	launch_temp_dir_remove(dir);
+out:
+	criterion_fns_free(fns, nfns);
+	free(b);
+	return r;
+}
+
+/* ---- two builds, paired ------------------------------------------------------ */
+
+static int paired_one(const struct measure_target *base, const struct measure_target *head,
+		      const struct bracket_fn *const fns[2], const size_t nfns[2],
+		      const struct bench_spec *bspec, const struct bench_spec *hspec,
+		      const struct measure_plan *plan, const char *const dirs[2],
+		      struct bench_result *bres, struct bench_result *hres)
+{
+	struct measure_target tb = *base, th = *head;
+	struct cside s[2] = {
+		{ .t = &tb,
+		  .spec = bspec,
+		  .res = bres,
+		  .dir = dirs[0],
+		  .fns = fns[0],
+		  .nfns = nfns[0],
+		  .errfd = -1 },
+		{ .t = &th,
+		  .spec = hspec,
+		  .res = hres,
+		  .dir = dirs[1],
+		  .fns = fns[1],
+		  .nfns = nfns[1],
+		  .errfd = -1 },
+	};
+	struct trace_failure *f = calloc(1, sizeof(*f));
+	double *v[2] = { NULL, NULL }, slope[2] = { 0, 0 };
+	size_t n[2] = { 0, 0 }, q = 0;
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	/* Both children on one CPU, unless told otherwise: two CPUs of a VM
+	 * differ in speed. */
+	if (tb.cpu < 0 && th.cpu < 0) {
+		cpu_set_t set;
+
+		if (sched_getaffinity(0, sizeof(set), &set) == 0)
+			for (int c = 0; c < CPU_SETSIZE && tb.cpu < 0; c++)
+				if (CPU_ISSET(c, &set))
+					tb.cpu = th.cpu = c;
+	}
+	r = side_start(&s[0], plan);
+	if (r == 0)
+		r = side_start(&s[1], plan);
+	/* base, head; head, base; ...: one call of each in turn, so that
+	 * whatever favours a position favours each build alike. */
+	while (r == 0 && (s[0].live || s[1].live)) {
+		int k = (int)((q % 2) ^ ((q / 2) % 2));
+
+		q++;
+		if (!s[k].live)
+			k = 1 - k;
+		r = side_step(&s[k], f) < 0 ? -ENOMEM : 0;
+	}
+	for (int k = 0; r == 0 && k < 2; k++)
+		r = side_finish(&s[k], &v[k], &n[k], &slope[k]);
+	if (r == 0 && v[0] && v[1] && bres->status == BENCH_OK && hres->status == BENCH_OK) {
+		size_t m = n[0] < n[1] ? n[0] : n[1], k = 0;
+
+		hres->pair_ratios = calloc(m + 1, sizeof(double));
+		if (!hres->pair_ratios)
+			r = -ENOMEM;
+		/* Sample j of each build: taken one after the other. */
+		for (size_t j = 0; r == 0 && j < m; j++)
+			if (v[0][j] > 0 && v[1][j] > 0)
+				hres->pair_ratios[k++] = v[1][j] / v[0][j];
+		hres->npairs = k;
+		if (r == 0 && k == 0) {
+			free(hres->pair_ratios);
+			hres->pair_ratios = NULL;
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		if (r == 0 && s[k].br && s[k].res->status == BENCH_OK)
+			r = take_samples(s[k].res, v[k], n[k], slope[k], &s[k]);
+		else
+			free(v[k]);
+		side_free(&s[k]);
+	}
+	free(f);
+	return r;
+}
+
+int criterion_walltime_paired(const struct measure_target *base, const struct measure_target *head,
+			      const struct bench_spec *bspecs, const struct bench_spec *hspecs,
+			      size_t n, const struct measure_plan *plan,
+			      const struct measure_hooks *hooks, struct bench_result *bres,
+			      struct bench_result *hres, char **ret_error)
+{
+	const struct measure_instrument *in = measure_instrument_of(MEASURE_WALLTIME);
+	struct criterion_fn *fns[2] = { NULL, NULL };
+	struct bracket_fn *b[2] = { NULL, NULL };
+	size_t nfns[2] = { 0, 0 };
+	char dir[2][PATH_MAX];
+	int r = 0, made = 0;
+
+	*ret_error = NULL;
+	if (n == 0)
+		return 0;
+	for (int k = 0; k < 2 && r == 0; k++)
+		r = batch_fns(k ? &hspecs[0] : &bspecs[0], &fns[k], &b[k], &nfns[k], ret_error);
+	while (r == 0 && made < 2) {
+		r = criterion_make_dir(dir[made], sizeof(dir[made]));
+		if (r < 0)
+			*ret_error =
+				gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		else
+			made++;
+	}
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const char *const dirs[2] = { dir[0], dir[1] };
+		const struct bracket_fn *const fb[2] = { b[0], b[1] };
+
+		measure_result_begin(&bres[i], &bspecs[i], in->name, in->unit);
+		measure_result_begin(&hres[i], &hspecs[i], in->name, in->unit);
+		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
+							     .name = bspecs[i].name,
+							     .t_ns = bres[i].t_start_ns });
+		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
+							     .name = hspecs[i].name,
+							     .t_ns = hres[i].t_start_ns });
+		r = paired_one(base, head, fb, nfns, &bspecs[i], &hspecs[i], plan, dirs, &bres[i],
+			       &hres[i]);
+		if (r < 0) {
+			*ret_error = gbench_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
+			goto out;
+		}
+		bres[i].t_end_ns = hres[i].t_end_ns = measure_now_ns();
+		measure_emit_end(hooks, &bres[i], bres[i].pid, bres[i].t_end_ns);
+		measure_emit_end(hooks, &hres[i], hres[i].pid, hres[i].t_end_ns);
+		launch_temp_dir_empty(dir[0]);
+		launch_temp_dir_empty(dir[1]);
+	}
+out:
+	for (int k = 0; k < made; k++)
+		launch_temp_dir_remove(dir[k]);
+	for (int k = 0; k < 2; k++) {
+		criterion_fns_free(fns[k], nfns[k]);
+		free(b[k]);
+	}
+	return r;
+}
