@@ -10,9 +10,9 @@
  *        file of criterion's written
  *
  * ITER is each of Bencher<M>::iter* by valgrind's name for it (every
- * instance of one function has the same). valgrind is run as
- * gbench/callgrind.c runs it; the profiles are read with
- * measure/callgrind.h.
+ * instance of one function has the same). valgrind's command line and the
+ * reading of its log are measure/valgrind.h's, as for every callgrind run;
+ * the profiles are read with measure/callgrind.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,6 +28,7 @@
 #include "elf/elf.h"
 #include "measure/callgrind.h"
 #include "measure/driver-env.h"
+#include "measure/valgrind.h"
 #include "util/launch.h"
 #include "gbench/internal.h"
 #include "criterion/internal.h"
@@ -91,30 +92,21 @@ out:
 	return r;
 }
 
-/* valgrind's options: where it writes, and the batch functions (each name
- * once) counted and dumped after. */
+/* valgrind's options (measure/valgrind.h): where it writes, and the batch
+ * functions counted and dumped after each call. */
 static int valgrind_argv(const char *valgrind, const char *dir, const struct criterion_fn *fns,
 			 size_t nfns, char ***argv, size_t *na)
 {
-	int r = 0;
+	const char **names = calloc(nfns + 1, sizeof(*names));
+	int r;
 
-	r |= gbench_push(argv, na, strdup(valgrind));
-	r |= gbench_push(argv, na, strdup("--tool=callgrind"));
-	r |= gbench_push(argv, na, strdup("--vgdb=no"));
-	r |= gbench_push(argv, na, gbench_fmt("--log-file=%s/valgrind.log", dir));
-	r |= gbench_push(argv, na, gbench_fmt("--callgrind-out-file=%s/callgrind.out.%%p", dir));
-	r |= gbench_push(argv, na, strdup("--collect-atstart=no"));
-	for (size_t i = 0; i < nfns && r == 0; i++) {
-		bool seen = false;
-
-		for (size_t k = 0; k < i; k++)
-			seen |= !strcmp(fns[k].name, fns[i].name);
-		if (seen)
-			continue;
-		r |= gbench_push(argv, na, gbench_fmt("--toggle-collect=%s", fns[i].name));
-		r |= gbench_push(argv, na, gbench_fmt("--dump-after=%s", fns[i].name));
-	}
-	return r ? -ENOMEM : 0;
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < nfns; i++)
+		names[i] = fns[i].name;
+	r = valgrind_callgrind_argv(argv, na, valgrind, dir, names, nfns, true);
+	free(names);
+	return r;
 }
 
 /* One benchmark under valgrind: res filled; 0, or a negative errno when
@@ -172,26 +164,32 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 		goto out;
 	}
 	if (killed) {
-		gbench_fail(res, gbench_fmt("timed out after %" PRIu64
-					    " ms under valgrind and was killed",
-					    plan->timeout_ns / 1000000));
+		gbench_fail(res, valgrind_timeout_words(plan->timeout_ns));
 		goto out;
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char *said = criterion_said(errpath);
+		char *acc = NULL, logpath[PATH_MAX + 16];
 
-		/* Killed by a signal, what it said before is criterion's
-		 * progress, not why: the signal alone. */
-		if (WIFSIGNALED(st))
-			gbench_fail(res, gbench_fmt("SIG%s (%s) under valgrind",
-						    gbench_sig_name(WTERMSIG(st)),
-						    strsignal(WTERMSIG(st))));
-		else
+		/* valgrind's account of a fatal signal, or its own panic; for
+		 * a signal, what the program said before is criterion's
+		 * progress, not why. */
+		snprintf(logpath, sizeof(logpath), "%s/valgrind.log", dir);
+		valgrind_log_append(&acc, logpath, 0, 0, 0);
+		if (WIFSIGNALED(st)) {
+			char *words = valgrind_signal_words(WTERMSIG(st));
+
+			gbench_fail(res, words ? gbench_fmt("%s%s", words, acc ? acc : "") : NULL);
+			free(words);
+		} else {
+			char *said = criterion_said(errpath);
+
 			gbench_fail(res,
-				    gbench_fmt("exited with status %d under valgrind%s%s",
-					       WEXITSTATUS(st), said ? "; its last words:" : "",
-					       said ? said : ""));
-		free(said);
+				    gbench_fmt("exited with status %d under valgrind%s%s%s",
+					       WEXITSTATUS(st), acc ? acc : "",
+					       said ? "; its last words:" : "", said ? said : ""));
+			free(said);
+		}
+		free(acc);
 		goto out;
 	}
 	r = read_dumps(dir, l.pid, dumps, MAX_DUMPS, &ndumps);

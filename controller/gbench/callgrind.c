@@ -108,7 +108,8 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 		return r;
 	s = &found;
 	launch_temp_dir_empty(dir);
-	r = valgrind_callgrind_argv(&argv, &na, valgrind, dir, s->symbol, true);
+	r = valgrind_callgrind_argv(&argv, &na, valgrind, dir, (const char *const[]){ s->symbol },
+				    1, true);
 	if (r)
 		goto nomem;
 	r = gbench_instance_argv(t, s, plan, true, dir, &inst, &ninst);

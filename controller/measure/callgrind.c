@@ -123,8 +123,8 @@ static int run_valgrind(struct ctx *c, enum driven_mode dm, const struct bench_s
 	/* A profile after each call, but for a process that makes one call
 	 * (a fork server's child, the program's own run): callgrind writes
 	 * one when a process ends. */
-	r = valgrind_callgrind_argv(&argv, &na, c->valgrind, c->dir, sym,
-				    c->mode != MODE_OWN_RUN && dm != DRIVEN_SERVE);
+	r = valgrind_callgrind_argv(&argv, &na, c->valgrind, c->dir, (const char *const[]){ sym },
+				    1, c->mode != MODE_OWN_RUN && dm != DRIVEN_SERVE);
 	if (c->opts->cache_sim && !c->profiling)
 		r |= measure_env_push(&argv, &na, strdup("--cache-sim=yes"));
 	/* --profile: each function context named by its callers (recursion

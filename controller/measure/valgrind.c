@@ -28,7 +28,7 @@ static char *fmt(const char *f, ...)
 }
 
 int valgrind_callgrind_argv(char ***argv, size_t *na, const char *valgrind, const char *dir,
-			    const char *fn, bool dump_after)
+			    const char *const *fns, size_t nfns, bool dump_after)
 {
 	int r = 0;
 
@@ -38,9 +38,17 @@ int valgrind_callgrind_argv(char ***argv, size_t *na, const char *valgrind, cons
 	r |= measure_env_push(argv, na, fmt("--log-file=%s/valgrind.log", dir));
 	r |= measure_env_push(argv, na, fmt("--callgrind-out-file=%s/callgrind.out.%%p", dir));
 	r |= measure_env_push(argv, na, strdup("--collect-atstart=no"));
-	r |= measure_env_push(argv, na, fmt("--toggle-collect=%s", fn));
-	if (dump_after)
-		r |= measure_env_push(argv, na, fmt("--dump-after=%s", fn));
+	for (size_t i = 0; i < nfns && r == 0; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < i; k++)
+			seen |= !strcmp(fns[k], fns[i]);
+		if (seen)
+			continue;
+		r |= measure_env_push(argv, na, fmt("--toggle-collect=%s", fns[i]));
+		if (dump_after)
+			r |= measure_env_push(argv, na, fmt("--dump-after=%s", fns[i]));
+	}
 	return r ? -ENOMEM : 0;
 }
 

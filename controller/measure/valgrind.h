@@ -20,12 +20,13 @@
  * valgrind that is killed), one log DIR/valgrind.log (each line prefixed
  * with its process's pid), a profile per process DIR/callgrind.out.<pid>
  * (a fork server's children, and whatever a benchmark forks, each have
- * their own), nothing collected but inside function 'fn'
- * (--toggle-collect), and with 'dump_after' a profile after each call of it
- * (--dump-after). 0 or -ENOMEM (what was appended stays, to be freed).
+ * their own), nothing collected but inside the functions fns[0..nfns)
+ * (--toggle-collect, each name once: every instance of a generic Rust
+ * function has one), and with 'dump_after' a profile after each call of
+ * one (--dump-after). 0 or -ENOMEM (what was appended stays, to be freed).
  */
 int valgrind_callgrind_argv(char ***argv, size_t *na, const char *valgrind, const char *dir,
-			    const char *fn, bool dump_after);
+			    const char *const *fns, size_t nfns, bool dump_after);
 
 /*
  * Append to *buf ("\n  " before each) the lines of 'path' worth reporting:
