@@ -29,10 +29,12 @@ static const char usage[] =
 	"(pieces gcc split off a function: .cold, .part) and C++ member functions that\n"
 	"need an object.\n"
 	"\n"
-	"A Google Benchmark binary lists its benchmark instances as it names them\n"
-	"('BM_memcpy/8'), asked of the binary itself (--benchmark_list_tests) in a\n"
-	"fresh child, contained as run's are: nothing it starts outlives the list\n"
-	"(docs/gbench.md).\n"
+	"A suite of another framework lists its instances as the binary names them,\n"
+	"asked of the binary itself in a fresh child, contained as run's are: nothing\n"
+	"it starts outlives the list:\n";
+
+/* After the kinds of suite. */
+static const char usage_tail[] =
 	"\n"
 	"options:\n"
 	"  --symbols        list function symbols instead of registered benchmarks\n"
@@ -393,6 +395,12 @@ int cli_list(int argc, char **argv)
 		case 'L':
 			o.libs = false;
 			break;
+		case 'h':
+			fputs(usage, stdout);
+			cli_print_kinds(stdout);
+			fputs(usage_tail, stdout);
+			r = EXIT_OK;
+			goto out;
 		default:
 			r = cli_help_or_bad_option("list", usage, "h", c, EXIT_OK, argc, argv);
 			goto out;

@@ -27,10 +27,13 @@ static const char usage[] =
 	"result at the end of each sample. No trap falls inside a timed interval; the\n"
 	"loop's own cost is measured in the same child and subtracted.\n"
 	"\n"
-	"A Google Benchmark binary is taken as it is: --bench selects the instances\n"
-	"it lists ('BM_memcpy/8', 'BM_x/threads:2'), each run alone in a fresh\n"
-	"process of the binary, Google Benchmark's flags passed after '--'\n"
-	"(docs/gbench.md); --symbol selects its functions as in any binary.\n"
+	"A suite of another framework is taken as it is: --bench selects the\n"
+	"instances the binary lists, by the names it gives them, each run alone in a\n"
+	"fresh process of the binary with the framework's flags passed after '--';\n"
+	"--symbol selects its functions as in any binary:\n";
+
+/* After the kinds of suite. */
+static const char usage_select[] =
 	"\n"
 	"selection (default: every benchmark registered with target-stub):\n"
 	"  --bench GLOB        registered benchmarks by name: 'fib*', 'fib[20]'\n"
@@ -127,6 +130,8 @@ static const char usage_tail[] =
 static void print_usage(void)
 {
 	fputs(usage, stdout);
+	cli_print_kinds(stdout);
+	fputs(usage_select, stdout);
 	cli_print_instruments(stdout);
 	fputs(usage_tail, stdout);
 }

@@ -12,6 +12,7 @@
 
 #include "elf/elf.h"
 #include "report/progress.h"
+#include "suite/suite.h"
 #include "util/atomic.h"
 #include "cli/cli.h"
 #include "cli/runopts.h"
@@ -69,6 +70,17 @@ void cli_print_instruments(FILE *f)
 		if (ins[i].run)
 			fprintf(f, "                        %-10s %s%s\n", ins[i].name,
 				ins[i].summary, i == 0 ? " (default)" : "");
+}
+
+void cli_print_kinds(FILE *f)
+{
+	size_t n;
+	const struct suite_kind *k = suite_kinds(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (k[i].detect)
+			fprintf(f, "  %-18s %s (%s)\n", k[i].title,
+				k[i].examples ? k[i].examples : "", k[i].doc ? k[i].doc : "");
 }
 
 /* The selection's "no match", in words, with the way out. */

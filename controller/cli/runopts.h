@@ -116,6 +116,9 @@ int cli_run_opts_check(const char *cmd, struct cli_run_opts *o);
 
 /* The lines of --help that list the instruments of this version. */
 void cli_print_instruments(FILE *f);
+/* The lines of --help that list the kinds of suite taken as they are, from
+ * suite/suite.c's table: title, instance names, page. */
+void cli_print_kinds(FILE *f);
 
 /* The selection's "no match" in binary, in words, with the way out;
  * returns EXIT_USAGE. */

@@ -75,6 +75,7 @@ static struct suite_kind kinds[] = {
 		.spec = gbench_spec,
 		.fresh_process = true,
 		.doc = "docs/gbench.md",
+		.examples = "'BM_memcpy/8', 'BM_x/threads:2'",
 		.options_note = "each instance runs alone in a process of its own, and its own "
 				"->Threads() are benchmarks of their own",
 		.release = gbench_strings_clear,
@@ -104,6 +105,7 @@ static struct suite_kind kinds[] = {
 		.spec = criterion_spec,
 		.fresh_process = true,
 		.doc = "docs/criterion.md",
+		.examples = "'fib/20', 'group/chase'",
 		.leaf = {
 			[MEASURE_WALLTIME] = { .run = criterion_walltime,
 					       .paired = criterion_walltime_paired },

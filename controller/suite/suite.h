@@ -63,6 +63,8 @@ struct suite_kind {
 	 * run's isolation is "process" whatever --isolation says. */
 	bool fresh_process;
 	const char *doc; /* the page that says how it is measured ("docs/gbench.md"), or NULL */
+	/* Instance names as the binary gives them, for --help: "'fib/20'". */
+	const char *examples;
 	/* Why the instruments' options do not apply to it, said with the
 	 * refusal of one ("its own ->Threads() are ..."), or NULL. */
 	const char *options_note;
