@@ -58,6 +58,8 @@ extern const char arch_vdso_clock_symbol[];
 uint64_t arch_pc(const struct arch_regs *regs);
 void arch_set_pc(struct arch_regs *regs, uint64_t pc);
 uint64_t arch_sp(const struct arch_regs *regs);
+/* The thread pointer (x86-64: the fs base). */
+uint64_t arch_thread_pointer(const struct arch_regs *regs);
 /* The integer return value of a call, or the result of a system call. */
 uint64_t arch_retval(const struct arch_regs *regs);
 /* The i-th integer argument (0-based, i < ARCH_MAX_ARGS) at a function's
@@ -141,5 +143,9 @@ extern const uint8_t arch_code_calib[];
 extern const size_t arch_code_calib_len;
 extern const size_t arch_code_calib_fn_off;
 extern const size_t arch_code_calib_loop_off;
+/* Another empty function for that place, with room at its entry for the
+ * jump observe patches in (arch/agent.h): written over the first one. */
+extern const uint8_t arch_code_calib_roomy_fn[];
+extern const size_t arch_code_calib_roomy_fn_len;
 
 #endif

@@ -20,7 +20,7 @@ import tempfile
 
 FLAGS = ['-O2', '-fPIC', '-ffreestanding', '-fno-builtin', '-fno-stack-protector',
          '-fno-asynchronous-unwind-tables', '-fno-unwind-tables', '-fcf-protection=none',
-         '-fno-jump-tables', '-fno-sanitize=all', '-fno-profile-arcs', '-fno-test-coverage',
+         '-fno-jump-tables', '-fno-toplevel-reorder', '-fno-reorder-blocks-and-partition', '-fno-sanitize=all', '-fno-profile-arcs', '-fno-test-coverage',
          '-mgeneral-regs-only', '-std=gnu11', '-c']
 
 SHF_ALLOC = 0x2

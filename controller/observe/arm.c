@@ -177,6 +177,61 @@ static const char *code_mismatch(struct session *s, struct obj *o, uint64_t addr
 	return "its code in memory differs from the file (patched at run time)";
 }
 
+/* Largest function whose code is read whole to patch it. */
+#define PATCH_MAX_SIZE (1u << 20)
+
+/*
+ * Patch function 'sym' of object o, at 'addr' and just added as funcs[fi]:
+ * its entry jumps to a trampoline (fast.c). Otherwise its row says why it
+ * has breakpoints instead, and a negative errno is returned.
+ */
+static int arm_patched(struct session *s, struct obj *o, const struct elf_symbol *sym,
+		       uint32_t fi, uint64_t addr)
+{
+	struct func *f = &s->funcs[fi];
+	struct observe_patch pt;
+	char why[192] = "";
+	const char *w = NULL;
+	uint8_t *code = NULL;
+	uint64_t at;
+	int r;
+
+	if (!sym->size) {
+		w = "its size is unknown (its symbol has none), so its code cannot be checked";
+		r = -EINVAL;
+		goto out;
+	}
+	if (sym->size > PATCH_MAX_SIZE) {
+		w = "it is too large to check its code";
+		r = -EFBIG;
+		goto out;
+	}
+	code = malloc(sym->size);
+	if (!code)
+		return -ENOMEM;
+	r = file_bytes(o, addr, code, sym->size);
+	if (r < 0) {
+		w = "its code could not be read from the file";
+		goto out;
+	}
+	r = observe_fast_slot(s, o, &at);
+	if (r < 0) {
+		w = "no room for a trampoline within reach of its code";
+		goto out;
+	}
+	r = observe_patch_plan(code, sym->size, addr, at, &pt, why, sizeof(why));
+	if (r < 0)
+		goto out;
+	r = observe_fast_install(s, o, fi, at, &pt, &w);
+	if (r == 0 && s->attached)
+		touch(s, addr);
+out:
+	free(code);
+	if (r < 0 && (w || why[0]))
+		f->fallback = strdup(w ? w : why);
+	return r;
+}
+
 /* Function 'sym' of object o, at 'addr' and just added as funcs[fi] (the
  * last), is selected but cannot be armed: its row says why, and the
  * results' diagnostics too. */
@@ -214,6 +269,24 @@ static void arm_object(struct session *s, struct obj *o)
 		if (dl && observe_bp_insert(s, bias + dl->addr) == 0)
 			s->dl_notify = bias + dl->addr;
 	}
+	if (s->agent) {
+		static const char *const starts[] = { "_Unwind_RaiseException",
+						      "_Unwind_ForcedUnwind",
+						      "_Unwind_Resume_or_Rethrow" };
+
+		for (size_t k = 0; k < 3; k++) {
+			const struct elf_symbol *u = elf_symbol_by_name(o->ef, starts[k]);
+
+			if (u && !s->unwind_start[k] && observe_bp_insert(s, bias + u->addr) == 0)
+				s->unwind_start[k] = bias + u->addr;
+		}
+		{
+			const struct elf_symbol *c = elf_symbol_by_name(o->ef, "__cxa_begin_catch");
+
+			if (c && !s->unwind_catch && observe_bp_insert(s, bias + c->addr) == 0)
+				s->unwind_catch = bias + c->addr;
+		}
+	}
 	for (size_t i = 0; i < elf_symbol_count(o->ef); i++) {
 		const struct elf_symbol *sym = elf_symbol(o->ef, i);
 		uint64_t addr = bias + sym->addr;
@@ -237,6 +310,17 @@ static void arm_object(struct session *s, struct obj *o)
 			unarmed(s, o, sym, fi, why);
 			continue;
 		}
+		if (s->agent && !skip) {
+			r = arm_patched(s, o, sym, fi, addr);
+			if (r == -ENOMEM) {
+				observe_diagnose(s, "out of memory while arming %s", sym->demangled);
+				return;
+			}
+			if (r == 0) {
+				s->funcs[fi].armed = true;
+				continue;
+			}
+		}
 		r = observe_bp_insert(s, addr);
 		if (r == 0) {
 			r = observe_entry_add(s, addr, fi);
@@ -259,9 +343,21 @@ static void disarm_object(struct session *s, struct obj *o)
 
 		if (!f->armed || f->addr < o->lo || f->addr >= o->hi)
 			continue;
+		f->armed = false;
+		if (f->fast)
+			continue;
 		trace_bp_forget(s->p, f->addr);
 		observe_entry_del(s, f->addr);
-		f->armed = false;
+	}
+	observe_fast_forget(s, o->lo, o->hi);
+	for (size_t k = 0; k < 3; k++)
+		if (s->unwind_start[k] >= o->lo && s->unwind_start[k] < o->hi) {
+			trace_bp_forget(s->p, s->unwind_start[k]);
+			s->unwind_start[k] = 0;
+		}
+	if (s->unwind_catch >= o->lo && s->unwind_catch < o->hi) {
+		trace_bp_forget(s->p, s->unwind_catch);
+		s->unwind_catch = 0;
 	}
 	if (s->dl_notify >= o->lo && s->dl_notify < o->hi) {
 		trace_bp_forget(s->p, s->dl_notify);

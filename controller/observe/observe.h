@@ -140,6 +140,12 @@ struct observe_calibration {
 	double latency; /* median resume-to-trap latency per transition, ns */
 	double latency_p10, latency_p90;
 	double stop_median; /* median time the process stays stopped per stop, ns */
+	/* patched calls of the empty function: what the agent adds inside a
+	 * call (its median, removed from every patched call) */
+	size_t patched_calls;
+	double overhead, overhead_p10, overhead_p90;
+	double overhead_pm; /* the ± it leaves on each patched call: half the
+			       10–90 % spread, at least one counter reading */
 };
 
 /* From the calibration calls (each: raw duration minus time stopped, and
@@ -187,6 +193,36 @@ struct observe_object {
 int observe_parse_maps(const char *text, struct observe_object **ret, size_t *ret_n);
 void observe_objects_free(struct observe_object *v, size_t n);
 
+/* ---- patching: a jump at the entry instead of a breakpoint ------------------------ */
+
+/* What patching one function writes (patch.c). */
+struct observe_patch {
+	uint8_t entry[16];   /* over its first 'displaced' bytes: jmp rel32 to the
+				trampoline, then int3s */
+	size_t displaced;    /* bytes replaced, whole instructions, >= 5 */
+	uint8_t code[64];    /* at the trampoline's AGENT_TRAMP_CODE: those
+				instructions relocated, then jmp rel32 back */
+	size_t code_len;
+	uint64_t inner_target; /* internal: a branch target near the entry */
+};
+
+/*
+ * Whether the function at run-time address 'addr', whose code (the file's
+ * bytes) is code[0..size), can have its entry replaced by a jump to a
+ * trampoline at 'at' (AGENT_TRAMP_LEN bytes, within ±2 GiB): the
+ * instructions moved are decoded whole, none is a branch, a return or a
+ * trap, an operand relative to rip is rewritten for the new place, and no
+ * direct branch in the function lands inside the bytes replaced. 0 with
+ * *ret filled, or a negative errno with the reason, a phrase, in why.
+ */
+int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t at,
+		       struct observe_patch *ret, char *why, size_t whysize);
+
+/* The trampoline of function index 'func' at run-time address 'at', going
+ * to the agent's entry stub (arch/agent.h has its layout). */
+void observe_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_t func,
+			 const struct observe_patch *p);
+
 /* ---- sessions ----------------------------------------------------------------------- */
 
 /* What a session has seen so far, as each tick reports it. Kept by
@@ -218,6 +254,9 @@ struct observe_opts {
 	/* --profile: write each function's stacks (folded and SVG) in this
 	 * directory, sampled while its calls run; NULL: no profiling. */
 	const char *profile_dir;
+	/* --no-patch: every function gets breakpoints, none is patched
+	 * (--profile implies it) */
+	bool no_patch;
 };
 
 #define OBSERVE_CALIB_CALLS_DEFAULT 200
@@ -246,6 +285,10 @@ struct observe_func_result {
 	/* Selected but never armed, so none of its calls was seen: why (a
 	 * sentence), or NULL. Its row is failed (docs/observe.md). */
 	char *error;
+	/* Its calls were timed by the patched entry's agent, without a stop;
+	 * else 'fallback' says why it had breakpoints (NULL: patching off). */
+	bool patched;
+	char *fallback;
 	uint64_t hist[OBSERVE_HIST_BUCKETS];
 	size_t rounds;	  /* parallel rounds */
 	double *round_ns; /* their corrected durations, sorted */
@@ -272,7 +315,9 @@ struct observe_result {
 	int sig;
 	char *crash; /* a fatal signal's report with its backtrace, or NULL */
 	struct observe_calibration calib;
-	bool calibrated;
+	bool calibrated;	  /* calib's breakpoint figures */
+	bool overhead_calibrated; /* calib's patched figures */
+	bool patched;		  /* some function was patched */
 	struct observe_func_result *funcs;
 	size_t nfuncs;
 	char **diagnostics;

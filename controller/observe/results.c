@@ -9,6 +9,7 @@
 
 #include "stats/stats.h"
 #include "util/strutil.h"
+#include "arch/agent.h"
 #include "observe/session.h"
 
 /* ---- results ------------------------------------------------------------------- */
@@ -23,6 +24,85 @@ static const char *ns_text(double ns, char *buf, size_t size)
 	else
 		snprintf(buf, size, "%.3g ms", ns / 1e6);
 	return buf;
+}
+
+/* The stop accounting at controller time t: the last checkpoint at or
+ * before it. */
+static const struct checkpoint *checkpoint_at(const struct session *s, int64_t t)
+{
+	size_t lo = 0, hi = s->ncheckpoints;
+
+	if (!hi || s->checkpoints[0].t > t)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->checkpoints[mid].t <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &s->checkpoints[lo];
+}
+
+/* A patched function's calls from counter readings to the controller's
+ * clock, with the stops that fell inside each (a breakpoint of another
+ * function, a sample, a library loaded). */
+static void fast_times(struct session *s, struct func *f)
+{
+	for (size_t i = 0; i < f->ncalls; i++) {
+		struct observe_call *c = &f->calls[i];
+		const struct checkpoint *a, *b;
+
+		c->t_start = observe_fast_ns(s, (uint64_t)c->t_start);
+		c->t_end = observe_fast_ns(s, (uint64_t)c->t_end);
+		a = checkpoint_at(s, c->t_start);
+		b = checkpoint_at(s, c->t_end);
+		c->stopped_start = a ? a->stopped : 0;
+		c->resumes_start = a ? a->resumes : 0;
+		c->stopped_end = b ? b->stopped : c->stopped_start;
+		c->resumes_end = b ? b->resumes : c->resumes_start;
+	}
+}
+
+/* What the agent adds inside a patched call, from the empty function's
+ * patched calls: their median, and half their 10–90 % spread as its ±. */
+static void fast_calibrate(struct session *s)
+{
+	struct observe_calibration *cal = &s->res->calib;
+	struct observe_summary sum;
+	struct func *f;
+	double *v;
+
+	if (s->calib_fast_func == UINT32_MAX)
+		return;
+	f = &s->funcs[s->calib_fast_func];
+	fast_times(s, f);
+	if (!f->ncalls)
+		return;
+	v = malloc(f->ncalls * sizeof(*v));
+	if (!v)
+		return;
+	for (size_t i = 0; i < f->ncalls; i++)
+		v[i] = observe_corrected(f->calls[i].t_start, f->calls[i].t_end,
+					 f->calls[i].stopped_end - f->calls[i].stopped_start,
+					 f->calls[i].resumes_end - f->calls[i].resumes_start,
+					 s->res->calibrated ? cal->latency : 0);
+	if (observe_summarize(v, f->ncalls, &sum) == 0) {
+		double read_ns = (double)s->tsc_read / (s->tsc_rate > 0 ? s->tsc_rate : 1);
+
+		cal->patched_calls = f->ncalls;
+		cal->overhead = sum.median;
+		cal->overhead_p10 = sum.p10;
+		cal->overhead_p90 = sum.p90;
+		/* Half the spread, but never finer than one reading of the
+		 * counter: durations come in its steps. */
+		cal->overhead_pm = (sum.p90 - sum.p10) / 2;
+		if (cal->overhead_pm < read_ns)
+			cal->overhead_pm = read_ns;
+		s->res->overhead_calibrated = true;
+	}
+	free(v);
 }
 
 static int func_result(struct session *s, struct func *f, struct observe_func_result *out)
@@ -44,6 +124,23 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 	out->ci_low = out->ci_high = NAN;
 	out->error = f->unarmed;
 	f->unarmed = NULL;
+	out->patched = f->fast;
+	out->fallback = f->fallback;
+	f->fallback = NULL;
+	if (f->fast) {
+		uint64_t entered = observe_fast_entered(s, (uint32_t)(f - s->funcs));
+		uint64_t open = entered > f->ncalls ? entered - f->ncalls : 0;
+
+		/* Calls that began and never came back through the agent:
+		 * left by a longjmp or an exception, running at the exit,
+		 * or still running at a detach. */
+		if (s->res->end == OBSERVE_DETACHED)
+			s->open_at_end += open;
+		else
+			f->unmatched += open;
+		out->unmatched = f->unmatched;
+		fast_times(s, f);
+	}
 	if (out->error)
 		return 0; /* nothing of it was seen */
 	if (f->skip) {
@@ -65,6 +162,10 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 		out->ns[i] =
 			observe_corrected(c->t_start, c->t_end, c->stopped_end - c->stopped_start,
 					  c->resumes_end - c->resumes_start, lat);
+		if (f->fast && s->res->overhead_calibrated)
+			out->ns[i] = out->ns[i] > s->res->calib.overhead
+					     ? out->ns[i] - s->res->calib.overhead
+					     : 0;
 		out->hist[observe_hist_bucket(out->ns[i])]++;
 		res[i] = (double)(c->resumes_end - c->resumes_start);
 	}
@@ -73,6 +174,8 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 
 		observe_summarize(res, f->ncalls, &rs);
 		out->uncertainty = rs.median * half;
+		if (f->fast && s->res->overhead_calibrated)
+			out->uncertainty += s->res->calib.overhead_pm;
 	}
 	/* The durations stay in the order of the calls (the results'
 	 * raw_samples); the summary sorts a copy. */
@@ -82,7 +185,8 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 	free(res);
 	if (r == -ENOMEM)
 		return r;
-	if (s->res->calibrated && observe_unresolved(out->sum.median, out->uncertainty)) {
+	if ((f->fast ? s->res->overhead_calibrated : s->res->calibrated) &&
+	    observe_unresolved(out->sum.median, out->uncertainty)) {
 		char u[32], m[32];
 
 		out->unresolved = true;
@@ -112,6 +216,31 @@ int observe_build_results(struct session *s, const char *const *pats, size_t npa
 	res->funcs = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*res->funcs));
 	if (!res->funcs)
 		return -ENOMEM;
+	fast_calibrate(s);
+	res->patched = s->npatched > 0;
+	if (s->agent_map) {
+		uint64_t lost, broken;
+
+		observe_fast_counters(s, &lost, &broken);
+		if (lost)
+			observe_diagnose(s,
+					 "%" PRIu64 " call%s of patched functions %s not timed: more "
+					 "than %u threads, more than %u calls open in one thread, or "
+					 "a signal handler's call while the agent ran",
+					 lost, lost == 1 ? "" : "s", lost == 1 ? "was" : "were",
+					 AGENT_THREADS, AGENT_DEPTH);
+		if (broken)
+			observe_diagnose(s,
+					 "%" PRIu64 " tail call%s of patched functions found no "
+					 "open call to return through and %s not timed",
+					 broken, broken == 1 ? "" : "s", broken == 1 ? "was" : "were");
+		if (s->ring_lost)
+			observe_diagnose(s,
+					 "%" PRIu64 " patched call%s %s lost: the agent's ring "
+					 "was overwritten before benchtrap read it",
+					 s->ring_lost, s->ring_lost == 1 ? "" : "s",
+					 s->ring_lost == 1 ? "was" : "were");
+	}
 	for (size_t i = 0; i < s->nfuncs && r == 0; i++) {
 		if (s->funcs[i].calib)
 			continue;
@@ -147,6 +276,7 @@ void observe_result_clear(struct observe_result *r)
 		free(r->funcs[i].symbol);
 		free(r->funcs[i].object);
 		free(r->funcs[i].error);
+		free(r->funcs[i].fallback);
 		free(r->funcs[i].ns);
 		free(r->funcs[i].round_ns);
 		free(r->funcs[i].note);
@@ -167,6 +297,7 @@ void observe_session_free(struct session *s)
 		free(s->funcs[i].symbol);
 		free(s->funcs[i].object);
 		free(s->funcs[i].unarmed);
+		free(s->funcs[i].fallback);
 		free(s->funcs[i].calls);
 	}
 	observe_profile_free(s);
@@ -183,4 +314,5 @@ void observe_session_free(struct session *s)
 	free(s->pattern_hit);
 	free(s->deferred);
 	free(s->touched);
+	observe_fast_free(s);
 }

@@ -66,6 +66,38 @@ static int call_add(struct func *f, const struct observe_call *c)
 	return 0;
 }
 
+void observe_fast_call(struct session *s, uint32_t fi, uint32_t thread, uint64_t t0, uint64_t t1)
+{
+	struct func *f = &s->funcs[fi];
+	/* In counter readings until the results convert them (results.c). */
+	struct observe_call c = {
+		.t_start = (int64_t)t0,
+		.t_end = (int64_t)t1,
+		.tid = (pid_t)thread,
+	};
+
+	if (call_add(f, &c) < 0)
+		observe_diagnose(s, "out of memory: calls of %s were lost", f->name);
+	else if (!f->calib)
+		s->calls++;
+}
+
+/* The stop accounting from now on, for the patched calls (results.c). */
+static void checkpoint(struct session *s)
+{
+	if (!s->npatched)
+		return;
+	if (s->ncheckpoints &&
+	    s->checkpoints[s->ncheckpoints - 1].stopped == s->stopped &&
+	    s->checkpoints[s->ncheckpoints - 1].resumes == s->resumes)
+		return;
+	if (array_grow((void **)&s->checkpoints, &s->capcheckpoints, s->ncheckpoints + 1,
+		       sizeof(*s->checkpoints)) < 0)
+		return;
+	s->checkpoints[s->ncheckpoints++] =
+		(struct checkpoint){ clock_now_ns(), s->stopped, s->resumes };
+}
+
 /* ---- frames ------------------------------------------------------------------ */
 
 static struct observe_stack *stack_of(struct session *s, pid_t tid, bool create)
@@ -198,7 +230,7 @@ static int on_breakpoint(struct session *s, const struct trace_event *ev, int64_
 	int r;
 
 	if (s->calibrating && ev->addr == s->calib_end && ev->tid == s->calib_tid) {
-		observe_calib_end(s, ev->tid);
+		observe_calib_end(s, ev->tid, false);
 		return 0;
 	}
 	if (ev->addr == s->dl_notify && s->dl_notify) {
@@ -209,6 +241,11 @@ static int on_breakpoint(struct session *s, const struct trace_event *ev, int64_
 					 strerror(-r));
 		return 0;
 	}
+	for (size_t k = 0; k < 3; k++)
+		if (ev->addr == s->unwind_start[k] && s->unwind_start[k])
+			observe_fast_unwinding(s, ev->tid, true);
+	if (ev->addr == s->unwind_catch && s->unwind_catch)
+		observe_fast_unwinding(s, ev->tid, false);
 	r = trace_get_regs(s->p, ev->tid, &regs);
 	if (r < 0)
 		return r == -ESRCH ? 0 : r;
@@ -325,8 +362,10 @@ static void remove_all(struct session *s)
 		while (st->n)
 			trace_bp_remove(s->p, st->v[--st->n].ret_addr);
 	}
+	observe_fast_drain(s);
+	observe_fast_unpatch_all(s);
 	for (size_t i = 0; i < s->nfuncs; i++) {
-		if (s->funcs[i].armed)
+		if (s->funcs[i].armed && !s->funcs[i].fast)
 			trace_bp_remove(s->p, s->funcs[i].addr);
 		s->funcs[i].armed = false;
 	}
@@ -334,6 +373,13 @@ static void remove_all(struct session *s)
 	if (s->dl_notify)
 		trace_bp_remove(s->p, s->dl_notify);
 	s->dl_notify = 0;
+	for (size_t k = 0; k < 3; k++)
+		if (s->unwind_start[k])
+			trace_bp_remove(s->p, s->unwind_start[k]);
+	if (s->unwind_catch)
+		trace_bp_remove(s->p, s->unwind_catch);
+	memset(s->unwind_start, 0, sizeof(s->unwind_start));
+	s->unwind_catch = 0;
 	s->observing = false;
 	s->prof_from = 0;
 	s->t_stopped_observing = clock_now_ns();
@@ -389,9 +435,12 @@ static int run_loop(struct session *s)
 	bool retried = false;
 
 	s->resumes++;
+	checkpoint(s);
 	while (r == 0) {
 		struct trace_event ev;
-		int64_t now, due, until, wait_ms = TICK_MS;
+		/* The agent's ring is read every DRAIN_MS while calls are
+		 * patched. */
+		int64_t now, due, until, wait_ms = s->npatched ? DRAIN_MS : TICK_MS;
 		bool pending = false;
 
 		if (deadline >= 0 && s->observing) {
@@ -425,6 +474,7 @@ static int run_loop(struct session *s)
 				s->resumes++;
 				observe_profile_resumed(s, clock_now_ns());
 			}
+			checkpoint(s);
 			continue;
 		}
 		until = now + wait_ms * 1000000;
@@ -432,12 +482,17 @@ static int run_loop(struct session *s)
 			until = due;
 		r = trace_wait_until(s->p, until, &ev);
 		now = clock_now_ns();
+		observe_fast_drain(s);
 		if (r == 0)
 			observe_profile_stopped(s, now);
 		if (r == -ETIMEDOUT && due >= 0 && now >= due &&
 		    now - last_tick < TICK_MS * 1000000) {
 			r = 0;
 			continue; /* the sample, at the top */
+		}
+		if (r == -ETIMEDOUT && now - last_tick < TICK_MS * 1000000) {
+			r = 0;
+			continue; /* a drain of the ring, not yet a tick */
 		}
 		if (r == -ETIMEDOUT || now - last_tick >= TICK_MS * 1000000) {
 			struct observe_progress pr;
@@ -448,8 +503,10 @@ static int run_loop(struct session *s)
 			 * (code of ours running in its thread) is over. */
 			if (!s->calibrating && s->o->tick &&
 			    s->o->tick(s->o->userdata, s->pid, s->observing, &pr)) {
-				if (s->attached)
+				if (s->attached) {
+					r = 0; /* a timeout, or an event left for the detach */
 					break;
+				}
 				if (s->observing && r == -ETIMEDOUT) {
 					r = stop_observing(s);
 					continue;
@@ -491,6 +548,9 @@ static int run_loop(struct session *s)
 				s->funcs[i].armed = false;
 			s->nentries = 0;
 			s->dl_notify = 0;
+			memset(s->unwind_start, 0, sizeof(s->unwind_start));
+			s->unwind_catch = 0;
+			s->npatched = 0;
 			s->observing = false;
 			s->calibrating = false;
 			observe_diagnose(
@@ -513,7 +573,9 @@ static int run_loop(struct session *s)
 				s->res->crash = NULL;
 				s->res->sig = 0;
 			}
-			/* Calls still open never returned. */
+			/* What the agent wrote up to the end; calls still
+			 * open never returned. */
+			observe_fast_drain(s);
 			for (size_t i = 0; i < s->nstacks; i++)
 				while (s->stacks[i].n) {
 					s->stacks[i].n--;
@@ -526,8 +588,7 @@ static int run_loop(struct session *s)
 		}
 		if (r < 0)
 			break;
-		if (s->calibrating == false && s->calib_page && !s->res->calibrated &&
-		    s->funcs[s->calib_func].ncalls)
+		if (s->calibrating == false && s->calib_page && !s->res->calibrated)
 			observe_calib_finish(s);
 		if (s->observing)
 			reconcile_threads(s);
@@ -538,6 +599,7 @@ static int run_loop(struct session *s)
 			s->resumes++;
 			observe_profile_resumed(s, clock_now_ns());
 		}
+		checkpoint(s);
 	}
 	if (r == -ESRCH)
 		return 0;
@@ -555,6 +617,8 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 		.attached = attached,
 		.observing = true,
 		.res = &res,
+		.calib_func = UINT32_MAX,
+		.calib_fast_func = UINT32_MAX,
 	};
 	int64_t t0;
 	int slack, r;
@@ -568,6 +632,10 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 	/* The current thread may sit on a breakpoint's address that is now
 	 * armed again (main, when it is observed): run it, do not step it. */
 	trace_thread_moved(p, trace_current_tid(p));
+	s.no_patch = o->no_patch || o->profile_dir;
+	if (!s.no_patch && observe_fast_start(&s) < 0)
+		observe_diagnose(&s, "%s: every function has breakpoints",
+				 s.fast_off ? s.fast_off : "the agent could not be injected");
 	r = observe_scan_maps(&s);
 	if (r < 0)
 		goto fail;
@@ -595,7 +663,7 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 	res.events = s.events;
 	if (r < 0)
 		goto fail;
-	if (!res.calibrated && s.calib_page && s.funcs[s.calib_func].ncalls)
+	if (!res.calibrated && s.calib_page)
 		observe_calib_finish(&s);
 	if (attached && trace_alive(p)) {
 		int64_t unused;
@@ -606,7 +674,7 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 		remove_all(&s);
 		drop_stale_events(&s);
 		if (s.calibrating)
-			observe_calib_end(&s, s.calib_tid);
+			observe_calib_end(&s, s.calib_tid, true);
 		if (s.calib_page) {
 			r = trace_syscall(p, SYS_munmap, args, &unused);
 			if (r < 0)

@@ -22,6 +22,8 @@
 
 /* How often the tick callback runs when nothing happens, and at least. */
 #define TICK_MS 100
+/* How often the agent's ring is read while functions are patched. */
+#define DRAIN_MS 10
 /* Bytes compared per breakpoint address at detach. */
 #define VERIFY_LEN 8
 
@@ -36,6 +38,11 @@ struct func {
 	 * the file's, its breakpoint could not be written), or NULL. Such a
 	 * function keeps its row: a failed one that says this. */
 	char *unarmed;
+	/* Patched (fast.c): its calls are timed by the agent, without a
+	 * stop; else why it has breakpoints instead (NULL: patching was off,
+	 * or it is --skip). */
+	bool fast;
+	char *fallback;
 	struct folded prof; /* --profile: stacks sampled inside its calls */
 };
 
@@ -49,6 +56,25 @@ struct obj {
 	uint64_t base, lo, hi;
 	struct elf_file *ef; /* NULL: not an ELF object we can read */
 	bool opened, armed, present;
+	uint64_t tramp;	   /* its trampolines' region (fast.c), or 0 */
+	size_t tramp_used;
+};
+
+/* A patched entry (fast.c): what was there. */
+struct patched {
+	uint64_t addr;
+	uint8_t orig[16];
+	size_t len;
+	uint32_t func;
+	bool gone; /* restored, or unmapped with its object */
+};
+
+/* The stop accounting as it stood from time 't' on (a resume): patched
+ * calls, timed in the process, find the stops inside them here. */
+struct checkpoint {
+	int64_t t;
+	int64_t stopped;
+	uint64_t resumes;
 };
 
 struct session {
@@ -67,6 +93,10 @@ struct session {
 	size_t thread_count;
 	bool *pattern_hit;  /* per --symbol pattern */
 	uint64_t dl_notify; /* the loader's _dl_debug_state, or 0 */
+	/* With patched functions: where an exception starts unwinding a
+	 * thread's stack (the agent's return addresses are put back) and
+	 * where one is caught (those of the calls still live go in again). */
+	uint64_t unwind_start[3], unwind_catch;
 	struct deferred {
 		uint64_t addr;
 		uint64_t resumes; /* s->resumes when it was queued */
@@ -79,7 +109,9 @@ struct session {
 	uint64_t calls; /* returned or skipped, the calibration's not: progress */
 	/* calibration */
 	uint64_t calib_page, calib_end;
-	uint32_t calib_func;
+	uint32_t calib_func;	  /* by breakpoints, or UINT32_MAX */
+	uint32_t calib_fast_func; /* patched, or UINT32_MAX */
+	struct obj calib_obj;	  /* the page of both, for its trampoline */
 	pid_t calib_tid;
 	struct arch_regs calib_saved;
 	bool calibrating;
@@ -95,6 +127,20 @@ struct session {
 	int64_t prof_left; /* ns of running inside calls until the next sample */
 	int64_t prof_from; /* since when the process runs inside some call, or 0 */
 	uint64_t prof_stops;
+	/* patched entries (fast.c) */
+	uint64_t agent;	    /* the agent's base in the process, or 0 */
+	uint8_t *agent_map; /* its shared part, mapped here */
+	char *fast_off;	    /* why there is no agent, or NULL */
+	bool no_patch;	    /* --no-patch, --profile */
+	struct patched *patched;
+	size_t npatched, cappatched;
+	uint64_t ring_tail, ring_lost;
+	uint64_t tsc0;
+	int64_t tsc0_ns;
+	double tsc_rate;   /* counts per ns, fitted once at the end */
+	uint64_t tsc_read; /* counts one reading of the counter takes */
+	struct checkpoint *checkpoints;
+	size_t ncheckpoints, capcheckpoints;
 	struct observe_result *res;
 };
 
@@ -115,10 +161,41 @@ int observe_scan_maps(struct session *s);
 /* Attached: with every breakpoint removed, the code must be the files'. */
 void observe_verify_code(struct session *s);
 
+/* ---- fast.c ---- */
+/* Inject the agent; without one (s->fast_off says why) every function
+ * gets breakpoints. */
+int observe_fast_start(struct session *s);
+/* Room for a trampoline within reach of object o. */
+int observe_fast_slot(struct session *s, struct obj *o, uint64_t *ret);
+/* Write function fi's trampoline at 'at' and patch its entry; on failure
+ * *why may name the reason for its row. */
+int observe_fast_install(struct session *s, struct obj *o, uint32_t fi, uint64_t at,
+			 const struct observe_patch *pt, const char **why);
+void observe_fast_unpatch_all(struct session *s);
+/* Function fi's entry back as it was. */
+void observe_fast_unpatch(struct session *s, uint32_t fi);
+void observe_fast_forget(struct session *s, uint64_t lo, uint64_t hi);
+/* Thread 'tid', at the unwinder's entry, is to unwind its stack: the
+ * real return addresses back in the stack ('restore'), or, at a catch,
+ * the exit stub again in those of the calls still live. */
+void observe_fast_unwinding(struct session *s, pid_t tid, bool restore);
+/* Read the records the agent wrote since the last time. */
+void observe_fast_drain(struct session *s);
+/* One record: a call of patched function fi (session.c). */
+void observe_fast_call(struct session *s, uint32_t fi, uint32_t thread, uint64_t t0, uint64_t t1);
+/* Calls of patched function fi the agent saw begin. */
+uint64_t observe_fast_entered(const struct session *s, uint32_t fi);
+/* Calls the agent could not time, and returns it found no frame for. */
+void observe_fast_counters(const struct session *s, uint64_t *lost, uint64_t *broken);
+/* A counter reading in the controller's clock, ns. */
+int64_t observe_fast_ns(struct session *s, uint64_t t);
+void observe_fast_free(struct session *s);
+
 /* ---- calib.c ---- */
 int observe_calib_start(struct session *s);
-/* The injected loop returned in thread 'tid': its registers back. */
-void observe_calib_end(struct session *s, pid_t tid);
+/* The injected loop returned in thread 'tid': the next round, or its
+ * registers back (always when 'abort'). */
+void observe_calib_end(struct session *s, pid_t tid, bool abort);
 /* The calibration figures from the empty function's calls. */
 void observe_calib_finish(struct session *s);
 

@@ -106,6 +106,11 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 		json_object_set_new(stats, "calibration",
 				    res->calibrated ? results_json_num(res->calib.latency)
 						    : json_null());
+		if (f->patched)
+			json_object_set_new(stats, "overhead",
+					    res->overhead_calibrated
+						    ? results_json_num(res->calib.overhead)
+						    : json_null());
 		for (size_t i = 0; i < f->calls; i++)
 			json_array_append_new(raw, results_json_num(f->ns[i]));
 	}
@@ -135,6 +140,12 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 		      raw, "calls", (json_int_t)f->calls, "unmatched_returns",
 		      (json_int_t)f->unmatched, "skipped", f->skip, "histogram", hist,
 		      "parallel_rounds", rounds);
+	if (b && !f->error && !f->skip) {
+		json_object_set_new(b, "bounded_by",
+				    json_string(f->patched ? "patch" : "breakpoints"));
+		if (!f->patched && f->fallback)
+			json_object_set_new(b, "not_patched", json_string(f->fallback));
+	}
 	if (b && (f->profile_folded || f->profile_svg))
 		json_object_set_new(b, "flamegraph",
 				    json_pack("{s:s?, s:s?}", "folded", f->profile_folded, "svg",
@@ -164,6 +175,19 @@ static json_t *doc_json(const struct report_observe *run)
 				  results_json_num(res->calib.latency_p10), "latency_p90_ns",
 				  results_json_num(res->calib.latency_p90), "stop_ns",
 				  results_json_num(res->calib.stop_median));
+	if (res->overhead_calibrated) {
+		if (!json_is_object(calib))
+			calib = json_object();
+		json_object_set_new(calib, "patched_calls",
+				    json_integer((json_int_t)res->calib.patched_calls));
+		json_object_set_new(calib, "overhead_ns", results_json_num(res->calib.overhead));
+		json_object_set_new(calib, "overhead_p10_ns",
+				    results_json_num(res->calib.overhead_p10));
+		json_object_set_new(calib, "overhead_p90_ns",
+				    results_json_num(res->calib.overhead_p90));
+		json_object_set_new(calib, "overhead_uncertainty_ns",
+				    results_json_num(res->calib.overhead_pm));
+	}
 	o = json_pack("{s:s, s:o, s:I, s:b, s:o, s:o, s:s, s:o, s:o, s:o, s:I, s:f, s:o}",
 		      "instrument", "observe", "command", argv, "pid", (json_int_t)res->pid,
 		      "attached", res->attached, "target", run->target_argv ? target : json_null(),
@@ -274,7 +298,7 @@ void report_observe_table(const struct report_observe *run, FILE *f, enum report
 			dur(fn->sum.mean, mean, sizeof(mean));
 			dur(fn->sum.min, mn, sizeof(mn));
 			dur(fn->sum.max, mx, sizeof(mx));
-			if (res->calibrated)
+			if (fn->patched ? res->overhead_calibrated : res->calibrated)
 				dur(fn->uncertainty, unc, sizeof(unc));
 			else
 				snprintf(unc, sizeof(unc), "?");
@@ -310,6 +334,24 @@ void report_observe_table(const struct report_observe *run, FILE *f, enum report
 			"%s); ± is that spread over each call's resumes\n",
 			md ? "- " : "", stop, lat, res->calib.calls, p10, p90);
 	}
+	if (res->overhead_calibrated) {
+		char oh[32], p10[32], p90[32], pm[32];
+
+		dur(res->calib.overhead, oh, sizeof(oh));
+		dur(res->calib.overhead_pm, pm, sizeof(pm));
+		dur(res->calib.overhead_p10, p10, sizeof(p10));
+		dur(res->calib.overhead_p90, p90, sizeof(p90));
+		fprintf(f,
+			"%spatched calls: the agent's %s removed from every one (calibrated on "
+			"%zu patched calls of an empty function, p10 %s, p90 %s); ± %s: half "
+			"that spread, at least one reading of the clock\n",
+			md ? "- " : "", oh, res->calib.patched_calls, p10, p90, pm);
+	}
+	for (size_t i = 0; i < res->nfuncs; i++)
+		if (!res->funcs[i].patched && res->funcs[i].fallback && !res->funcs[i].error)
+			fprintf(f, "%s%snote:%s %s: timed by breakpoints, not patched: %s\n",
+				md ? "- " : "", color ? "\033[33m" : "", color ? "\033[0m" : "",
+				res->funcs[i].name, res->funcs[i].fallback);
 	if (res->attached)
 		fprintf(f,
 			"%sdetached from %d: %zu code bytes at breakpoint addresses compared "

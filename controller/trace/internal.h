@@ -101,6 +101,8 @@ struct trace_proc {
 	 * trace_call_opts.counts: threads and processes created. */
 	unsigned long clones, forks;
 	unsigned long signals;		       /* delivered to the program during injected calls */
+	void (*fork_hook)(void *userdata, pid_t child); /* trace_set_fork_hook() */
+	void *fork_userdata;
 	struct trace_syscall_counts *syscalls; /* during an injected call that counts them */
 };
 

@@ -233,6 +233,15 @@ int trace_wait(struct trace_proc *p, int timeout_ms, struct trace_event *ret);
 /* The same with an absolute CLOCK_MONOTONIC deadline in ns (-1: none). */
 int trace_wait_until(struct trace_proc *p, int64_t deadline_ns, struct trace_event *ret);
 
+/*
+ * Called for every child the process forks (not vforks), while the child
+ * is stopped, after its copies of the breakpoints are removed and before
+ * it is let go untraced: code of the caller's in the process (observe's
+ * agent) gets to tell the copy it is a copy. NULL: none.
+ */
+void trace_set_fork_hook(struct trace_proc *p, void (*fn)(void *userdata, pid_t child),
+			 void *userdata);
+
 /* Stop every thread (as if an event had come), e.g. to sample or detach. */
 int trace_stop(struct trace_proc *p);
 

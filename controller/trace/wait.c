@@ -324,11 +324,20 @@ static void on_fork(struct trace_proc *p, struct trace_thread *t, bool vfork)
 
 		trace_bpt_strip_copy(&p->bpt, &trace_mem_ops, &child);
 		trace_mem_close(&child);
+		if (p->fork_hook)
+			p->fork_hook(p->fork_userdata, (pid_t)msg);
 	}
 	trace_pt_detach((pid_t)msg, 0);
 }
 
 void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status);
+
+void trace_set_fork_hook(struct trace_proc *p, void (*fn)(void *userdata, pid_t child),
+			 void *userdata)
+{
+	p->fork_hook = fn;
+	p->fork_userdata = userdata;
+}
 
 /* A syscall stop of a thread whose system calls are counted: its entries
  * by number (the exit stops that follow each are not counted). */

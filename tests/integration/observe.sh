@@ -205,9 +205,18 @@ d["benchmarks"][0]["value"] == d["benchmarks"][0]["stats"]["median"] and d["benc
 sum(h["count"] for h in d["benchmarks"][0]["histogram"]) == 177
 all(h["lt_ns"] == 2 * max(h["ge_ns"], 1) for h in d["benchmarks"][0]["histogram"])
 d["benchmarks"][0]["parallel_rounds"]["count"] == 0
-d["run"]["calibration"]["calls"] == 200 and d["run"]["calibration"]["latency_p10_ns"] <= d["run"]["calibration"]["latency_ns"] <= d["run"]["calibration"]["latency_p90_ns"]
-(lambda s: s["min"] <= s["q1"] <= s["median"] <= s["q3"] <= s["max"] and s["uncertainty"] >= 0)(d["benchmarks"][0]["stats"])'
+(lambda c: c["patched_calls"] == 200 and c["overhead_p10_ns"] <= c["overhead_ns"] <= c["overhead_p90_ns"] and c["overhead_uncertainty_ns"] > 0)(d["run"]["calibration"])
+[b["bounded_by"] for b in d["benchmarks"]] == ["patch", "patch"]
+(lambda s: s["min"] <= s["q1"] <= s["median"] <= s["q3"] <= s["max"] and s["uncertainty"] > 0)(d["benchmarks"][0]["stats"])'
 expect_no_orphans "$RECURSE"
+
+# The same by breakpoints (--no-patch): the same counts, the stops'
+# calibration instead of the agent's.
+run observe --no-patch --symbol fib --symbol bail_out --output "$TMP/obs.json" -- "$RECURSE" 10 3
+expect_status 3
+expect_file_json '{b["name"]: (b["calls"], b["unmatched_returns"], b["bounded_by"]) for b in d["benchmarks"]} == {"fib": (177, 0, "breakpoints"), "bail_out": (0, 3, "breakpoints")}
+d["run"]["calibration"]["calls"] == 200 and d["run"]["calibration"]["latency_p10_ns"] <= d["run"]["calibration"]["latency_ns"] <= d["run"]["calibration"]["latency_p90_ns"]
+"patched_calls" not in d["run"]["calibration"]'
 
 # A thread that exits inside an observed call: unmatched, nothing hangs.
 run observe --symbol thread_quits --symbol fib --output "$TMP/obs.json" -- "$RECURSE" 3

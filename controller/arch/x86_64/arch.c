@@ -142,6 +142,11 @@ uint64_t arch_entry_sp_after_return(const struct arch_regs *regs)
 	return regs->r.rsp + 8;
 }
 
+uint64_t arch_thread_pointer(const struct arch_regs *regs)
+{
+	return regs->r.fs_base;
+}
+
 void arch_return_now(struct arch_regs *regs, uint64_t ret_addr, uint64_t value)
 {
 	regs->r.rip = ret_addr;
@@ -167,3 +172,6 @@ const uint8_t arch_code_calib[] = {
 const size_t arch_code_calib_len = sizeof(arch_code_calib);
 const size_t arch_code_calib_fn_off = 0;
 const size_t arch_code_calib_loop_off = 8;
+/* nopl 0(%rax,%rax); ret: five bytes of instructions before the return. */
+const uint8_t arch_code_calib_roomy_fn[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3 };
+const size_t arch_code_calib_roomy_fn_len = sizeof(arch_code_calib_roomy_fn);

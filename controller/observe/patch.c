@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Whether a function's entry can be patched with a jump to a trampoline,
+ * and the trampoline's code (observe.h, "patching").
+ *
+ * The instructions decoded by Capstone (libcapstone): a prologue is any
+ * instruction, and an instruction copied elsewhere must be decoded whole to
+ * be moved safely. What cannot be moved, or only by rewriting it into
+ * another instruction, is refused with the reason, and the function keeps
+ * its breakpoints.
+ */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/agent.h"
+#include "observe/observe.h"
+
+#define JMP_LEN 5
+
+static bool fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+static bool branch_like(const cs_insn *in)
+{
+	const cs_detail *d = in->detail;
+
+	for (uint8_t i = 0; i < d->groups_count; i++) {
+		switch (d->groups[i]) {
+		case CS_GRP_JUMP:
+		case CS_GRP_CALL:
+		case CS_GRP_RET:
+		case CS_GRP_INT:
+		case CS_GRP_IRET:
+		case CS_GRP_BRANCH_RELATIVE:
+			return true;
+		default:
+			break;
+		}
+	}
+	return in->id == X86_INS_UD2 || in->id == X86_INS_HLT || in->id == X86_INS_INT3 ||
+	       in->id == X86_INS_SYSCALL;
+}
+
+/* A direct branch's target, or 0. */
+static uint64_t direct_target(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	if (!branch_like(in))
+		return 0;
+	for (uint8_t i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_IMM)
+			return (uint64_t)x->operands[i].imm;
+	return 0;
+}
+
+static bool rip_relative(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	for (uint8_t i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
+			return true;
+	return false;
+}
+
+int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t at,
+		       struct observe_patch *ret, char *why, size_t whysize)
+{
+	uint64_t code_at = at + AGENT_TRAMP_CODE, back;
+	const size_t room = AGENT_TRAMP_LEN - AGENT_TRAMP_CODE;
+	size_t moved = 0, out = 0, n;
+	cs_insn *insn = NULL;
+	int r = -EINVAL;
+	csh h;
+
+	memset(ret, 0, sizeof(*ret));
+	if (size < JMP_LEN) {
+		snprintf(why, whysize, "too short for a jump (%zu bytes)", size);
+		return -EINVAL;
+	}
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
+		snprintf(why, whysize, "the instruction decoder could not be started");
+		return -ENOMEM;
+	}
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	n = cs_disasm(h, code, size, addr, 0, &insn);
+	/* The whole function decoded from its first byte, so that a branch
+	 * into the bytes the jump replaces is seen. */
+	{
+		size_t decoded = 0;
+
+		for (size_t i = 0; i < n; i++)
+			decoded += insn[i].size;
+		if (decoded < size) {
+			snprintf(why, whysize,
+				 "an instruction at +%zu that cannot be decoded, so a jump into "
+				 "its first bytes cannot be ruled out",
+				 decoded);
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint64_t t = direct_target(&insn[i]);
+
+			/* the nearest, checked against the bytes moved below */
+			if (t > addr && t < addr + JMP_LEN + 15 &&
+			    (!ret->inner_target || t < ret->inner_target))
+				ret->inner_target = t;
+		}
+	}
+	for (size_t i = 0; moved < JMP_LEN; i++) {
+		const cs_insn *in = &insn[i];
+		const cs_x86 *x = &in->detail->x86;
+
+		if (branch_like(in)) {
+			snprintf(why, whysize, "a branch in its first %d bytes (%s %s at +%zu)",
+				 JMP_LEN, in->mnemonic, in->op_str, moved);
+			goto out;
+		}
+		if (out + in->size > room - JMP_LEN) {
+			snprintf(why, whysize, "its first instructions are too long to move");
+			goto out;
+		}
+		memcpy(ret->code + out, in->bytes, in->size);
+		if (rip_relative(in)) {
+			int64_t disp;
+			int32_t d32;
+
+			if (x->encoding.disp_size != 4 || !x->encoding.disp_offset) {
+				snprintf(why, whysize,
+					 "an instruction relative to rip it cannot move");
+				goto out;
+			}
+			memcpy(&d32, in->bytes + x->encoding.disp_offset, 4);
+			/* the same target from the new place */
+			disp = (int64_t)d32 + (int64_t)(in->address + in->size) -
+			       (int64_t)(code_at + out + in->size);
+			if (!fits32(disp)) {
+				snprintf(why, whysize,
+					 "no trampoline within reach of what it addresses");
+				goto out;
+			}
+			d32 = (int32_t)disp;
+			memcpy(ret->code + out + x->encoding.disp_offset, &d32, 4);
+		}
+		out += in->size;
+		moved += in->size;
+	}
+	if (ret->inner_target && ret->inner_target < addr + moved) {
+		snprintf(why, whysize, "a jump into its first %zu bytes (to +%llu)", moved,
+			 (unsigned long long)(ret->inner_target - addr));
+		goto out;
+	}
+	ret->inner_target = 0;
+	back = addr + moved;
+	{
+		int64_t rel = (int64_t)back - (int64_t)(code_at + out + JMP_LEN);
+		int64_t to = (int64_t)at - (int64_t)(addr + JMP_LEN);
+		int32_t r32;
+
+		if (!fits32(rel) || !fits32(to)) {
+			snprintf(why, whysize, "no trampoline within reach");
+			goto out;
+		}
+		r32 = (int32_t)rel;
+		ret->code[out] = 0xe9;
+		memcpy(ret->code + out + 1, &r32, 4);
+		out += JMP_LEN;
+		r32 = (int32_t)to;
+		ret->entry[0] = 0xe9;
+		memcpy(ret->entry + 1, &r32, 4);
+		for (size_t i = JMP_LEN; i < moved; i++)
+			ret->entry[i] = 0xcc;
+	}
+	ret->code_len = out;
+	ret->displaced = moved;
+	r = 0;
+out:
+	if (insn)
+		cs_free(insn, n);
+	cs_close(&h);
+	return r;
+}
+
+void observe_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_t func,
+			 const struct observe_patch *p)
+{
+	memset(out, 0xcc, AGENT_TRAMP_LEN);
+	out[0] = 0x49; /* movabs r11, at */
+	out[1] = 0xbb;
+	memcpy(out + 2, &at, 8);
+	memcpy(out + 10, (const uint8_t[]){ 0xff, 0x25, 0, 0, 0, 0 }, 6); /* jmp [rip+0] */
+	memcpy(out + 16, &entry_stub, 8);
+	memcpy(out + AGENT_TRAMP_FUNC, &func, 4);
+	memset(out + AGENT_TRAMP_FUNC + 4, 0, 4);
+	memcpy(out + AGENT_TRAMP_CODE, p->code, p->code_len);
+}
