@@ -502,4 +502,35 @@ kill -0 "$target" 2>/dev/null || fail "the attached process died after Ctrl-C"
 kill -9 "$target"
 wait "$target" 2>/dev/null
 
+# ---- patched calls on four threads: detach, and benchtrap killed -------------------------
+# Four threads nearly always inside work(): at the detach, and when
+# benchtrap is killed (SIGKILL, nothing restored), calls are open whose
+# return addresses lead through the agent. Either way the program finishes
+# with its own output.
+for how in detach kill; do
+	rm -f "$TMP/b4.started"
+	("$OBS/busy4" "$TMP/b4.started" >"$TMP/b4.out"; echo "status $?" >>"$TMP/b4.out") &
+	b4=$!
+	for _ in $(seq 200); do
+		[[ -e $TMP/b4.started ]] && break
+		sleep 0.02
+	done
+	pid=$(pgrep -f -- "$OBS/busy4 $TMP/b4.started" | head -1)
+	if [[ $how == detach ]]; then
+		run observe --symbol work --pid "$pid" --duration 0.4 --output "$TMP/obs.json"
+		expect_status 0
+		expect_file_json 'd["run"]["end"] == "detached" and d["benchmarks"][0]["bounded_by"] == "patch" and d["benchmarks"][0]["calls"] > 0'
+	else
+		"$BENCHTRAP" observe --symbol work --pid "$pid" >/dev/null 2>&1 &
+		bt=$!
+		sleep 0.4
+		kill -9 "$bt"
+		wait "$bt" 2>/dev/null
+	fi
+	wait "$b4"
+	checks=$((checks + 1))
+	grep -qx 'busy4 done: 2400 calls' "$TMP/b4.out" && grep -qx 'status 0' "$TMP/b4.out" ||
+		fail "after benchtrap's $how the program did not finish on its own: $(cat "$TMP/b4.out")"
+done
+
 done_ok

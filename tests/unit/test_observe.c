@@ -17,6 +17,7 @@
 #include "report/report.h"
 #include "results/results.h"
 #include "unwind/unwind.h"
+#include "arch/agent.h"
 #include "observe/observe.h"
 
 static void push(struct observe_stack *s, uint32_t func, uint64_t ret, uint64_t sp_after)
@@ -375,16 +376,158 @@ static void test_results_document(void **state)
 	free(text);
 }
 
+/* ---- patching ---------------------------------------------------------------------- */
+
+static int32_t rel32_at(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void test_patch_prologue(void **state)
+{
+	/* push rbp; mov rbp, rsp; sub rsp, 0x10; ... ret */
+	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83,
+					0xec, 0x10, 0x90, 0xc9, 0xc3 };
+	const uint64_t addr = 0x401000, at = 0x501000;
+	struct observe_patch pt;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(observe_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
+			 0);
+	/* whole instructions: push (1) + mov (3) + sub (4) = 8 >= 5 */
+	assert_int_equal(pt.displaced, 8);
+	assert_memory_equal(pt.code, code, 8);
+	/* then a jump back to addr + 8 */
+	assert_int_equal(pt.code[8], 0xe9);
+	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 13) + rel32_at(pt.code + 9),
+			 (int64_t)addr + 8);
+	assert_int_equal(pt.code_len, 13);
+	/* the entry: a jump to the trampoline, int3 over the rest */
+	assert_int_equal(pt.entry[0], 0xe9);
+	assert_int_equal((int64_t)(addr + 5) + rel32_at(pt.entry + 1), (int64_t)at);
+	assert_int_equal(pt.entry[5], 0xcc);
+	assert_int_equal(pt.entry[7], 0xcc);
+}
+
+static void test_patch_rip_relative(void **state)
+{
+	/* mov rax, [rip + 0x100]; ret: the operand must still address
+	 * addr + 7 + 0x100 from the trampoline */
+	static const uint8_t code[] = { 0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00, 0xc3 };
+	const uint64_t addr = 0x401000, at = 0x380000;
+	struct observe_patch pt;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(observe_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
+			 0);
+	assert_int_equal(pt.displaced, 7);
+	assert_memory_equal(pt.code, code, 3);
+	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 7) + rel32_at(pt.code + 3),
+			 (int64_t)(addr + 7 + 0x100));
+}
+
+static void test_patch_refused(void **state)
+{
+	static const uint8_t tiny[] = { 0x8d, 0x47, 0x01, 0xc3 }; /* lea eax,[rdi+1]; ret */
+	static const uint8_t early_ret[] = { 0x31, 0xc0, 0xc3, 0x90, 0x90, 0x90 };
+	static const uint8_t starts_with_call[] = { 0xe8, 0x00, 0x00, 0x00, 0x00, 0xc3 };
+	/* xor eax,eax; nop; nop; nop; dec edi; jnz +1 (back into the entry's bytes); ret */
+	static const uint8_t loop_in[] = { 0x31, 0xc0, 0x90, 0x90, 0x90,
+					   0xff, 0xcf, 0x75, 0xf8, 0xc3 };
+	static const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3 };
+	static const uint8_t rip[] = { 0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00, 0xc3 };
+	static const uint8_t junk[] = {
+		0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3, 0x06, 0x06
+	}; /* push es: none in 64-bit mode */
+	struct observe_patch pt;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(
+		observe_patch_plan(tiny, sizeof(tiny), 0x1000, 0x2000, &pt, why, sizeof(why)),
+		-EINVAL);
+	assert_non_null(strstr(why, "too short for a jump (4 bytes)"));
+	assert_int_equal(observe_patch_plan(early_ret, sizeof(early_ret), 0x1000, 0x2000, &pt, why,
+					    sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "a branch in its first 5 bytes (ret"));
+	assert_int_equal(observe_patch_plan(starts_with_call, sizeof(starts_with_call), 0x1000,
+					    0x2000, &pt, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "(call"));
+	assert_int_equal(
+		observe_patch_plan(loop_in, sizeof(loop_in), 0x1000, 0x2000, &pt, why, sizeof(why)),
+		-EINVAL);
+	assert_non_null(strstr(why, "a jump into its first 5 bytes (to +1)"));
+	/* a trampoline out of reach of the function */
+	assert_int_equal(observe_patch_plan(prologue, sizeof(prologue), 0x1000,
+					    0x1000 + (3ull << 30), &pt, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "within reach"));
+	/* what a rip-relative operand addresses out of the trampoline's reach */
+	assert_int_equal(observe_patch_plan(rip, sizeof(rip), 0x7f0000000000ull,
+					    0x7f0000000000ull - 0x7ffffff0ull, &pt, why,
+					    sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, "reach"));
+	/* bytes that do not decode: no way to rule out a jump into the entry */
+	assert_int_equal(
+		observe_patch_plan(junk, sizeof(junk), 0x1000, 0x2000, &pt, why, sizeof(why)),
+		-EINVAL);
+	assert_non_null(strstr(why, "cannot be decoded"));
+}
+
+static void test_tramp_build(void **state)
+{
+	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3 };
+	struct observe_patch pt;
+	uint8_t t[AGENT_TRAMP_LEN];
+	uint64_t at = 0x501000, stub = 0x7f0000001000ull, v;
+	uint32_t fn;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(
+		observe_patch_plan(code, sizeof(code), 0x401000, at, &pt, why, sizeof(why)), 0);
+	observe_tramp_build(t, at, stub, 42, &pt);
+	/* movabs r11, at; jmp [rip]; .quad stub; .long 42 */
+	assert_int_equal(t[0], 0x49);
+	assert_int_equal(t[1], 0xbb);
+	memcpy(&v, t + 2, 8);
+	assert_int_equal(v, at);
+	assert_memory_equal(t + 10, ((const uint8_t[]){ 0xff, 0x25, 0, 0, 0, 0 }), 6);
+	memcpy(&v, t + 16, 8);
+	assert_int_equal(v, stub);
+	memcpy(&fn, t + AGENT_TRAMP_FUNC, 4);
+	assert_int_equal(fn, 42);
+	assert_memory_equal(t + AGENT_TRAMP_CODE, pt.code, pt.code_len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_recursion),   cmocka_unit_test(test_longjmp),
-		cmocka_unit_test(test_tail_call),   cmocka_unit_test(test_corrected),
-		cmocka_unit_test(test_hist),	    cmocka_unit_test(test_summarize),
-		cmocka_unit_test(test_rounds),	    cmocka_unit_test(test_calibrate),
-		cmocka_unit_test(test_unresolved),  cmocka_unit_test(test_maps),
-		cmocka_unit_test(test_profile_cut), cmocka_unit_test(test_profile_spend),
+		cmocka_unit_test(test_recursion),
+		cmocka_unit_test(test_longjmp),
+		cmocka_unit_test(test_tail_call),
+		cmocka_unit_test(test_corrected),
+		cmocka_unit_test(test_hist),
+		cmocka_unit_test(test_summarize),
+		cmocka_unit_test(test_rounds),
+		cmocka_unit_test(test_calibrate),
+		cmocka_unit_test(test_unresolved),
+		cmocka_unit_test(test_maps),
+		cmocka_unit_test(test_profile_cut),
+		cmocka_unit_test(test_profile_spend),
 		cmocka_unit_test(test_results_document),
+		cmocka_unit_test(test_patch_prologue),
+		cmocka_unit_test(test_patch_rip_relative),
+		cmocka_unit_test(test_patch_refused),
+		cmocka_unit_test(test_tramp_build),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
