@@ -6,13 +6,20 @@
  * each timed from main to its exit:
  *   plain      no breakpoint
  *   bare trap  one breakpoint at observed_fn (hit, report, step over)
- *   observed   observe_session() timing every call (entry and return stops,
+ *   observed   observe_session() --no-patch timing every call (entry and return stops,
  *              plus its calibration of 200 empty calls)
  * bare trap per hit = (bare - plain) / N; observed per call =
  * (observed - plain) / (N + calibration calls). The target is at most 1.3
  * times two bare trap round trips.
- * Usage: observe-cost TARGET [N] [ROUNDS]
+ *
+ * Then, per round, two more children of N_PATCHED calls (100,000): plain
+ * again and observed with patched entries (the default), each measured in
+ * CPU time of the whole process tree (benchtrap's own and the child's):
+ * patched per call = (patched - plain) / (N_PATCHED + calibration calls),
+ * target at most 1 µs (0.2 µs aimed at).
+ * Usage: observe-cost TARGET [N] [ROUNDS] [N_PATCHED]
  */
+#include <sys/resource.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -71,6 +78,20 @@ static struct trace_proc *start(const struct target *t, int devnull, uint64_t *r
 	return p;
 }
 
+/* CPU time of this process and its reaped children, µs. */
+static double cpu_us(void)
+{
+	struct rusage a, b;
+
+	getrusage(RUSAGE_SELF, &a);
+	getrusage(RUSAGE_CHILDREN, &b);
+	return (double)(a.ru_utime.tv_sec + a.ru_stime.tv_sec + b.ru_utime.tv_sec +
+			b.ru_stime.tv_sec) *
+		       1e6 +
+	       (double)(a.ru_utime.tv_usec + a.ru_stime.tv_usec + b.ru_utime.tv_usec +
+			b.ru_stime.tv_usec);
+}
+
 /* Run to exit; counts breakpoint hits. Returns the microseconds it took. */
 static double run_to_exit(struct trace_proc *p, long *ret_hits)
 {
@@ -97,7 +118,9 @@ int main(int argc, char **argv)
 	const char *sym[] = { "observed_fn" };
 	long n = argc > 2 ? atol(argv[2]) : 2000;
 	int rounds = argc > 3 ? atoi(argv[3]) : 5;
-	double *plain, *bare, *obs, *stop, *lat;
+	long np = argc > 4 ? atol(argv[4]) : 100000;
+	double *plain, *bare, *obs, *stop, *lat, *pcpu, *pwall;
+	char npbuf[32];
 	struct elf_file *ef;
 	char nbuf[32];
 	int devnull;
@@ -123,11 +146,14 @@ int main(int argc, char **argv)
 	obs = calloc((size_t)rounds, sizeof(double));
 	stop = calloc((size_t)rounds, sizeof(double));
 	lat = calloc((size_t)rounds, sizeof(double));
-	if (devnull < 0 || !plain || !bare || !obs || !stop || !lat)
+	pcpu = calloc((size_t)rounds, sizeof(double));
+	pwall = calloc((size_t)rounds, sizeof(double));
+	if (devnull < 0 || !plain || !bare || !obs || !stop || !lat || !pcpu || !pwall)
 		return 1;
+	snprintf(npbuf, sizeof(npbuf), "%ld", np);
 
 	for (int i = 0; i < rounds; i++) {
-		struct observe_opts oo = { .symbols = sym, .nsymbols = 1 };
+		struct observe_opts oo = { .symbols = sym, .nsymbols = 1, .no_patch = true };
 		struct observe_result res;
 		struct trace_proc *p;
 		uint64_t bias;
@@ -169,6 +195,45 @@ int main(int argc, char **argv)
 		obs[i] = (obs[i] - plain[i]) / (double)(n + (long)res.calib.calls);
 		bare[i] = (bare[i] - plain[i]) / (double)n;
 		observe_result_clear(&res);
+
+		/* patched, in CPU time of the whole tree */
+		{
+			struct observe_opts po = { .symbols = sym, .nsymbols = 1 };
+			double c0, w0, cplain, wplain;
+
+			t.argv[1] = npbuf;
+			c0 = cpu_us();
+			w0 = now_us();
+			p = start(&t, devnull, &bias);
+			if (!p)
+				goto fail;
+			run_to_exit(p, &hits);
+			trace_proc_free(p);
+			cplain = cpu_us() - c0;
+			wplain = now_us() - w0;
+			c0 = cpu_us();
+			w0 = now_us();
+			p = start(&t, devnull, &bias);
+			if (!p || observe_session(p, false, &po, &res) < 0)
+				goto fail;
+			trace_proc_free(p);
+			t.argv[1] = nbuf;
+			if (res.nfuncs != 1 || res.funcs[0].calls != (uint64_t)np ||
+			    !res.funcs[0].patched || !res.overhead_calibrated) {
+				fprintf(stderr,
+					"observe-cost: patched: %llu calls (expected %ld), %s\n",
+					res.nfuncs ? (unsigned long long)res.funcs[0].calls : 0ull,
+					np,
+					res.nfuncs && res.funcs[0].patched ? "patched"
+									   : "not patched");
+				return 1;
+			}
+			pcpu[i] = (cpu_us() - c0 - cplain) /
+				  (double)(np + (long)res.calib.patched_calls);
+			pwall[i] = (now_us() - w0 - wplain) /
+				   (double)(np + (long)res.calib.patched_calls);
+			observe_result_clear(&res);
+		}
 	}
 	{
 		double b = median(bare, (size_t)rounds), o = median(obs, (size_t)rounds);
@@ -183,6 +248,12 @@ int main(int argc, char **argv)
 		       median(lat, (size_t)rounds));
 		printf("%-48s %10.2f  (target <= 1.30)\n", "observed call / two bare round trips",
 		       o / (2 * b));
+		printf("patched: %ld calls of the same function (medians, µs per call)\n", np);
+		printf("%-48s %10.3f  (target <= 1, aim 0.2)\n",
+		       "patched call, CPU of benchtrap + program", median(pcpu, (size_t)rounds));
+		printf("%-48s %10.3f\n", "patched call, wall time", median(pwall, (size_t)rounds));
+		printf("%-48s %10.0f\n", "breakpoints / patched, per call (wall)",
+		       o / median(pwall, (size_t)rounds));
 	}
 	return 0;
 fail:

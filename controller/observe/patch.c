@@ -68,6 +68,53 @@ static bool rip_relative(const cs_insn *in)
 	return false;
 }
 
+/*
+ * A direct jump or conditional jump among the bytes moved, rewritten to
+ * reach the same target from 'at' (rel32 forms: jmp e9, jcc 0f 8x). The
+ * target must lie outside the bytes replaced ('moved' so far, at least
+ * the jump's): a jump to them would land in the int3s. Calls are refused
+ * (the callee would return into the trampoline, which no unwinder knows),
+ * as are jrcxz and loop (no rel32 form). Returns the bytes written, 0 when
+ * refused.
+ */
+static size_t relocate_branch(const cs_insn *in, uint64_t addr, size_t moved, uint64_t at,
+			      uint8_t *out, size_t room)
+{
+	uint64_t target = direct_target(in);
+	const uint8_t *b = in->bytes;
+	int64_t rel;
+	int32_t r32;
+	size_t n;
+
+	if (!target || (target >= addr && target < addr + moved + in->size))
+		return 0;
+	if (in->size == 2 && b[0] == 0xeb) {
+		out[0] = 0xe9;
+		n = 5;
+	} else if (in->size == 5 && b[0] == 0xe9) {
+		out[0] = 0xe9;
+		n = 5;
+	} else if (in->size == 2 && (b[0] & 0xf0) == 0x70) {
+		out[0] = 0x0f;
+		out[1] = (uint8_t)(0x80 | (b[0] & 0x0f));
+		n = 6;
+	} else if (in->size == 6 && b[0] == 0x0f && (b[1] & 0xf0) == 0x80) {
+		out[0] = 0x0f;
+		out[1] = b[1];
+		n = 6;
+	} else {
+		return 0;
+	}
+	if (n > room)
+		return 0;
+	rel = (int64_t)target - (int64_t)(at + n);
+	if (!fits32(rel))
+		return 0;
+	r32 = (int32_t)rel;
+	memcpy(out + n - 4, &r32, 4);
+	return n;
+}
+
 int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t at,
 		       struct observe_patch *ret, char *why, size_t whysize)
 {
@@ -117,9 +164,19 @@ int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t
 		const cs_x86 *x = &in->detail->x86;
 
 		if (branch_like(in)) {
-			snprintf(why, whysize, "a branch in its first %d bytes (%s %s at +%zu)",
-				 JMP_LEN, in->mnemonic, in->op_str, moved);
-			goto out;
+			size_t w = relocate_branch(in, addr, moved, code_at + out, ret->code + out,
+						   room - JMP_LEN - out);
+
+			if (!w) {
+				snprintf(why, whysize,
+					 "a branch in its first %d bytes that cannot be moved (%s "
+					 "%s at +%zu)",
+					 JMP_LEN, in->mnemonic, in->op_str, moved);
+				goto out;
+			}
+			out += w;
+			moved += in->size;
+			continue;
 		}
 		if (out + in->size > room - JMP_LEN) {
 			snprintf(why, whysize, "its first instructions are too long to move");

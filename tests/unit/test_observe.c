@@ -431,6 +431,32 @@ static void test_patch_rip_relative(void **state)
 			 (int64_t)(addr + 7 + 0x100));
 }
 
+static void test_patch_branch(void **state)
+{
+	/* test rdi, rdi; je +0x10 (an early way out); xor eax, eax; ...; ret */
+	static const uint8_t code[] = { 0x48, 0x85, 0xff, 0x74, 0x10, 0x31, 0xc0, 0x90,
+					0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+					0x90, 0x90, 0x90, 0x90, 0x90, 0xc3 };
+	const uint64_t addr = 0x401000, at = 0x480000;
+	struct observe_patch pt;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(observe_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
+			 0);
+	assert_int_equal(pt.displaced, 5);
+	assert_memory_equal(pt.code, code, 3);
+	/* je rel8 became je rel32 to the same target, addr + 5 + 0x10 */
+	assert_int_equal(pt.code[3], 0x0f);
+	assert_int_equal(pt.code[4], 0x84);
+	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 9) + rel32_at(pt.code + 5),
+			 (int64_t)(addr + 5 + 0x10));
+	/* then back to addr + 5 */
+	assert_int_equal(pt.code[9], 0xe9);
+	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 14) + rel32_at(pt.code + 10),
+			 (int64_t)(addr + 5));
+}
+
 static void test_patch_refused(void **state)
 {
 	static const uint8_t tiny[] = { 0x8d, 0x47, 0x01, 0xc3 }; /* lea eax,[rdi+1]; ret */
@@ -455,7 +481,7 @@ static void test_patch_refused(void **state)
 	assert_int_equal(observe_patch_plan(early_ret, sizeof(early_ret), 0x1000, 0x2000, &pt, why,
 					    sizeof(why)),
 			 -EINVAL);
-	assert_non_null(strstr(why, "a branch in its first 5 bytes (ret"));
+	assert_non_null(strstr(why, "a branch in its first 5 bytes that cannot be moved (ret"));
 	assert_int_equal(observe_patch_plan(starts_with_call, sizeof(starts_with_call), 0x1000,
 					    0x2000, &pt, why, sizeof(why)),
 			 -EINVAL);
@@ -526,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_results_document),
 		cmocka_unit_test(test_patch_prologue),
 		cmocka_unit_test(test_patch_rip_relative),
+		cmocka_unit_test(test_patch_branch),
 		cmocka_unit_test(test_patch_refused),
 		cmocka_unit_test(test_tramp_build),
 	};
