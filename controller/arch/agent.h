@@ -56,14 +56,17 @@
 
 /* The trampoline of one function (AGENT_TRAMP_LEN bytes), at 'tramp':
  *
- *   +0   movabs r11, tramp
- *   +10  jmp [rip + 0]           (the qword at +16)
- *   +16  .quad agent entry stub
- *   +24  .long function index, .long 0
+ *   +0   call [rip + 2]          (the qword at +8: the entry stub; no
+ *                                 register used, and the address pushed
+ *                                 says which trampoline called)
+ *   +8   .quad agent entry stub
+ *   +16  .long function index
  *   +32  the displaced instructions, relocated, then jmp rel32 back
  */
 #define AGENT_TRAMP_LEN 96u
-#define AGENT_TRAMP_FUNC 24u
+#define AGENT_TRAMP_CALL_LEN 6u
+#define AGENT_TRAMP_STUB 8u
+#define AGENT_TRAMP_FUNC 16u
 #define AGENT_TRAMP_CODE 32u
 
 struct agent_record {

@@ -247,12 +247,11 @@ void observe_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_
 			 const struct observe_patch *p)
 {
 	memset(out, 0xcc, AGENT_TRAMP_LEN);
-	out[0] = 0x49; /* movabs r11, at */
-	out[1] = 0xbb;
-	memcpy(out + 2, &at, 8);
-	memcpy(out + 10, (const uint8_t[]){ 0xff, 0x25, 0, 0, 0, 0 }, 6); /* jmp [rip+0] */
-	memcpy(out + 16, &entry_stub, 8);
+	/* call [rip + 2]: the qword at +8 */
+	memcpy(out, (const uint8_t[]){ 0xff, 0x15, 0x02, 0, 0, 0 }, AGENT_TRAMP_CALL_LEN);
+	memcpy(out + AGENT_TRAMP_STUB, &entry_stub, 8);
 	memcpy(out + AGENT_TRAMP_FUNC, &func, 4);
 	memset(out + AGENT_TRAMP_FUNC + 4, 0, 4);
+	(void)at;
 	memcpy(out + AGENT_TRAMP_CODE, p->code, p->code_len);
 }

@@ -502,6 +502,12 @@ kill -0 "$target" 2>/dev/null || fail "the attached process died after Ctrl-C"
 kill -9 "$target"
 wait "$target" 2>/dev/null
 
+# ---- a patched call changes no register its function does not ------------------------
+run observe --symbol keep_leaf --output "$TMP/obs.json" -- "$OBS/keepregs"
+expect_status 0
+expect_out '^registers kept$'
+expect_file_json 'd["benchmarks"][0]["calls"] == 10 and d["benchmarks"][0]["bounded_by"] == "patch"'
+
 # ---- patched calls on four threads: detach, and benchtrap killed -------------------------
 # Four threads nearly always inside work(): at the detach, and when
 # benchtrap is killed (SIGKILL, nothing restored), calls are open whose

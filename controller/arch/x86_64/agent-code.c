@@ -11,18 +11,23 @@
 #include "arch/agent.h"
 
 /*
- * agent_entry: a trampoline jumped here with r11 = its own address and the
- * stack as at the function's first instruction ([rsp] = the return
- * address). The argument registers (rdi, rsi, rdx, rcx, r8, r9, rax for a
- * variadic call's vector count, r10 for a static chain) are kept; the C
- * below uses no vector register, so the vector arguments stay as they are.
- * The stack below rsp is dead at a function's entry.
+ * Both stubs keep every register and the flags as they found them: a
+ * compiler that sees the observed function's body (GCC's -fipa-ra) may
+ * keep a value in a call-clobbered register the function does not touch,
+ * across the call, so only what the function itself changes may change.
+ * The C below uses no vector or x87 register, so those stay as they are.
+ * Neither stub uses a register to leave: each writes where it goes into a
+ * stack slot and returns to it.
+ *
+ * agent_entry: a trampoline's 'call *agent_entry' came here, so [rsp] is
+ * the trampoline's address + 6 and [rsp + 8] the function's return
+ * address, the stack otherwise as at the function's first instruction
+ * (the stack below is dead there). agent_enter() gives the address to go
+ * on to: the moved instructions, which jump back into the function.
  *
  * agent_exit: an observed call returned here ('ret' popped the address the
- * entry stub put in place of the real one). Only the return registers
- * (rax, rdx; xmm0, xmm1 and st0, st1 are not touched) must be kept: the
- * others are the caller's to assume clobbered. r11 carries the real
- * return address out.
+ * entry stub put in place of the real one); rsp is the caller's, and below
+ * it is dead. agent_leave() gives the real return address.
  */
 __asm__(".text\n"
 	".globl agent_base\n"
@@ -30,6 +35,7 @@ __asm__(".text\n"
 	".Lbase:\n"
 	".globl agent_entry\n"
 	"agent_entry:\n"
+	"	pushfq\n"
 	"	push %rbp\n"
 	"	mov %rsp, %rbp\n"
 	"	push %rdi\n"
@@ -40,13 +46,15 @@ __asm__(".text\n"
 	"	push %r9\n"
 	"	push %rax\n"
 	"	push %r10\n"
+	"	push %r11\n"
 	"	and $-16, %rsp\n"
-	"	lea 8(%rbp), %rdi\n"
-	"	mov %r11, %rsi\n"
+	"	lea 24(%rbp), %rdi\n"
+	"	mov 16(%rbp), %rsi\n"
 	"	lea .Lbase(%rip), %rdx\n"
 	"	call agent_enter\n"
-	"	mov %rax, %r11\n"
-	"	lea -64(%rbp), %rsp\n"
+	"	mov %rax, 16(%rbp)\n"
+	"	lea -72(%rbp), %rsp\n"
+	"	pop %r11\n"
 	"	pop %r10\n"
 	"	pop %rax\n"
 	"	pop %r9\n"
@@ -56,23 +64,41 @@ __asm__(".text\n"
 	"	pop %rsi\n"
 	"	pop %rdi\n"
 	"	pop %rbp\n"
-	"	jmp *%r11\n"
+	"	popfq\n"
+	"	ret\n"
 	".globl agent_exit\n"
 	"agent_exit:\n"
+	"	lea -8(%rsp), %rsp\n"
+	"	pushfq\n"
 	"	push %rbp\n"
 	"	mov %rsp, %rbp\n"
 	"	push %rax\n"
 	"	push %rdx\n"
+	"	push %rcx\n"
+	"	push %rsi\n"
+	"	push %rdi\n"
+	"	push %r8\n"
+	"	push %r9\n"
+	"	push %r10\n"
+	"	push %r11\n"
 	"	and $-16, %rsp\n"
-	"	lea 8(%rbp), %rdi\n"
+	"	lea 24(%rbp), %rdi\n"
 	"	lea .Lbase(%rip), %rsi\n"
 	"	call agent_leave\n"
-	"	mov %rax, %r11\n"
-	"	mov -8(%rbp), %rax\n"
-	"	mov -16(%rbp), %rdx\n"
-	"	mov %rbp, %rsp\n"
+	"	mov %rax, 16(%rbp)\n"
+	"	lea -72(%rbp), %rsp\n"
+	"	pop %r11\n"
+	"	pop %r10\n"
+	"	pop %r9\n"
+	"	pop %r8\n"
+	"	pop %rdi\n"
+	"	pop %rsi\n"
+	"	pop %rcx\n"
+	"	pop %rdx\n"
+	"	pop %rax\n"
 	"	pop %rbp\n"
-	"	jmp *%r11\n");
+	"	popfq\n"
+	"	ret\n");
 
 static inline uint64_t tsc(void)
 {
@@ -150,9 +176,10 @@ static void record(uint8_t *base, uint32_t func, uint32_t thread, uint64_t t0, u
 	__atomic_store_n(&r->seq, i + 1, __ATOMIC_RELEASE);
 }
 
-__attribute__((used, noinline, noclone)) static uint64_t agent_enter(uint64_t *slot, uint8_t *tramp,
+__attribute__((used, noinline, noclone)) static uint64_t agent_enter(uint64_t *slot, uint8_t *after,
 								     uint8_t *base)
 {
+	uint8_t *tramp = after - AGENT_TRAMP_CALL_LEN;
 	struct agent_shared *s = shared(base);
 	uint32_t func = *(uint32_t *)(tramp + AGENT_TRAMP_FUNC), i;
 	uint64_t resume = (uint64_t)(tramp + AGENT_TRAMP_CODE), ret = *slot;
