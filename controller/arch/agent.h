@@ -43,7 +43,12 @@
 #define AGENT_FUNCS 8192u	   /* patched functions at most */
 #define AGENT_RING_RECORDS 262144u /* a power of two */
 #define AGENT_THREADS 256u	   /* a power of two */
-#define AGENT_DEPTH 127u	   /* open observed calls per thread */
+#define AGENT_DEPTH 119u	   /* open observed calls per thread */
+#define AGENT_DROPPED 8u	   /* frames kept after they were dropped */
+/* Frames stored this close below a new call's return address are on its
+ * stack, and over. */
+#define AGENT_SAME_STACK (1ull << 20)
+#define AGENT_KEY_TOMB 1ull /* a shadow stack left with no call open */
 
 /* Offsets from the agent's base. */
 #define AGENT_SHARED_OFF AGENT_CODE_SIZE
@@ -83,7 +88,8 @@ struct agent_shared {
 	uint64_t lost_threads; /* no shadow stack left for the thread */
 	uint64_t lost_depth;   /* AGENT_DEPTH calls open in the thread */
 	uint64_t lost_nested;  /* a signal handler's call inside the agent */
-	uint64_t broken;       /* a return the agent found no frame for */
+	uint64_t broken;       /* a tail call the agent found no frame for */
+	uint64_t recovered;    /* a return through a frame dropped as over */
 	uint64_t exit_stub;    /* run-time address of the exit stub */
 };
 
@@ -100,11 +106,13 @@ struct agent_frame {
 };
 
 struct agent_thread {
-	uint64_t key; /* the thread pointer; 0: free */
+	uint64_t key; /* the thread pointer; 0: free; AGENT_KEY_TOMB: left */
 	uint32_t depth;
 	uint32_t busy; /* inside the agent (a signal handler's calls pass) */
-	uint64_t pad[2];
+	uint32_t ndropped;
+	uint32_t pad[3];
 	struct agent_frame f[AGENT_DEPTH];
+	struct agent_frame dropped[AGENT_DROPPED];
 };
 
 _Static_assert(sizeof(struct agent_thread) == 4096, "a shadow stack is a page");

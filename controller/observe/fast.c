@@ -448,15 +448,17 @@ uint64_t observe_fast_entered(const struct session *s, uint32_t fi)
 		__ATOMIC_RELAXED);
 }
 
-void observe_fast_counters(const struct session *s, uint64_t *lost, uint64_t *broken)
+void observe_fast_counters(const struct session *s, uint64_t *lost, uint64_t *broken,
+			   uint64_t *recovered)
 {
 	const struct agent_shared *sh = (const struct agent_shared *)s->agent_map;
 
-	*lost = *broken = 0;
+	*lost = *broken = *recovered = 0;
 	if (!sh)
 		return;
 	*lost = sh->lost_threads + sh->lost_depth + sh->lost_nested;
 	*broken = sh->broken;
+	*recovered = sh->recovered;
 }
 
 /* The controller's clock of counter reading 't': the rate fitted from the

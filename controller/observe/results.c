@@ -219,21 +219,31 @@ int observe_build_results(struct session *s, const char *const *pats, size_t npa
 	fast_calibrate(s);
 	res->patched = s->npatched > 0;
 	if (s->agent_map) {
-		uint64_t lost, broken;
+		uint64_t lost, broken, recovered;
 
-		observe_fast_counters(s, &lost, &broken);
+		observe_fast_counters(s, &lost, &broken, &recovered);
 		if (lost)
-			observe_diagnose(s,
-					 "%" PRIu64 " call%s of patched functions %s not timed: more "
-					 "than %u threads, more than %u calls open in one thread, or "
-					 "a signal handler's call while the agent ran",
-					 lost, lost == 1 ? "" : "s", lost == 1 ? "was" : "were",
-					 AGENT_THREADS, AGENT_DEPTH);
+			observe_diagnose(
+				s,
+				"%" PRIu64 " call%s of patched functions %s not timed: more "
+				"than %u threads, more than %u calls open in one thread, or "
+				"a signal handler's call while the agent ran",
+				lost, lost == 1 ? "" : "s", lost == 1 ? "was" : "were",
+				AGENT_THREADS, AGENT_DEPTH);
 		if (broken)
 			observe_diagnose(s,
 					 "%" PRIu64 " tail call%s of patched functions found no "
 					 "open call to return through and %s not timed",
-					 broken, broken == 1 ? "" : "s", broken == 1 ? "was" : "were");
+					 broken, broken == 1 ? "" : "s",
+					 broken == 1 ? "was" : "were");
+		if (recovered)
+			observe_diagnose(
+				s,
+				"%" PRIu64 " return%s came through a call the agent had "
+				"taken for left behind (another stack's, a signal handler's): "
+				"%s not timed",
+				recovered, recovered == 1 ? "" : "s",
+				recovered == 1 ? "it was" : "they were");
 		if (s->ring_lost)
 			observe_diagnose(s,
 					 "%" PRIu64 " patched call%s %s lost: the agent's ring "

@@ -185,8 +185,10 @@ void observe_fast_drain(struct session *s);
 void observe_fast_call(struct session *s, uint32_t fi, uint32_t thread, uint64_t t0, uint64_t t1);
 /* Calls of patched function fi the agent saw begin. */
 uint64_t observe_fast_entered(const struct session *s, uint32_t fi);
-/* Calls the agent could not time, and returns it found no frame for. */
-void observe_fast_counters(const struct session *s, uint64_t *lost, uint64_t *broken);
+/* Calls the agent could not time, tail calls it found no frame for, and
+ * returns through frames it had dropped. */
+void observe_fast_counters(const struct session *s, uint64_t *lost, uint64_t *broken,
+			   uint64_t *recovered);
 /* A counter reading in the controller's clock, ns. */
 int64_t observe_fast_ns(struct session *s, uint64_t t);
 void observe_fast_free(struct session *s);

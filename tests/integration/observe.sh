@@ -508,6 +508,20 @@ expect_status 0
 expect_out '^registers kept$'
 expect_file_json 'd["benchmarks"][0]["calls"] == 10 and d["benchmarks"][0]["bounded_by"] == "patch"'
 
+# ---- more threads than shadow stacks, and calls left by longjmp ---------------------------
+# The counts the fixture knows, patched and by breakpoints alike; no note
+# of a call not timed.
+for how in patch breakpoints; do
+	extra=()
+	[[ $how == breakpoints ]] && extra=(--no-patch)
+	run observe "${extra[@]}" --symbol churn_fn --symbol jumper --symbol outer_fn \
+		--output "$TMP/obs.json" -- "$OBS/churn"
+	expect_status 0
+	expect_out '^churn: 600 threads, 500 jumps$'
+	expect_file_json '{b["name"]: (b["calls"], b["unmatched_returns"], b["bounded_by"]) for b in d["benchmarks"]} == {"churn_fn": (1200, 0, "'$how'"), "jumper": (0, 500, "'$how'"), "outer_fn": (0, 500, "'$how'")}
+not [x for x in d["run"]["diagnostics"] if "not timed" in x or "lost" in x]'
+done
+
 # ---- patched calls on four threads: detach, and benchtrap killed -------------------------
 # Four threads nearly always inside work(): at the detach, and when
 # benchtrap is killed (SIGKILL, nothing restored), calls are open whose

@@ -133,33 +133,59 @@ static inline struct agent_private *private(uint8_t *base)
 	return (struct agent_private *)(base + AGENT_PRIVATE_OFF);
 }
 
-/* The thread's shadow stack (its index in *ret_i), claimed when 'create';
- * 0 when there is none. */
+/*
+ * The thread's shadow stack (its index in *ret_i), claimed when 'create';
+ * 0 when there is none. Open addressing from the key's hash: a slot is
+ * free (0), a thread's (its key), or a tombstone (AGENT_KEY_TOMB: a thread
+ * left it with no call open) that a search passes over and a claim takes;
+ * a slot never becomes free again, so no thread's chain is ever cut. Only
+ * the thread itself writes its key, so one thread is in one slot.
+ */
 static struct agent_thread *thread_of(uint8_t *base, int create, uint32_t *ret_i)
 {
 	struct agent_thread *v = (struct agent_thread *)(base + AGENT_THREADS_OFF);
 	uint64_t key = thread_key();
-	uint32_t i = agent_thread_hash(key);
 
-	for (uint32_t n = 0; n < AGENT_THREADS; n++, i = (i + 1) & (AGENT_THREADS - 1)) {
-		uint64_t k = __atomic_load_n(&v[i].key, __ATOMIC_ACQUIRE), zero = 0;
+	for (int attempt = 0; attempt < 4; attempt++) {
+		uint32_t i = agent_thread_hash(key), tomb = AGENT_THREADS;
+		uint64_t want = 0;
 
-		if (k == key) {
-			*ret_i = i;
-			return &v[i];
+		for (uint32_t n = 0; n < AGENT_THREADS; n++, i = (i + 1) & (AGENT_THREADS - 1)) {
+			uint64_t k = __atomic_load_n(&v[i].key, __ATOMIC_ACQUIRE);
+
+			if (k == key) {
+				*ret_i = i;
+				return &v[i];
+			}
+			if (k == AGENT_KEY_TOMB && tomb == AGENT_THREADS)
+				tomb = i;
+			if (!k)
+				break;
 		}
-		if (k)
-			continue;
 		if (!create)
 			return 0;
-		if (__atomic_compare_exchange_n(&v[i].key, &zero, key, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE) ||
-		    zero == key) {
+		if (tomb != AGENT_THREADS) {
+			i = tomb;
+			want = AGENT_KEY_TOMB;
+		} else if (__atomic_load_n(&v[i].key, __ATOMIC_ACQUIRE)) {
+			return 0; /* full */
+		}
+		if (__atomic_compare_exchange_n(&v[i].key, &want, key, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			v[i].depth = 0;
+			v[i].ndropped = 0;
 			*ret_i = i;
 			return &v[i];
 		}
 	}
 	return 0;
+}
+
+/* A frame taken off the stack at an entry as left behind (by a longjmp):
+ * kept among the last few, in case a return still comes through it. */
+static void drop(struct agent_thread *t)
+{
+	t->dropped[t->ndropped++ % AGENT_DROPPED] = t->f[--t->depth];
 }
 
 static void record(uint8_t *base, uint32_t func, uint32_t thread, uint64_t t0, uint64_t t1)
@@ -201,16 +227,22 @@ __attribute__((used, noinline, noclone)) static uint64_t agent_enter(uint64_t *s
 	}
 	t->busy = 1;
 	barrier();
-	/* Frames whose return address was stored at or below this one's can
-	 * no longer return (a longjmp or an exception left them), but for
-	 * the one this call will return through when its caller jumped here
-	 * (a tail call: the return address is the exit stub already). */
+	/*
+	 * A frame whose return address was stored here is over: this call
+	 * overwrote it (a longjmp left it, then the same call site called
+	 * again), unless its function jumped here (a tail call: the return
+	 * address is the exit stub already). Frames stored below this one,
+	 * near it, are over too: the stack was unwound past them. Far from
+	 * it they may be another stack's (a signal handler on its own
+	 * stack), and stay.
+	 */
 	tail = ret == s->exit_stub;
 	while (t->depth) {
 		fr = &t->f[t->depth - 1];
-		if (fr->slot > (uint64_t)slot || (fr->slot == (uint64_t)slot && tail))
+		if (fr->slot > (uint64_t)slot || (fr->slot == (uint64_t)slot && tail) ||
+		    (uint64_t)slot - fr->slot > AGENT_SAME_STACK)
 			break;
-		t->depth--;
+		drop(t);
 	}
 	if (tail && !(t->depth && t->f[t->depth - 1].slot == (uint64_t)slot)) {
 		__atomic_fetch_add(&s->broken, 1, __ATOMIC_RELAXED);
@@ -242,7 +274,7 @@ __attribute__((used, noinline, noclone)) static uint64_t agent_leave(uint64_t sp
 {
 	uint64_t t1 = tsc(), slot = sp - 8, ret = 0;
 	struct agent_thread *t;
-	uint32_t i;
+	uint32_t i, n;
 	int disabled = (int)private(base)->disabled;
 
 	t = thread_of(base, 0, &i);
@@ -250,21 +282,36 @@ __attribute__((used, noinline, noclone)) static uint64_t agent_leave(uint64_t sp
 		__builtin_trap(); /* no frame to return through: cannot go on */
 	t->busy = 1;
 	barrier();
-	while (t->depth && t->f[t->depth - 1].slot < slot)
-		t->depth--; /* left by a longjmp */
-	while (t->depth && t->f[t->depth - 1].slot == slot) {
-		struct agent_frame *fr = &t->f[--t->depth];
+	/* The newest frame stored where this return came from; those above
+	 * it never returned (a longjmp or an exception left them). */
+	for (n = t->depth; n && t->f[n - 1].slot != slot; n--)
+		;
+	if (n) {
+		t->depth = n;
+		while (t->depth && t->f[t->depth - 1].slot == slot) {
+			struct agent_frame *fr = &t->f[--t->depth];
 
-		if (!disabled)
-			record(base, fr->func, i + 1, fr->t0, t1);
-		if (fr->ret) {
-			ret = fr->ret;
-			break;
+			if (!disabled)
+				record(base, fr->func, i + 1, fr->t0, t1);
+			if (fr->ret) {
+				ret = fr->ret;
+				break;
+			}
 		}
+	} else {
+		/* Dropped at an entry as left behind, and it was not. */
+		for (uint32_t k = 0; k < AGENT_DROPPED && !ret; k++)
+			if (t->dropped[k].slot == slot && t->dropped[k].ret) {
+				ret = t->dropped[k].ret;
+				t->dropped[k].slot = 0;
+			}
+		__atomic_fetch_add(&shared(base)->recovered, 1, __ATOMIC_RELAXED);
 	}
 	if (!ret)
 		__builtin_trap();
 	barrier();
 	t->busy = 0;
+	if (!t->depth)
+		__atomic_store_n(&t->key, AGENT_KEY_TOMB, __ATOMIC_RELEASE);
 	return ret;
 }
