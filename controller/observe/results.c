@@ -192,11 +192,12 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 		out->unresolved = true;
 		if (asprintf(&out->note,
 			     "calls shorter than observe can resolve (±%s): their median, %s, is "
-			     "within %d ± of zero, the stops' noise; `benchtrap run --symbol` "
-			     "times a function without stops inside its calls",
+			     "within %d ± of zero, %s; `benchtrap run --symbol` "
+			     "times a function in a loop of calls, with nothing inside them",
 			     ns_text(out->uncertainty, u, sizeof(u)),
-			     ns_text(out->sum.median, m, sizeof(m)),
-			     OBSERVE_UNRESOLVED_FACTOR) < 0) {
+			     ns_text(out->sum.median, m, sizeof(m)), OBSERVE_UNRESOLVED_FACTOR,
+			     f->fast ? "the noise of the clock and of the agent's own cost"
+				     : "the stops' noise") < 0) {
 			out->note = NULL;
 			return -ENOMEM;
 		}

@@ -287,9 +287,9 @@ void report_observe_table(const struct report_observe *run, FILE *f, enum report
 		} else if (fn->skip) {
 			snprintf(med, sizeof(med), "skipped");
 		} else if (fn->calls && fn->unresolved) {
-			/* Not a figure: noise within the ± (the note says). */
+			/* Not a figure: noise within the ± (the note says); the
+			 * mean of such calls is the noise's too. */
 			snprintf(med, sizeof(med), "unresolved");
-			dur(fn->sum.mean, mean, sizeof(mean));
 			dur(fn->sum.min, mn, sizeof(mn));
 			dur(fn->sum.max, mx, sizeof(mx));
 			dur(fn->uncertainty, unc, sizeof(unc));
