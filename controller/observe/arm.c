@@ -142,9 +142,10 @@ static bool func_at(const struct session *s, uint64_t addr)
 {
 	if (observe_entry_find(s, addr))
 		return true;
-	/* A function that could not be armed has no entry, but its row. */
+	/* A function that could not be armed has no entry, but its row; a
+	 * patched one neither. */
 	for (size_t i = 0; i < s->nfuncs; i++)
-		if (s->funcs[i].unarmed && s->funcs[i].addr == addr)
+		if ((s->funcs[i].unarmed || s->funcs[i].fast) && s->funcs[i].addr == addr)
 			return true;
 	return false;
 }

@@ -32,9 +32,13 @@ if [[ ${1:-} == xz ]]; then
 	command -v valgrind >/dev/null || { echo "SKIP: valgrind is not installed"; exit 77; }
 	# A compressible input of a few hundred kB, the same for both runs.
 	python3 -c 'import random; random.seed(6); print("\n".join(" ".join(random.choice(["alpha","beta","gamma","delta"]) for _ in range(12)) for _ in range(8000)))' >"$TMP/input.txt"
+	# lzma_get_progress has a second, versioned name at its address
+	# (lzma_get_progress@XZ_5.2.2): one row, patched once.
 	run observe --symbol lzma_code --symbol 'lzma_crc*' --symbol lzma_stream_encoder \
-		--output "$TMP/obs.json" -- xz -T1 -6 -k -f "$TMP/input.txt"
+		--symbol 'lzma_get_progress*' --output "$TMP/obs.json" -- xz -T1 -6 -k -f "$TMP/input.txt"
 	expect_status 0
+	expect_file_json '[b["name"] for b in d["benchmarks"] if b["status"] == "failed" and "another program" not in (b["error"] or "")] == []
+	[b["name"] for b in d["benchmarks"] if b["name"].startswith("lzma_get_progress")] == ["lzma_get_progress"]'
 	# Every selected function has a row. One that another program's
 	# breakpoint sits on (a kernel uprobe on liblzma, set by someone else
 	# on this machine, is in every process that maps it) cannot be
