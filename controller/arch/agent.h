@@ -67,12 +67,16 @@
  *   +8   .quad agent entry stub
  *   +16  .long function index
  *   +32  the displaced instructions, relocated, then jmp rel32 back
+ *   +96  .quad the return address of a call among them (moved as
+ *        push [rip] of it, then jmp to its target)
  */
-#define AGENT_TRAMP_LEN 96u
+#define AGENT_TRAMP_LEN 128u
 #define AGENT_TRAMP_CALL_LEN 6u
 #define AGENT_TRAMP_STUB 8u
 #define AGENT_TRAMP_FUNC 16u
 #define AGENT_TRAMP_CODE 32u
+#define AGENT_TRAMP_CODE_MAX 64u
+#define AGENT_TRAMP_RET 96u /* a call moved: the return address it pushes */
 
 struct agent_record {
 	uint64_t seq;	 /* its index in the ring + 1, written last */

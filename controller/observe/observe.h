@@ -203,6 +203,8 @@ struct observe_patch {
 	uint8_t code[64];    /* at the trampoline's AGENT_TRAMP_CODE: those
 				instructions relocated, then jmp rel32 back */
 	size_t code_len;
+	uint64_t call_return; /* a call was moved: the return address it pushes
+				 (at the trampoline's AGENT_TRAMP_RET), or 0 */
 	uint64_t inner_target; /* internal: a branch target near the entry */
 };
 
@@ -210,9 +212,12 @@ struct observe_patch {
  * Whether the function at run-time address 'addr', whose code (the file's
  * bytes) is code[0..size), can have its entry replaced by a jump to a
  * trampoline at 'at' (AGENT_TRAMP_LEN bytes, within ±2 GiB): the
- * instructions moved are decoded whole, none is a branch, a return or a
- * trap, an operand relative to rip is rewritten for the new place, and no
- * direct branch in the function lands inside the bytes replaced. 0 with
+ * instructions moved are decoded whole; a direct jump among them is
+ * rewritten to reach its target, and the last one may also be a return,
+ * an indirect jump or a direct call (pushing the original return address,
+ * then jumping); no other branch, and no trap, is moved; an operand
+ * relative to rip is rewritten for the new place; and no direct branch in
+ * the function lands inside the bytes replaced. 0 with
  * *ret filled, or a negative errno with the reason, a phrase, in why.
  */
 int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t at,

@@ -58,6 +58,17 @@ static uint64_t direct_target(const cs_insn *in)
 	return 0;
 }
 
+/* The displacement of an instruction's operand relative to rip. */
+static int64_t rip_disp(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	for (uint8_t i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
+			return x->operands[i].mem.disp;
+	return INT64_MIN;
+}
+
 static bool rip_relative(const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
@@ -66,6 +77,15 @@ static bool rip_relative(const cs_insn *in)
 		if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
 			return true;
 	return false;
+}
+
+/* A return, or a jump through a register or memory: the same wherever it
+ * runs (an operand relative to rip is rewritten as any). */
+static bool moved_whole(const cs_insn *in)
+{
+	if (in->id == X86_INS_RET)
+		return true;
+	return in->id == X86_INS_JMP && !direct_target(in);
 }
 
 /*
@@ -119,7 +139,7 @@ int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t
 		       struct observe_patch *ret, char *why, size_t whysize)
 {
 	uint64_t code_at = at + AGENT_TRAMP_CODE, back;
-	const size_t room = AGENT_TRAMP_LEN - AGENT_TRAMP_CODE;
+	const size_t room = AGENT_TRAMP_CODE_MAX;
 	size_t moved = 0, out = 0, n;
 	cs_insn *insn = NULL;
 	int r = -EINVAL;
@@ -163,7 +183,34 @@ int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t
 		const cs_insn *in = &insn[i];
 		const cs_x86 *x = &in->detail->x86;
 
-		if (branch_like(in)) {
+		bool last = moved + in->size >= JMP_LEN;
+
+		if (branch_like(in) && last && moved_whole(in)) {
+			/* A return or an indirect jump runs the same anywhere;
+			 * after it, nothing moved runs. */
+		} else if (branch_like(in) && last && in->size == 5 && in->bytes[0] == 0xe8) {
+			/* call rel32: push the original return address, jump */
+			uint64_t slot = at + AGENT_TRAMP_RET, target = direct_target(in);
+			int64_t d = (int64_t)slot - (int64_t)(code_at + out + 6);
+			int64_t t = (int64_t)target - (int64_t)(code_at + out + 11);
+			int32_t r32;
+
+			if (!fits32(d) || !fits32(t) || out + 11 > room - JMP_LEN) {
+				snprintf(why, whysize, "a call in its first bytes out of reach");
+				goto out;
+			}
+			ret->code[out] = 0xff; /* push qword [rip + d] */
+			ret->code[out + 1] = 0x35;
+			r32 = (int32_t)d;
+			memcpy(ret->code + out + 2, &r32, 4);
+			ret->code[out + 6] = 0xe9;
+			r32 = (int32_t)t;
+			memcpy(ret->code + out + 7, &r32, 4);
+			ret->call_return = addr + moved + in->size;
+			out += 11;
+			moved += in->size;
+			continue;
+		} else if (branch_like(in)) {
 			size_t w = relocate_branch(in, addr, moved, code_at + out, ret->code + out,
 						   room - JMP_LEN - out);
 
@@ -187,12 +234,21 @@ int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t
 			int64_t disp;
 			int32_t d32;
 
-			if (x->encoding.disp_size != 4 || !x->encoding.disp_offset) {
+			/* Relative to rip, the displacement is always 32 bits
+			 * (Capstone 4 misreports disp_size for some prefixed
+			 * instructions): found where it says, and checked
+			 * against the operand it decoded. */
+			if (!x->encoding.disp_offset || x->encoding.disp_offset + 4u > in->size) {
 				snprintf(why, whysize,
 					 "an instruction relative to rip it cannot move");
 				goto out;
 			}
 			memcpy(&d32, in->bytes + x->encoding.disp_offset, 4);
+			if ((int64_t)d32 != rip_disp(in)) {
+				snprintf(why, whysize,
+					 "an instruction relative to rip it cannot move");
+				goto out;
+			}
 			/* the same target from the new place */
 			disp = (int64_t)d32 + (int64_t)(in->address + in->size) -
 			       (int64_t)(code_at + out + in->size);
@@ -254,4 +310,6 @@ void observe_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_
 	memset(out + AGENT_TRAMP_FUNC + 4, 0, 4);
 	(void)at;
 	memcpy(out + AGENT_TRAMP_CODE, p->code, p->code_len);
+	if (p->call_return)
+		memcpy(out + AGENT_TRAMP_RET, &p->call_return, 8);
 }

@@ -457,11 +457,72 @@ static void test_patch_branch(void **state)
 			 (int64_t)(addr + 5));
 }
 
+static void test_patch_rip_prefixed(void **state)
+{
+	/* comisd xmm0, [rip + 0x1b4928] (66 0f 2f 05 disp32): a prefixed
+	 * instruction whose displacement Capstone 4 reports as 2 bytes */
+	static const uint8_t code[] = { 0x66, 0x0f, 0x2f, 0x05, 0x28, 0x49, 0x1b, 0x00, 0xc3 };
+	const uint64_t addr = 0x5abdd0, at = 0x480000;
+	struct observe_patch pt;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(observe_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
+			 0);
+	assert_int_equal(pt.displaced, 8);
+	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 8) + rel32_at(pt.code + 4),
+			 (int64_t)(addr + 8 + 0x1b4928));
+}
+
+static void test_patch_last(void **state)
+{
+	/* mov rax, [rdi + 16]; ret: the whole function is moved, ret last */
+	static const uint8_t getter[] = { 0x48, 0x8b, 0x47, 0x10, 0xc3 };
+	/* sub rsp, 8; call +0x100: pushes the original return address */
+	static const uint8_t caller[] = { 0x48, 0x83, 0xec, 0x08, 0xe8, 0x00, 0x01,
+					  0x00, 0x00, 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	/* jmp [rdi + 0x30] at +3, after a 3-byte instruction */
+	static const uint8_t thunk[] = { 0x48, 0x89, 0xf8, 0xff, 0x67, 0x30 };
+	const uint64_t addr = 0x401000, at = 0x480000;
+	struct observe_patch pt;
+	uint8_t t[AGENT_TRAMP_LEN];
+	uint64_t v;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(
+		observe_patch_plan(getter, sizeof(getter), addr, at, &pt, why, sizeof(why)), 0);
+	assert_int_equal(pt.displaced, 5);
+	assert_memory_equal(pt.code, getter, 5);
+	assert_int_equal(observe_patch_plan(thunk, sizeof(thunk), addr, at, &pt, why, sizeof(why)),
+			 0);
+	assert_int_equal(pt.displaced, 6);
+	assert_memory_equal(pt.code, thunk, 6);
+	assert_int_equal(
+		observe_patch_plan(caller, sizeof(caller), addr, at, &pt, why, sizeof(why)), 0);
+	assert_int_equal(pt.displaced, 9);
+	assert_memory_equal(pt.code, caller, 4);
+	/* push qword [rip + d]: the return address slot of the trampoline */
+	assert_int_equal(pt.code[4], 0xff);
+	assert_int_equal(pt.code[5], 0x35);
+	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 10) + rel32_at(pt.code + 6),
+			 (int64_t)(at + AGENT_TRAMP_RET));
+	/* jmp to the call's target, addr + 9 + 0x100 */
+	assert_int_equal(pt.code[10], 0xe9);
+	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 15) + rel32_at(pt.code + 11),
+			 (int64_t)(addr + 9 + 0x100));
+	assert_int_equal(pt.call_return, addr + 9);
+	observe_tramp_build(t, at, 0x7f0000001000ull, 3, &pt);
+	memcpy(&v, t + AGENT_TRAMP_RET, 8);
+	assert_int_equal(v, addr + 9);
+}
+
 static void test_patch_refused(void **state)
 {
 	static const uint8_t tiny[] = { 0x8d, 0x47, 0x01, 0xc3 }; /* lea eax,[rdi+1]; ret */
 	static const uint8_t early_ret[] = { 0x31, 0xc0, 0xc3, 0x90, 0x90, 0x90 };
-	static const uint8_t starts_with_call[] = { 0xe8, 0x00, 0x00, 0x00, 0x00, 0xc3 };
+	/* call rax; then more moved after it: its return would land in them */
+	static const uint8_t starts_with_call[] = { 0xff, 0xd0, 0x90, 0x90, 0x90, 0xc3 };
 	/* xor eax,eax; nop; nop; nop; dec edi; jnz +1 (back into the entry's bytes); ret */
 	static const uint8_t loop_in[] = { 0x31, 0xc0, 0x90, 0x90, 0x90,
 					   0xff, 0xcf, 0x75, 0xf8, 0xc3 };
@@ -550,6 +611,8 @@ int main(void)
 		cmocka_unit_test(test_patch_prologue),
 		cmocka_unit_test(test_patch_rip_relative),
 		cmocka_unit_test(test_patch_branch),
+		cmocka_unit_test(test_patch_rip_prefixed),
+		cmocka_unit_test(test_patch_last),
 		cmocka_unit_test(test_patch_refused),
 		cmocka_unit_test(test_tramp_build),
 	};
