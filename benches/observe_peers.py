@@ -63,9 +63,10 @@ with tempfile.TemporaryDirectory() as tmp:
         us, calls = observe(["--no-patch"], slow)
         rows["benchtrap observe --no-patch"].append((us - plain_slow) / calls)
         if uftrace:
-            plain_pg, _ = cpu([target_pg, str(n)])
+            # a -pg program writes gmon.out where it runs
+            plain_pg, _ = cpu([target_pg, str(n)], cwd=tmp)
             us, _ = cpu([uftrace, "record", "--no-libcall", "-d", os.path.join(tmp, "u"),
-                         target_pg, str(n)])
+                         target_pg, str(n)], cwd=tmp)
             rows["uftrace record (-pg build)"].append((us - plain_pg) / (n + 1))
 print(f"observe_peers: {n} calls of a 2 ns function, {pairs} rounds "
       f"(CPU of the process tree per observed call, µs; median, min-max)")

@@ -28,8 +28,8 @@
  *
  *   [0, CODE)            the code (this blob), read-only and executable
  *   [CODE, SHARED)       shared with the controller (a memfd mapped in both):
- *                        struct agent_shared, the per-function entry counts,
- *                        the ring of records
+ *                        struct agent_shared, the per-function counts of
+ *                        calls begun and returned, the ring of records
  *   [SHARED, TOTAL)      private to the process (a fork's child gets a copy
  *                        of its own): struct agent_private, the shadow stacks
  *
@@ -48,12 +48,14 @@
 /* Frames stored this close below a new call's return address are on its
  * stack, and over. */
 #define AGENT_SAME_STACK (1ull << 20)
-#define AGENT_KEY_TOMB 1ull /* a shadow stack left with no call open */
+#define AGENT_KEY_TOMB 2ull /* a shadow stack left with no call open */
+#define AGENT_KEY_BUSY 1ull /* in a key: the agent works on it */
 
 /* Offsets from the agent's base. */
 #define AGENT_SHARED_OFF AGENT_CODE_SIZE
 #define AGENT_COUNTS_OFF (AGENT_SHARED_OFF + 0x1000u)
-#define AGENT_RING_OFF (AGENT_COUNTS_OFF + AGENT_FUNCS * 8u)
+#define AGENT_RETURNS_OFF (AGENT_COUNTS_OFF + AGENT_FUNCS * 8u)
+#define AGENT_RING_OFF (AGENT_RETURNS_OFF + AGENT_FUNCS * 8u)
 #define AGENT_SHARED_END (AGENT_RING_OFF + AGENT_RING_RECORDS * 32u)
 #define AGENT_PRIVATE_OFF AGENT_SHARED_END
 #define AGENT_THREADS_OFF (AGENT_PRIVATE_OFF + 0x1000u)
@@ -110,11 +112,12 @@ struct agent_frame {
 };
 
 struct agent_thread {
-	uint64_t key; /* the thread pointer; 0: free; AGENT_KEY_TOMB: left */
+	/* the thread pointer (| AGENT_KEY_BUSY while the agent works on it);
+	 * 0: free; AGENT_KEY_TOMB: left */
+	uint64_t key;
 	uint32_t depth;
-	uint32_t busy; /* inside the agent (a signal handler's calls pass) */
 	uint32_t ndropped;
-	uint32_t pad[3];
+	uint32_t pad[4];
 	struct agent_frame f[AGENT_DEPTH];
 	struct agent_frame dropped[AGENT_DROPPED];
 };

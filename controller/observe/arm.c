@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -178,16 +179,133 @@ static const char *code_mismatch(struct session *s, struct obj *o, uint64_t addr
 	return "its code in memory differs from the file (patched at run time)";
 }
 
+/*
+ * Functions a patched entry would break, by name: those that return twice
+ * (the second return finds its frame gone: setjmp saved the exit stub's
+ * address, a vfork child returned through it first) or switch stacks
+ * under their caller, and those entered other than by a call.
+ */
+static const char *const unpatchable[] = {
+	"setjmp",
+	"_setjmp",
+	"__setjmp",
+	"sigsetjmp",
+	"__sigsetjmp",
+	"savectx",
+	"vfork",
+	"__vfork",
+	"getcontext",
+	"__getcontext",
+	"swapcontext",
+	"__swapcontext",
+	"setcontext",
+	"__setcontext",
+	"_start",
+	"_dl_start",
+	"_dl_start_user",
+	"__restore_rt",
+	"_dl_runtime_resolve*",
+	"_dl_runtime_profile*",
+	"__clone*",
+	"clone*",
+};
+
+static bool returns_oddly(const char *name)
+{
+	for (size_t i = 0; i < sizeof(unpatchable) / sizeof(unpatchable[0]); i++)
+		if (!fnmatch(unpatchable[i], name, 0))
+			return true;
+	return false;
+}
+
 /* Largest function whose code is read whole to patch it. */
 #define PATCH_MAX_SIZE (1u << 20)
+
+/* Largest object code scanned whole for jumps (a larger one's functions
+ * keep breakpoints). */
+#define SCAN_MAX_SIZE (256u << 20)
+
+/* Object o's rel32 jump targets (observe_rel32_targets), built the first
+ * time a function of it is to be patched. */
+static int object_targets(struct obj *o, uint64_t bias)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	uint8_t *code;
+	int r;
+
+	if (o->jt_built)
+		return o->jt_failed ? -EIO : 0;
+	o->jt_built = true;
+	o->jt_failed = true;
+	for (size_t i = 0; i < elf_symbol_count(o->ef); i++) {
+		const struct elf_symbol *sym = elf_symbol(o->ef, i);
+
+		if (!sym->size)
+			continue;
+		if (sym->addr < lo)
+			lo = sym->addr;
+		if (sym->addr + sym->size > hi)
+			hi = sym->addr + sym->size;
+	}
+	if (lo >= hi || hi - lo > SCAN_MAX_SIZE)
+		return -EFBIG;
+	code = malloc(hi - lo);
+	if (!code)
+		return -ENOMEM;
+	r = file_bytes(o, bias + lo, code, hi - lo);
+	if (r == 0)
+		r = observe_rel32_targets(code, hi - lo, bias + lo, &o->jt, &o->njt);
+	free(code);
+	if (r == 0)
+		o->jt_failed = false;
+	return r;
+}
+
+/* Whether a direct jump of the functions just before and after 'sym'
+ * (decoded whole) lands in (lo, hi): a short jump reaches 128 bytes. */
+static bool neighbour_jumps_into(struct obj *o, uint64_t bias, const struct elf_symbol *sym,
+				 uint64_t lo, uint64_t hi)
+{
+	const struct elf_symbol *prev = NULL, *next = NULL;
+
+	for (size_t i = 0; i < elf_symbol_count(o->ef); i++) {
+		const struct elf_symbol *c = elf_symbol(o->ef, i);
+
+		if (!c->size || c->addr == sym->addr)
+			continue;
+		if (c->addr < sym->addr && (!prev || c->addr > prev->addr))
+			prev = c;
+		if (c->addr > sym->addr && (!next || c->addr < next->addr))
+			next = c;
+	}
+	for (int k = 0; k < 2; k++) {
+		const struct elf_symbol *n = k ? next : prev;
+		uint8_t *code;
+		bool hit;
+
+		if (!n || n->size > PATCH_MAX_SIZE)
+			continue;
+		if (k ? n->addr > sym->addr + sym->size + 256 : n->addr + n->size + 256 < sym->addr)
+			continue; /* beyond a short jump's reach */
+		code = malloc(n->size);
+		if (!code)
+			return true;
+		hit = file_bytes(o, bias + n->addr, code, n->size) < 0 ||
+		      observe_patch_jumps_into(code, n->size, bias + n->addr, lo, hi);
+		free(code);
+		if (hit)
+			return true;
+	}
+	return false;
+}
 
 /*
  * Patch function 'sym' of object o, at 'addr' and just added as funcs[fi]:
  * its entry jumps to a trampoline (fast.c). Otherwise its row says why it
  * has breakpoints instead, and a negative errno is returned.
  */
-static int arm_patched(struct session *s, struct obj *o, const struct elf_symbol *sym,
-		       uint32_t fi, uint64_t addr)
+static int arm_patched(struct session *s, struct obj *o, const struct elf_symbol *sym, uint32_t fi,
+		       uint64_t addr)
 {
 	struct func *f = &s->funcs[fi];
 	struct observe_patch pt;
@@ -197,6 +315,12 @@ static int arm_patched(struct session *s, struct obj *o, const struct elf_symbol
 	uint64_t at;
 	int r;
 
+	if (returns_oddly(sym->name)) {
+		w = "it returns twice, switches stacks or is not entered by a call (setjmp, "
+		    "vfork, the context functions, the loader's and the kernel's entry points)";
+		r = -EINVAL;
+		goto out;
+	}
 	if (!sym->size) {
 		w = "its size is unknown (its symbol has none), so its code cannot be checked";
 		r = -EINVAL;
@@ -223,6 +347,23 @@ static int arm_patched(struct session *s, struct obj *o, const struct elf_symbol
 	r = observe_patch_plan(code, sym->size, addr, at, &pt, why, sizeof(why));
 	if (r < 0)
 		goto out;
+	{
+		uint64_t bias = elf_is_pic(o->ef) ? o->base : 0;
+
+		r = object_targets(o, bias);
+		if (r < 0) {
+			w = "its object's code could not be scanned for jumps into its first bytes";
+			goto out;
+		}
+		if (observe_targets_into(o->jt, o->njt, addr, addr + pt.displaced) ||
+		    neighbour_jumps_into(o, bias, sym, addr, addr + pt.displaced)) {
+			snprintf(why, sizeof(why),
+				 "a jump from elsewhere may land in its first %zu bytes",
+				 pt.displaced);
+			r = -EINVAL;
+			goto out;
+		}
+	}
 	r = observe_fast_install(s, o, fi, at, &pt, &w);
 	if (r == 0 && s->attached)
 		touch(s, addr);
@@ -314,7 +455,8 @@ static void arm_object(struct session *s, struct obj *o)
 		if (s->agent && !skip) {
 			r = arm_patched(s, o, sym, fi, addr);
 			if (r == -ENOMEM) {
-				observe_diagnose(s, "out of memory while arming %s", sym->demangled);
+				observe_diagnose(s, "out of memory while arming %s",
+						 sym->demangled);
 				return;
 			}
 			if (r == 0) {

@@ -369,38 +369,121 @@ void observe_fast_forget(struct session *s, uint64_t lo, uint64_t hi)
  * are then seen no more: unmatched, unless caught inside), and at the catch
  * the calls above it, still live, get the exit stub again.
  */
-void observe_fast_unwinding(struct session *s, pid_t tid, bool restore)
+/* Thread 'tid''s shadow stack: read whole into *t, at *ret_at in the
+ * process. -ENOENT when the thread has none. */
+static int shadow_of(struct session *s, pid_t tid, struct agent_thread *t, uint64_t *ret_at,
+		     uint64_t *ret_sp)
 {
-	struct agent_thread t;
 	struct arch_regs regs;
-	uint64_t key, at, sp, stub = s->agent + arch_agent_exit;
+	uint64_t key, at;
 	uint32_t i;
 
 	if (!s->agent || trace_get_regs(s->p, tid, &regs) < 0)
-		return;
-	sp = arch_sp(&regs);
+		return -ESRCH;
+	*ret_sp = arch_sp(&regs);
 	if (trace_read(s->p, arch_thread_pointer(&regs), &key, sizeof(key)) < 0 || !key)
-		return;
+		return -ENOENT;
 	i = agent_thread_hash(key);
 	for (uint32_t n = 0; n < AGENT_THREADS; n++, i = (i + 1) & (AGENT_THREADS - 1)) {
-		at = s->agent + AGENT_THREADS_OFF + (uint64_t)i * sizeof(t);
-		if (trace_read(s->p, at, &t, offsetof(struct agent_thread, f)) < 0 || !t.key)
-			return;
-		if (t.key == key)
-			break;
+		at = s->agent + AGENT_THREADS_OFF + (uint64_t)i * sizeof(*t);
+		if (trace_read(s->p, at, &t->key, sizeof(t->key)) < 0 || !t->key)
+			return -ENOENT;
+		if ((t->key & ~AGENT_KEY_BUSY) == key) {
+			if (trace_read(s->p, at, t, sizeof(*t)) < 0 || t->depth > AGENT_DEPTH)
+				return -ENOENT;
+			*ret_at = at;
+			return 0;
+		}
 	}
-	if (t.key != key || t.depth > AGENT_DEPTH || trace_read(s->p, at, &t, sizeof(t)) < 0)
+	return -ENOENT;
+}
+
+/*
+ * An unwinder reads the return addresses on the stack to find each frame's
+ * unwind table, and the exit stub has none: an exception thrown through a
+ * patched call would end the program. So at the unwinder's entry the
+ * return addresses the agent replaced in the thread are put back (those
+ * calls are then seen no more: unmatched, unless caught inside), and at
+ * the catch the calls above it, still live, get the exit stub again; the
+ * frames below it are over, and leave the shadow stack. A slot is written
+ * only when it holds what the frame says it should (the exit stub, or the
+ * frame's own return address): a frame left behind by an earlier exception
+ * or a longjmp may name a slot that is now another call's, and leaves.
+ */
+void observe_fast_unwinding(struct session *s, pid_t tid, bool restore)
+{
+	struct agent_thread t;
+	uint64_t at, sp, stub = s->agent + arch_agent_exit;
+	uint32_t keep = 0;
+
+	if (shadow_of(s, tid, &t, &at, &sp) < 0 || (t.key & AGENT_KEY_BUSY))
 		return;
 	for (uint32_t k = 0; k < t.depth; k++) {
 		const struct agent_frame *fr = &t.f[k];
+		uint64_t word;
 
-		if (!fr->ret)
+		if (!fr->ret) {
+			/* a tail call's: it goes with the frame below it */
+			if (keep && t.f[keep - 1].slot == fr->slot)
+				t.f[keep++] = *fr;
 			continue;
-		if (restore)
+		}
+		if (trace_read(s->p, fr->slot, &word, sizeof(word)) < 0)
+			continue;
+		if (word != stub && word != fr->ret)
+			continue; /* its slot is another call's now */
+		if (!restore && fr->slot <= sp)
+			continue; /* unwound: below the catch */
+		if (restore && word == stub)
 			trace_write(s->p, fr->slot, &fr->ret, sizeof(fr->ret));
-		else if (fr->slot > sp)
+		else if (!restore && word == fr->ret)
 			trace_write(s->p, fr->slot, &stub, sizeof(stub));
+		t.f[keep++] = *fr;
 	}
+	if (keep == t.depth)
+		return;
+	t.depth = keep;
+	trace_write(s->p, at + offsetof(struct agent_thread, f), t.f, keep * sizeof(t.f[0]));
+	trace_write(s->p, at + offsetof(struct agent_thread, depth), &t.depth, sizeof(t.depth));
+}
+
+/*
+ * Observing ends while the program runs on (a detach, --duration, a
+ * failure): the agent records nothing more, and every return address it
+ * replaced on a stack is put back, so that no exception thrown later
+ * meets the exit stub. A thread inside the agent at this moment keeps
+ * its frames: they return through the stub, which stays.
+ */
+void observe_fast_quiesce(struct session *s)
+{
+	struct agent_thread *v;
+	uint64_t one = 1, stub = s->agent + arch_agent_exit;
+
+	if (!s->agent)
+		return;
+	trace_write(s->p, s->agent + AGENT_PRIVATE_OFF, &one, sizeof(one));
+	v = malloc(AGENT_THREADS * sizeof(*v));
+	if (!v ||
+	    trace_read(s->p, s->agent + AGENT_THREADS_OFF, v, AGENT_THREADS * sizeof(*v)) < 0) {
+		free(v);
+		observe_diagnose(s, "the agent's return addresses could not be put back: an "
+				    "exception through a call open now would end the program");
+		return;
+	}
+	for (uint32_t i = 0; i < AGENT_THREADS; i++) {
+		if (v[i].key <= AGENT_KEY_TOMB || (v[i].key & AGENT_KEY_BUSY) ||
+		    v[i].depth > AGENT_DEPTH)
+			continue;
+		for (uint32_t k = 0; k < v[i].depth; k++) {
+			const struct agent_frame *fr = &v[i].f[k];
+			uint64_t word;
+
+			if (fr->ret && trace_read(s->p, fr->slot, &word, sizeof(word)) == 0 &&
+			    word == stub)
+				trace_write(s->p, fr->slot, &fr->ret, sizeof(fr->ret));
+		}
+	}
+	free(v);
 }
 
 /* ---- records ------------------------------------------------------------------- */
@@ -439,15 +522,23 @@ void observe_fast_drain(struct session *s)
 	}
 }
 
-uint64_t observe_fast_entered(const struct session *s, uint32_t fi)
+static uint64_t counter(const struct session *s, uint64_t off, uint32_t fi)
 {
 	if (!s->agent_map || fi >= AGENT_FUNCS)
 		return 0;
-	return __atomic_load_n(
-		(const uint64_t *)(s->agent_map + (AGENT_COUNTS_OFF - AGENT_SHARED_OFF)) + fi,
-		__ATOMIC_RELAXED);
+	return __atomic_load_n((const uint64_t *)(s->agent_map + (off - AGENT_SHARED_OFF)) + fi,
+			       __ATOMIC_RELAXED);
 }
 
+uint64_t observe_fast_entered(const struct session *s, uint32_t fi)
+{
+	return counter(s, AGENT_COUNTS_OFF, fi);
+}
+
+uint64_t observe_fast_returned(const struct session *s, uint32_t fi)
+{
+	return counter(s, AGENT_RETURNS_OFF, fi);
+}
 void observe_fast_counters(const struct session *s, uint64_t *lost, uint64_t *broken,
 			   uint64_t *recovered)
 {

@@ -11,6 +11,7 @@
  */
 #include <capstone/capstone.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,13 @@
 #include "observe/observe.h"
 
 #define JMP_LEN 5
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 static bool fits32(int64_t v)
 {
@@ -269,6 +277,10 @@ int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t
 		goto out;
 	}
 	ret->inner_target = 0;
+	if (moved > OBSERVE_PATCH_MAX) {
+		snprintf(why, whysize, "its first instructions are too long to move");
+		goto out;
+	}
 	back = addr + moved;
 	{
 		int64_t rel = (int64_t)back - (int64_t)(code_at + out + JMP_LEN);
@@ -312,4 +324,82 @@ void observe_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_
 	memcpy(out + AGENT_TRAMP_CODE, p->code, p->code_len);
 	if (p->call_return)
 		memcpy(out + AGENT_TRAMP_RET, &p->call_return, 8);
+}
+
+bool observe_patch_jumps_into(const uint8_t *code, size_t size, uint64_t addr, uint64_t lo,
+			      uint64_t hi)
+{
+	cs_insn *insn = NULL;
+	bool hit = false;
+	size_t n;
+	csh h;
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return true; /* cannot tell: as if it did */
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	n = cs_disasm(h, code, size, addr, 0, &insn);
+	for (size_t i = 0; i < n && !hit; i++) {
+		uint64_t t = direct_target(&insn[i]);
+
+		hit = t > lo && t < hi;
+	}
+	if (insn)
+		cs_free(insn, n);
+	cs_close(&h);
+	return hit;
+}
+
+int observe_rel32_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t **ret,
+			  size_t *ret_n)
+{
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i + 5 <= size; i++) {
+		size_t at;
+		int32_t rel;
+		uint64_t t;
+
+		if (code[i] == 0xe8 || code[i] == 0xe9)
+			at = i + 1;
+		else if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80 && i + 6 <= size)
+			at = i + 2;
+		else
+			continue;
+		memcpy(&rel, code + at, 4);
+		t = addr + at + 4 + (uint64_t)(int64_t)rel;
+		if (t < addr || t >= addr + size)
+			continue;
+		if (n == cap) {
+			uint64_t *nv = realloc(v, (cap ? cap * 2 : 1024) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = cap ? cap * 2 : 1024;
+		}
+		v[n++] = t;
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+bool observe_targets_into(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = n;
+
+	/* the first target above lo */
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (v[m] <= lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < n && v[a] < hi;
 }

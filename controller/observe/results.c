@@ -128,13 +128,17 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 	out->fallback = f->fallback;
 	f->fallback = NULL;
 	if (f->fast) {
-		uint64_t entered = observe_fast_entered(s, (uint32_t)(f - s->funcs));
-		uint64_t open = entered > f->ncalls ? entered - f->ncalls : 0;
+		uint32_t fi = (uint32_t)(f - s->funcs);
+		uint64_t entered = observe_fast_entered(s, fi);
+		uint64_t returned = observe_fast_returned(s, fi);
+		uint64_t open = entered > returned ? entered - returned : 0;
 
 		/* Calls that began and never came back through the agent:
-		 * left by a longjmp or an exception, running at the exit,
-		 * or still running at a detach. */
-		if (s->res->end == OBSERVE_DETACHED)
+		 * left by a longjmp or an exception, or running at the
+		 * exit; or still running when observing ended (a detach,
+		 * --duration), and not counted. Returns whose record the
+		 * ring lost are said as such. */
+		if (s->t_stopped_observing)
 			s->open_at_end += open;
 		else
 			f->unmatched += open;
@@ -219,6 +223,20 @@ int observe_build_results(struct session *s, const char *const *pats, size_t npa
 		return -ENOMEM;
 	fast_calibrate(s);
 	res->patched = s->npatched > 0;
+	if (!res->calibrated && s->calib_page) {
+		size_t late = 0;
+
+		for (size_t i = 0; i < s->nfuncs; i++)
+			late += !s->funcs[i].fast && !s->funcs[i].calib && !s->funcs[i].skip &&
+				s->funcs[i].ncalls > 0;
+		/* patched at the start, so calibrated for patched calls only */
+		if (late && res->overhead_calibrated)
+			observe_diagnose(s,
+					 "%zu function%s timed by breakpoints %s armed after the "
+					 "calibration (in a library loaded later): the latency of "
+					 "their stops is not removed, and their ± is unknown",
+					 late, late == 1 ? "" : "s", late == 1 ? "was" : "were");
+	}
 	if (s->agent_map) {
 		uint64_t lost, broken, recovered;
 
@@ -316,6 +334,7 @@ void observe_session_free(struct session *s)
 	free(s->entries);
 	for (size_t i = 0; i < s->nobjs; i++) {
 		free(s->objs[i].path);
+		free(s->objs[i].jt);
 		elf_close(s->objs[i].ef);
 	}
 	free(s->objs);

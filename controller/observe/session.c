@@ -87,8 +87,7 @@ static void checkpoint(struct session *s)
 {
 	if (!s->npatched)
 		return;
-	if (s->ncheckpoints &&
-	    s->checkpoints[s->ncheckpoints - 1].stopped == s->stopped &&
+	if (s->ncheckpoints && s->checkpoints[s->ncheckpoints - 1].stopped == s->stopped &&
 	    s->checkpoints[s->ncheckpoints - 1].resumes == s->resumes)
 		return;
 	if (array_grow((void **)&s->checkpoints, &s->capcheckpoints, s->ncheckpoints + 1,
@@ -364,6 +363,7 @@ static void remove_all(struct session *s)
 	}
 	observe_fast_drain(s);
 	observe_fast_unpatch_all(s);
+	observe_fast_quiesce(s);
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		if (s->funcs[i].armed && !s->funcs[i].fast)
 			trace_bp_remove(s->p, s->funcs[i].addr);
@@ -633,8 +633,8 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 	 * armed again (main, when it is observed): run it, do not step it. */
 	trace_thread_moved(p, trace_current_tid(p));
 	s.no_patch = o->no_patch || o->profile_dir;
-	if (!s.no_patch && observe_fast_start(&s) < 0)
-		observe_diagnose(&s, "%s: every function has breakpoints",
+	if (!s.no_patch && (observe_fast_start(&s) < 0 || s.fast_off))
+		observe_diagnose(&s, "no function is patched, every one has breakpoints: %s",
 				 s.fast_off ? s.fast_off : "the agent could not be injected");
 	r = observe_scan_maps(&s);
 	if (r < 0)
@@ -696,9 +696,14 @@ int observe_session(struct trace_proc *p, bool attached, const struct observe_op
 	*ret = res;
 	return 0;
 fail:
-	/* An attached process runs on whatever went wrong: the caller's
-	 * trace_proc_free() writes back the original bytes of every
+	/* An attached process runs on whatever went wrong: its patched
+	 * entries are put back here (the agent stays, harmless), and the
+	 * caller's trace_proc_free() writes back the original bytes of every
 	 * breakpoint that remains, then detaches. */
+	if (s.agent && trace_alive(p) && trace_stop(p) == 0) {
+		observe_fast_unpatch_all(&s);
+		observe_fast_quiesce(&s);
+	}
 	observe_session_free(&s);
 	observe_result_clear(&res);
 	return r;

@@ -58,12 +58,17 @@ struct obj {
 	bool opened, armed, present;
 	uint64_t tramp;	   /* its trampolines' region (fast.c), or 0 */
 	size_t tramp_used;
+	/* where a rel32 jump in its code could land (patching checks that
+	 * none lands inside the bytes it replaces), once asked */
+	uint64_t *jt;
+	size_t njt;
+	bool jt_built, jt_failed;
 };
 
 /* A patched entry (fast.c): what was there. */
 struct patched {
 	uint64_t addr;
-	uint8_t orig[16];
+	uint8_t orig[OBSERVE_PATCH_MAX];
 	size_t len;
 	uint32_t func;
 	bool gone; /* restored, or unmapped with its object */
@@ -183,8 +188,12 @@ void observe_fast_unwinding(struct session *s, pid_t tid, bool restore);
 void observe_fast_drain(struct session *s);
 /* One record: a call of patched function fi (session.c). */
 void observe_fast_call(struct session *s, uint32_t fi, uint32_t thread, uint64_t t0, uint64_t t1);
-/* Calls of patched function fi the agent saw begin. */
+/* Calls of patched function fi the agent saw begin, and return. */
 uint64_t observe_fast_entered(const struct session *s, uint32_t fi);
+uint64_t observe_fast_returned(const struct session *s, uint32_t fi);
+/* Observing ends, the program runs on: the agent records nothing more and
+ * the return addresses it replaced are put back (the process stopped). */
+void observe_fast_quiesce(struct session *s);
 /* Calls the agent could not time, tail calls it found no frame for, and
  * returns through frames it had dropped. */
 void observe_fast_counters(const struct session *s, uint64_t *lost, uint64_t *broken,

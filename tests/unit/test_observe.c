@@ -517,6 +517,52 @@ static void test_patch_last(void **state)
 	assert_int_equal(v, addr + 9);
 }
 
+static void test_patch_longest(void **state)
+{
+	/* endbr64; movq $-1, %fs:-8 (13 bytes): 17 bytes replaced */
+	static const uint8_t code[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x64, 0x48, 0xc7, 0x04, 0x25,
+					0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xc3 };
+	struct observe_patch pt;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(
+		observe_patch_plan(code, sizeof(code), 0x401000, 0x480000, &pt, why, sizeof(why)),
+		0);
+	assert_int_equal(pt.displaced, 17);
+	assert_true(pt.displaced <= sizeof(pt.entry));
+	assert_int_equal(pt.entry[16], 0xcc);
+	assert_memory_equal(pt.code, code, 17);
+}
+
+static void test_patch_foreign_jumps(void **state)
+{
+	/* a neighbour: mov rax, rdi; jmp +3 into the next function
+	 * (at 0x1005: eb 0x0c lands at 0x1013 = 0x1010 + 3) */
+	static const uint8_t neighbour[] = { 0x48, 0x89, 0xf8, 0x90, 0x90, 0xeb, 0x0c };
+	/* somewhere: call 0x2010 (e8 rel32 at 0x2000), jmp 0x2013 (e9 at 0x2005), jne
+	 * 0x2020 (0f 85 at 0x200a) */
+	static const uint8_t code[] = { 0xe8, 0x0b, 0x00, 0x00, 0x00, 0xe9, 0x09, 0x00, 0x00,
+					0x00, 0x0f, 0x85, 0x10, 0x00, 0x00, 0x00, 0x90, 0x90,
+					0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+					0x90, 0x90, 0x90, 0x90, 0x90, 0x90 };
+	uint64_t *v = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_true(observe_patch_jumps_into(neighbour, sizeof(neighbour), 0x1000, 0x1010, 0x1015));
+	assert_false(
+		observe_patch_jumps_into(neighbour, sizeof(neighbour), 0x1000, 0x1013, 0x1018));
+	assert_int_equal(observe_rel32_targets(code, sizeof(code), 0x2000, &v, &n), 0);
+	/* every rel32 that lands inside the code: 0x2010, 0x2013, 0x2020 */
+	assert_true(n >= 3);
+	assert_true(observe_targets_into(v, n, 0x2010, 0x2015));  /* 0x2013 */
+	assert_false(observe_targets_into(v, n, 0x2013, 0x2014)); /* (lo, hi) open */
+	assert_true(observe_targets_into(v, n, 0x201c, 0x2021));  /* 0x2020 */
+	assert_false(observe_targets_into(v, n, 0x2014, 0x201f));
+	free(v);
+}
+
 static void test_patch_refused(void **state)
 {
 	static const uint8_t tiny[] = { 0x8d, 0x47, 0x01, 0xc3 }; /* lea eax,[rdi+1]; ret */
@@ -613,6 +659,8 @@ int main(void)
 		cmocka_unit_test(test_patch_branch),
 		cmocka_unit_test(test_patch_rip_prefixed),
 		cmocka_unit_test(test_patch_last),
+		cmocka_unit_test(test_patch_longest),
+		cmocka_unit_test(test_patch_foreign_jumps),
 		cmocka_unit_test(test_patch_refused),
 		cmocka_unit_test(test_tramp_build),
 	};
