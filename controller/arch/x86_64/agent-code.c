@@ -100,6 +100,13 @@ __asm__(".text\n"
 	"	popfq\n"
 	"	ret\n");
 
+/* Called from the stubs by name: kept whole, under its own name. */
+#ifdef __clang__
+#define AGENT_FN __attribute__((used, noinline))
+#else
+#define AGENT_FN __attribute__((used, noinline, noclone))
+#endif
+
 static inline uint64_t tsc(void)
 {
 	uint32_t lo, hi;
@@ -258,7 +265,7 @@ static void count(uint8_t *base, uint64_t off, uint32_t func)
 		__atomic_fetch_add((uint64_t *)(base + off) + func, 1, __ATOMIC_RELAXED);
 }
 
-__attribute__((used, noinline, noclone)) static uint64_t agent_enter(uint64_t *slot, uint8_t *after,
+AGENT_FN static uint64_t agent_enter(uint64_t *slot, uint8_t *after,
 								     uint8_t *base)
 {
 	uint8_t *tramp = after - AGENT_TRAMP_CALL_LEN;
@@ -316,7 +323,7 @@ out:
 	return resume;
 }
 
-__attribute__((used, noinline, noclone)) static uint64_t agent_leave(uint64_t sp, uint8_t *base)
+AGENT_FN static uint64_t agent_leave(uint64_t sp, uint8_t *base)
 {
 	uint64_t t1 = tsc(), slot = sp - 8, ret = 0;
 	int disabled = (int)private(base)->disabled, busy;
