@@ -382,7 +382,8 @@ int observe_rel32_targets(const uint8_t *code, size_t size, uint64_t addr, uint6
 		}
 		v[n++] = t;
 	}
-	qsort(v, n, sizeof(*v), cmp_u64);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_u64);
 	*ret = v;
 	*ret_n = n;
 	return 0;
