@@ -24,7 +24,8 @@ import subprocess
 import sys
 import tempfile
 
-benchtrap, target, target_pg = sys.argv[1:4]
+# the -pg runs happen in a directory of their own: paths made absolute
+benchtrap, target, target_pg = (os.path.abspath(a) if "/" in a else a for a in sys.argv[1:4])
 n = int(sys.argv[4]) if len(sys.argv) > 4 else 100000
 pairs = int(sys.argv[5]) if len(sys.argv) > 5 else 7
 uftrace = shutil.which("uftrace")
