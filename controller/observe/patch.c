@@ -66,25 +66,15 @@ static uint64_t direct_target(const cs_insn *in)
 	return 0;
 }
 
-/* The displacement of an instruction's operand relative to rip. */
-static int64_t rip_disp(const cs_insn *in)
+/* An instruction's memory operand relative to rip, or NULL. */
+static const cs_x86_op *rip_operand(const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
 
 	for (uint8_t i = 0; i < x->op_count; i++)
 		if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
-			return x->operands[i].mem.disp;
-	return INT64_MIN;
-}
-
-static bool rip_relative(const cs_insn *in)
-{
-	const cs_x86 *x = &in->detail->x86;
-
-	for (uint8_t i = 0; i < x->op_count; i++)
-		if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
-			return true;
-	return false;
+			return &x->operands[i];
+	return NULL;
 }
 
 /* A return, or a jump through a register or memory: the same wherever it
@@ -238,7 +228,7 @@ int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t
 			goto out;
 		}
 		memcpy(ret->code + out, in->bytes, in->size);
-		if (rip_relative(in)) {
+		if (rip_operand(in)) {
 			int64_t disp;
 			int32_t d32;
 
@@ -252,7 +242,7 @@ int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t
 				goto out;
 			}
 			memcpy(&d32, in->bytes + x->encoding.disp_offset, 4);
-			if ((int64_t)d32 != rip_disp(in)) {
+			if ((int64_t)d32 != rip_operand(in)->mem.disp) {
 				snprintf(why, whysize,
 					 "an instruction relative to rip it cannot move");
 				goto out;
