@@ -14,13 +14,25 @@
  * takes both readings and sends the thread on to the real return address.
  * No trap falls between the two clock readings.
  *
+ * A framework that reads its own clock inside a function (Google
+ * Benchmark's loop) is timed from the return of the function that starts
+ * its clock to the entry of the one that stops it: the first returns to
+ * its slot stub, which goes to the start stub (the clock into the slot,
+ * then the real return address: no trap); the second's entry is patched
+ * with a jump to a trampoline that calls the end stub (the clock onto the
+ * stack, then the end trap, where the controller takes the reading, then
+ * the function's moved instructions). The only code between the two
+ * readings is the program's own.
+ *
  * A slot (ARCH_BRACKET_SLOT bytes, in a writable page of the child):
  *
  *   +T0     struct timespec  clock at entry (written by the enter stub)
  *   +T1     struct timespec  clock at return (written by the exit stub)
  *   +CLOCK  clock_gettime(clockid, struct timespec *) to call
  *   +RESUME where the enter stub jumps to: the displaced copy of the
- *           function's first instruction (a trampoline), or the function
+ *           function's first instruction (a trampoline), or the function;
+ *           for the start stub, the real return address
+ *   +NEXT   where the slot stub goes: the common exit, or the start stub
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,6 +44,7 @@
 #define ARCH_BRACKET_T1 16
 #define ARCH_BRACKET_CLOCK 32
 #define ARCH_BRACKET_RESUME 40
+#define ARCH_BRACKET_NEXT 48
 #define ARCH_BRACKET_SLOT 64
 
 /* The enter stub (at offset 0) and the common exit (at
@@ -42,12 +55,24 @@ extern const uint8_t arch_bracket_code[];
 extern const size_t arch_bracket_len;
 extern const size_t arch_bracket_exit_off;
 extern const size_t arch_bracket_trap_off;
+/* The start stub, the end stub and its trap point, and the word the end
+ * stub calls for the clock (the controller writes clock_gettime's address
+ * there). */
+extern const size_t arch_bracket_start_off;
+extern const size_t arch_bracket_end_off;
+extern const size_t arch_bracket_end_trap_off;
+extern const size_t arch_bracket_clock_word_off;
 
-/* A per-slot exit stub at run-time address 'at': loads 'slot' and jumps to
- * the common exit at 'exit'. ARCH_BRACKET_STUB_LEN bytes into out. */
+/* A per-slot stub, position independent: loads 'slot' and goes where the
+ * slot's NEXT word says. ARCH_BRACKET_STUB_LEN bytes into out. */
 #define ARCH_BRACKET_STUB_LEN 16
-void arch_bracket_exit_stub(uint8_t out[ARCH_BRACKET_STUB_LEN], uint64_t at, uint64_t slot,
-			    uint64_t exit);
+void arch_bracket_slot_stub(uint8_t out[ARCH_BRACKET_STUB_LEN], uint64_t slot);
+
+/* At the end trap: where the reading is (a struct timespec on the
+ * thread's stack), and where the address that says which trampoline
+ * called is (the trampoline + AGENT_TRAMP_CALL_LEN, arch/agent.h). */
+uint64_t arch_bracket_end_reading(const struct arch_regs *regs);
+uint64_t arch_bracket_end_caller(const struct arch_regs *regs);
 
 /*
  * A trampoline: the 'len' bytes of a function's first instruction, then a

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Google Benchmark walltime timed by benchtrap (docs/gbench.md): each
- * instance in a fresh process running its own main, traced, its function
- * bracketed (measure/bracket.h): every call of it is one batch of a thread,
- * timed by the injected stubs with no trap inside. The library's log
+ * instance in a fresh process running its own main, traced, each batch
+ * timed as the library times it (measure/bracket.h): from the return of
+ * State::StartKeepRunning (or ResumeTiming) to the entry of PauseTiming or
+ * FinishKeepRunning, by the injected stubs with no trap inside, so that
+ * what the function does before and after its loop, and a fixture's SetUp
+ * and TearDown, stay out of the figure as they stay out of the library's.
+ * Where those functions cannot be timed so, every call of the instance's
+ * function is one batch of a thread, set-up included (said in the
+ * diagnostics). The library's log
  * (--v=2, on stderr to a file) gives each batch's iteration count, before
  * the batch runs; its JSON output gives the repetitions, cpu time, counters
  * and label as before.
@@ -68,6 +74,7 @@ struct gside {
 	struct bench_result *res;
 	const char *dir;
 	struct bracket_run *br;
+	bool loop; /* timed by the library's own clock functions */
 	int errfd, logfd;
 	unsigned threads;
 	struct bracket_call *calls;
@@ -172,6 +179,7 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 	struct measure_plan bp;
 	struct bracket_fn fn = { s->spec->object ? s->spec->object : s->t->binary,
 				 s->spec->link_addr };
+	struct gbench_clock clock;
 	int r;
 
 	s->errfd = s->logfd = -1;
@@ -198,8 +206,40 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 		side_free(s);
 		return 0;
 	}
-	r = bracket_start(s->t, argv, &fn, 1, s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd,
-			  &s->br, &why);
+	r = gbench_clock_find(s->t->binary, &clock);
+	if (r == -ENOMEM) {
+		measure_env_free(argv);
+		side_free(s);
+		return r;
+	}
+	if (r == 0) {
+		r = bracket_start(s->t, argv, clock.fns, clock.n,
+				  s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd, &s->br, &why);
+		gbench_clock_free(&clock);
+		s->loop = r == 0;
+		if (r == -ENOTSUP && s->spec->link_addr) {
+			r = bench_result_diagnose(s->res,
+						  "its loop could not be timed as Google Benchmark "
+						  "times it (%s): each batch is timed around its "
+						  "function, with what it does before and after its "
+						  "loop",
+						  why);
+			free(why);
+			why = NULL;
+			if (r == 0)
+				r = -ENOTSUP;
+		}
+	} else {
+		r = bench_result_diagnose(s->res,
+					  "Google Benchmark's loop functions are not among its "
+					  "symbols: each batch is timed around its function, with "
+					  "what it does before and after its loop");
+		if (r == 0)
+			r = -ENOTSUP;
+	}
+	if (r == -ENOTSUP && s->spec->link_addr)
+		r = bracket_start(s->t, argv, &fn, 1, s->t->quiet_stdio ? -1 : STDOUT_FILENO,
+				  s->errfd, &s->br, &why);
 	measure_env_free(argv);
 	if (r < 0) {
 		gbench_fail(s->res, why ? why : gbench_fmt("cannot start %s", s->t->binary));
@@ -315,7 +355,8 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 	}
 	for (size_t j = 0; j < nruns; j++)
 		reps[j] = runs[j].iterations / (runs[j].threads ? runs[j].threads : 1);
-	if (bracket_batch_spans(s->calls, s->ncalls, s->threads, true, spans) < 0 ||
+	if ((s->loop ? bracket_batch_timed(s->calls, s->ncalls, s->threads, spans)
+		     : bracket_batch_spans(s->calls, s->ncalls, s->threads, true, spans)) < 0 ||
 	    gbench_final_batches(spans, nb, s->counts, s->ncounts, reps, nruns, v) < 0) {
 		r = bench_result_diagnose(
 			s->res,
@@ -324,6 +365,13 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 			s->ncalls, s->threads, s->ncounts);
 		goto out;
 	}
+	/*
+	 * Google Benchmark divides a thread's time by the iterations of all
+	 * its threads (each runs the batch's count): per iteration as it
+	 * counts them, so the figure is its own.
+	 */
+	for (size_t j = 0; j < nruns; j++)
+		v[j] /= s->threads;
 	*ret_samples = v;
 	*ret_n = nruns;
 	v = NULL;

@@ -362,3 +362,70 @@ char *gbench_lookup_reason(const struct gbench_lookup *l, const char *name)
 			  (int)l0, name,
 			  strchr(name, '/') ? " (nor a fixture's BenchmarkCase after it)" : "");
 }
+
+/* ---- the library's own clock -------------------------------------------- */
+
+/* What starts, pauses and stops a batch's clock (benchmark::State), by
+ * role: the loop's first iteration starts it (StartKeepRunning, which
+ * calls ResumeTiming), the loop's end stops it (FinishKeepRunning, which
+ * calls PauseTiming), and a benchmark may pause it in between. */
+static const struct {
+	const char *name;
+	enum bracket_role role;
+	bool needed;
+} clock_fns[GBENCH_CLOCK_FNS] = {
+	{ "_ZN9benchmark5State16StartKeepRunningEv", BRACKET_RESUME, true },
+	{ "_ZN9benchmark5State12ResumeTimingEv", BRACKET_RESUME, false },
+	{ "_ZN9benchmark5State11PauseTimingEv", BRACKET_PAUSE, false },
+	{ "_ZN9benchmark5State17FinishKeepRunningEv", BRACKET_FINISH, true },
+};
+
+int gbench_clock_find(const char *binary, struct gbench_clock *ret)
+{
+	struct elf_file *ef = NULL;
+	struct elf_scope scope;
+	int r = elf_open(binary, &ef, NULL);
+
+	memset(ret, 0, sizeof(*ret));
+	if (r < 0)
+		return r;
+	r = elf_scope_open(ef, true, &scope);
+	if (r < 0) {
+		elf_close(ef);
+		return r;
+	}
+	for (size_t k = 0; k < GBENCH_CLOCK_FNS && r == 0; k++) {
+		const struct elf_symbol *sym = NULL;
+		size_t o;
+
+		for (o = 0; o < scope.n && !(sym && sym->addr); o++)
+			sym = elf_symbol_by_name(scope.objs[o], clock_fns[k].name);
+		if (!sym || !sym->addr) {
+			if (clock_fns[k].needed)
+				r = -ENOENT;
+			continue;
+		}
+		ret->paths[ret->n] = strdup(elf_path(scope.objs[o - 1]));
+		if (!ret->paths[ret->n]) {
+			r = -ENOMEM;
+			break;
+		}
+		ret->fns[ret->n] = (struct bracket_fn){ .object = ret->paths[ret->n],
+							.link_addr = sym->addr,
+							.role = clock_fns[k].role,
+							.size = sym->size };
+		ret->n++;
+	}
+	elf_scope_close(&scope);
+	elf_close(ef);
+	if (r < 0)
+		gbench_clock_free(ret);
+	return r;
+}
+
+void gbench_clock_free(struct gbench_clock *c)
+{
+	for (size_t k = 0; k < c->n; k++)
+		free(c->paths[k]);
+	memset(c, 0, sizeof(*c));
+}

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "trace/trace.h"
+#include "measure/bracket.h"
 #include "gbench/gbench.h"
 
 /* Batches one callgrind or memory run of an instance may have. */
@@ -97,7 +98,22 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 	"its function was not found in the binary: the figures are Google Benchmark's own "  \
 	"timing, one sample per repetition, and a paired comparison alternates whole "       \
 	"processes"
-/* One instance in a fresh child, its function bracketed: res filled. */
+/*
+ * The functions of benchmark::State that start and stop Google Benchmark's
+ * own clock, in the binary (a static library) or a library it loads, with
+ * their roles (measure/bracket.h): ret->fns[0..n). -ENOENT when the
+ * library's loop functions are not among the symbols.
+ */
+#define GBENCH_CLOCK_FNS 4
+struct gbench_clock {
+	struct bracket_fn fns[GBENCH_CLOCK_FNS];
+	char *paths[GBENCH_CLOCK_FNS];
+	size_t n;
+};
+int gbench_clock_find(const char *binary, struct gbench_clock *ret);
+void gbench_clock_free(struct gbench_clock *c);
+/* One instance in a fresh child, timed by its own loop (or its function
+ * bracketed where the loop cannot be): res filled. */
 int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *spec,
 		       const struct measure_plan *plan, const char *dir, struct bench_result *res);
 /* Instance bspec of base and hspec of head, their children alternating

@@ -9,12 +9,25 @@
  *   exit stub k: r11 = slot k ─► exit: t1 ─► trap ─(controller: reads t0, t1,
  *                                               pc = the real return address)
  *
+ * A framework's own clock (BRACKET_RESUME, BRACKET_PAUSE, BRACKET_FINISH):
+ *
+ *   ResumeTiming: int3 ─(controller: [rsp] = slot stub k, slot k's next =
+ *                        the start stub, its resume = the real return)
+ *     ... ret ─► slot stub k ─► start: t0 into slot k ─► the caller
+ *   the benchmark's loop                                  (no trap)
+ *   PauseTiming: jmp trampoline ─► call end: t1 on the stack ─► end trap
+ *     ─(controller: t1, and t0 of the thread's slots whose calls returned;
+ *       pc past the trap) ─► the moved instructions ─► PauseTiming+n
+ *
  * Pages in the child: code (the stubs of arch/bracket.h, a system-call
- * clock, one exit stub per slot, one trampoline per function) and data (the
- * slots, one per call in progress, of any thread).
+ * clock, one slot stub per slot, one trampoline per function), data (the
+ * slots, one per call in progress, of any thread), and next to each object
+ * whose function's entry is patched, a page of its trampolines (within
+ * reach of a 32-bit jump).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +38,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/agent.h"
 #include "arch/bracket.h"
 #include "arch/harness.h"
+#include "observe/observe.h"
 #include "unwind/unwind.h"
 #include "util/fd.h"
 #include "util/procmaps.h"
@@ -36,12 +51,16 @@
 #define NSLOTS 128
 #define CODE_SIZE (2 * PAGE)
 #define DATA_SIZE (NSLOTS * ARCH_BRACKET_SLOT)
-#define SYSCLOCK_AT 0x200 /* a copy of the harness, for its system-call clock */
+#define SYSCLOCK_AT 0x300 /* a copy of the harness, for its system-call clock */
 #define STUBS_AT 0x400
 #define TRAMPS_AT PAGE
 #define MAX_FNS (PAGE / ARCH_BRACKET_TRAMP_LEN)
 /* Loading and constructors before main. */
 #define TO_MAIN_MS 60000
+
+#define MAX_NEAR 8	  /* objects with patched entries */
+#define NEAR_REACH (1ull << 30)
+#define MAX_CODE (64u << 10) /* the most of a function's code read to patch it */
 
 _Static_assert(SYSCLOCK_AT + 0x100 <= STUBS_AT, "the harness copy fits");
 _Static_assert(STUBS_AT + NSLOTS * ARCH_BRACKET_STUB_LEN <= TRAMPS_AT, "the exit stubs fit");
@@ -49,16 +68,33 @@ _Static_assert(STUBS_AT + NSLOTS * ARCH_BRACKET_STUB_LEN <= TRAMPS_AT, "the exit
 struct bfn {
 	uint64_t addr;	/* run-time address of its entry */
 	uint64_t tramp; /* its trampoline, or 0: not displaced */
+	enum bracket_role role;
+	uint64_t patched; /* PAUSE, FINISH: its patched entry's trampoline */
 };
 
 /* One call in progress. */
 struct bslot {
 	bool used;
+	bool start; /* a RESUME call: the start stub reads t0 at its return */
 	unsigned fn;
 	pid_t tid;
-	uint64_t ret_at; /* where its return address is (the exit stub's now) */
+	uint64_t ret_at; /* where its return address is (the slot stub's now) */
 	uint64_t ret;	 /* the real return address */
 	bool bp_removed; /* its function's breakpoint is out while it runs */
+};
+
+/* A thread's batch by the framework's clock, while it runs. */
+struct bloop {
+	pid_t tid; /* 0: free */
+	uint64_t first, last, sum;
+	unsigned intervals;
+};
+
+/* A page of trampolines next to an object's code. */
+struct bnear {
+	uint64_t lo, hi; /* the object's mapping it serves */
+	uint64_t page;
+	size_t used;
 };
 
 struct bracket_run {
@@ -67,6 +103,10 @@ struct bracket_run {
 	size_t nfns;
 	uint64_t code, data, exit_trap;
 	struct bslot slots[NSLOTS];
+	struct bloop loops[NSLOTS];
+	struct bnear near[MAX_NEAR];
+	size_t nnear;
+	uint64_t end_trap;
 	char **diags;
 	size_t ndiags;
 	bool said_unbracketed;
@@ -116,6 +156,9 @@ pid_t bracket_pid(const struct bracket_run *r)
 
 bool bracket_owns(const struct bracket_run *r, uint64_t pc)
 {
+	for (size_t i = 0; i < r->nnear; i++)
+		if (pc >= r->near[i].page && pc - r->near[i].page < PAGE)
+			return true;
 	return (r->code && pc >= r->code && pc - r->code < CODE_SIZE) ||
 	       (r->data && pc >= r->data && pc - r->data < DATA_SIZE);
 }
@@ -167,27 +210,132 @@ static int inject(struct bracket_run *r, uint64_t clock)
 		memset(code, arch_trap_insn[0], CODE_SIZE);
 		memcpy(code, arch_bracket_code, arch_bracket_len);
 		memcpy(code + SYSCLOCK_AT, arch_harness_code, arch_harness_len);
+		uint64_t exit = r->code + arch_bracket_exit_off;
+
 		if (!clock)
 			clock = r->code + SYSCLOCK_AT + arch_harness_sysclock;
+		memcpy(code + arch_bracket_clock_word_off, &clock, sizeof(clock));
 		for (size_t k = 0; k < NSLOTS; k++) {
-			uint64_t at = r->code + STUBS_AT + k * ARCH_BRACKET_STUB_LEN;
+			uint8_t *slot = data + k * ARCH_BRACKET_SLOT;
 
-			arch_bracket_exit_stub(code + STUBS_AT + k * ARCH_BRACKET_STUB_LEN, at,
-					       r->data + k * ARCH_BRACKET_SLOT,
-					       r->code + arch_bracket_exit_off);
-			memcpy(data + k * ARCH_BRACKET_SLOT + ARCH_BRACKET_CLOCK, &clock,
-			       sizeof(clock));
+			arch_bracket_slot_stub(code + STUBS_AT + k * ARCH_BRACKET_STUB_LEN,
+					       r->data + k * ARCH_BRACKET_SLOT);
+			memcpy(slot + ARCH_BRACKET_CLOCK, &clock, sizeof(clock));
+			memcpy(slot + ARCH_BRACKET_NEXT, &exit, sizeof(exit));
 		}
 		e = trace_write(r->p, r->code, code, CODE_SIZE);
 	}
 	if (e == 0)
 		e = trace_write(r->p, r->data, data, DATA_SIZE);
 	r->exit_trap = r->code + arch_bracket_trap_off;
+	r->end_trap = r->code + arch_bracket_end_trap_off;
 	if (e == 0)
 		e = trace_bp_insert(r->p, r->exit_trap);
+	if (e == 0)
+		e = trace_bp_insert(r->p, r->end_trap);
 	free(code);
 	free(data);
 	return e;
+}
+
+/* Room for one trampoline within reach of [lo, hi): its address. */
+static int near_slot(struct bracket_run *r, uint64_t lo, uint64_t hi, uint64_t *ret)
+{
+	struct bnear *n = NULL;
+
+	for (size_t i = 0; i < r->nnear && !n; i++)
+		if (r->near[i].lo <= lo && hi <= r->near[i].hi &&
+		    r->near[i].used + AGENT_TRAMP_LEN <= PAGE)
+			n = &r->near[i];
+	if (!n) {
+		struct procmaps_iter it;
+		struct procmaps_entry m;
+		uint64_t at, olo = lo, ohi = hi;
+		int64_t res;
+		char *text;
+		int e;
+
+		if (r->nnear == MAX_NEAR)
+			return -ENOSPC;
+		/* the whole mapping of the code, so that one page serves it */
+		if (procmaps_read(trace_pid(r->p), &text) == 0) {
+			procmaps_iter_init(&it, text);
+			while (procmaps_next(&it, &m))
+				if (m.lo <= lo && hi <= m.hi) {
+					olo = m.lo;
+					ohi = m.hi;
+				}
+			free(text);
+		}
+		e = procmaps_free_near(trace_pid(r->p), olo, ohi, PAGE, NEAR_REACH, &at);
+		if (e == 0)
+			e = trace_syscall(r->p, SYS_mmap,
+					  (const uint64_t[6]){ at, PAGE, PROT_READ | PROT_EXEC,
+							       MAP_PRIVATE | MAP_ANONYMOUS |
+								       MAP_FIXED_NOREPLACE,
+							       (uint64_t)-1, 0 },
+					  &res);
+		if (e == 0 && (uint64_t)res != at)
+			e = res < 0 && res > -4096 ? (int)res : -ENOSPC;
+		if (e < 0)
+			return e;
+		n = &r->near[r->nnear++];
+		*n = (struct bnear){ .lo = olo, .hi = ohi, .page = at };
+	}
+	*ret = n->page + n->used;
+	n->used += AGENT_TRAMP_LEN;
+	return 0;
+}
+
+/* Function i (PAUSE, FINISH): its entry replaced by a jump to a
+ * trampoline that calls the end stub. The child is at main: no other
+ * thread, so none can be inside the bytes replaced. */
+static int patch_entry(struct bracket_run *r, const struct bracket_fn *f, size_t i,
+		       char **ret_error)
+{
+	struct bfn *b = &r->fns[i];
+	struct observe_patch pt;
+	uint8_t tramp[AGENT_TRAMP_LEN], *code;
+	size_t size = f->size < MAX_CODE ? (size_t)f->size : MAX_CODE;
+	char why[256];
+	uint64_t at;
+	int e;
+
+	if (size == 0)
+		return fail_with(ret_error, -ENOTSUP,
+				 "the size of the function at %#llx of %s is not known",
+				 (unsigned long long)f->link_addr, f->object);
+	code = malloc(size);
+	if (!code)
+		return fail_with(ret_error, -ENOMEM, "out of memory");
+	e = trace_read(r->p, b->addr, code, size);
+	if (e < 0) {
+		free(code);
+		return fail_with(ret_error, e,
+				 "cannot read the code of the function at %#llx of %s",
+				 (unsigned long long)f->link_addr, f->object);
+	}
+	e = near_slot(r, b->addr, b->addr + size, &at);
+	if (e < 0) {
+		free(code);
+		return fail_with(ret_error, -ENOTSUP,
+				 "no room for a trampoline within reach of %s: %s", f->object,
+				 strerror(-e));
+	}
+	e = observe_patch_plan(code, size, b->addr, at, &pt, why, sizeof(why));
+	free(code);
+	if (e < 0)
+		return fail_with(ret_error, -ENOTSUP,
+				 "the entry of the function at %#llx of %s cannot be patched: %s",
+				 (unsigned long long)f->link_addr, f->object, why);
+	observe_tramp_build(tramp, at, r->code + arch_bracket_end_off, (uint32_t)i, &pt);
+	e = trace_write(r->p, at, tramp, sizeof(tramp));
+	if (e == 0)
+		e = trace_write(r->p, b->addr, pt.entry, pt.displaced);
+	if (e < 0)
+		return fail_with(ret_error, e, "cannot patch the child: %s", trace_strerror(e));
+	b->patched = at;
+	return 0;
 }
 
 /* Function i's address, trampoline and breakpoint. */
@@ -216,6 +364,9 @@ static int arm(struct bracket_run *r, const struct measure_target *t, const stru
 			return fail_with(ret_error, -EINVAL,
 					 "the function at %#llx of %s is given twice",
 					 (unsigned long long)f->link_addr, f->object);
+	b->role = f->role;
+	if (f->role == BRACKET_PAUSE || f->role == BRACKET_FINISH)
+		return patch_entry(r, f, i, ret_error);
 	e = trace_read(r->p, b->addr, insn, sizeof(insn));
 	if (e < 0)
 		return fail_with(ret_error, e,
@@ -373,9 +524,14 @@ static void return_addresses(struct bracket_run *r, pid_t tid, bool restore)
 {
 	for (size_t k = 0; k < NSLOTS; k++) {
 		struct bslot *s = &r->slots[k];
-		uint64_t v = restore ? s->ret : stub_addr(r, s);
+		uint64_t v = restore ? s->ret : stub_addr(r, s), was = 0;
 
-		if (s->used && (tid == 0 || s->tid == tid))
+		if (!s->used || (tid != 0 && s->tid != tid))
+			continue;
+		/* Only where the stack still holds the other: a RESUME call's
+		 * slot outlives its return, and its frame may be reused. */
+		if (trace_read(r->p, s->ret_at, &was, sizeof(was)) == 0 &&
+		    was == (restore ? stub_addr(r, s) : s->ret))
 			trace_write(r->p, s->ret_at, &v, sizeof(v));
 	}
 }
@@ -401,6 +557,151 @@ static void backtrace_of(struct bracket_run *r, pid_t tid, struct trace_failure 
 	}
 }
 
+/* Where a thread stopped at function i's breakpoint goes on: its
+ * displaced first instruction, or (0) over the breakpoint. */
+static int run_on(struct bracket_run *r, pid_t tid, unsigned i, struct arch_regs *regs)
+{
+	int e;
+
+	if (!r->fns[i].tramp)
+		return 0;
+	arch_set_pc(regs, r->fns[i].tramp);
+	e = trace_set_regs(r->p, tid, regs);
+	return e < 0 ? e : trace_thread_moved(r->p, tid);
+}
+
+/* A thread at RESUME function i's entry: the framework's clock runs from
+ * its return, which goes through a slot stub to the start stub. */
+static int on_resume(struct bracket_run *r, const struct trace_event *ev, unsigned i,
+		     struct arch_regs *regs)
+{
+	struct bslot *s = NULL;
+	uint64_t ret_at = 0, ret = 0, zero[2] = { 0 }, next = r->code + arch_bracket_start_off,
+		 stub;
+	int e;
+
+	for (size_t k = 0; k < NSLOTS && !s; k++)
+		if (!r->slots[k].used)
+			s = &r->slots[k];
+	if (!arch_entry_return_address(regs, &ret_at, &ret))
+		return -ENOTSUP;
+	e = trace_read(r->p, ret_at, &ret, sizeof(ret));
+	if (e < 0)
+		return e;
+	if (!s) {
+		if (!r->said_unbracketed)
+			diagnose(r,
+				 "more than %d calls were in progress at once: calls past "
+				 "that were not timed",
+				 NSLOTS);
+		r->said_unbracketed = true;
+		return run_on(r, ev->tid, i, regs);
+	}
+	stub = stub_addr(r, s);
+	e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_T0, zero, sizeof(zero));
+	if (e == 0)
+		e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_RESUME, &ret, sizeof(ret));
+	if (e == 0)
+		e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_NEXT, &next, sizeof(next));
+	if (e == 0)
+		e = trace_write(r->p, ret_at, &stub, sizeof(stub));
+	if (e < 0)
+		return e;
+	*s = (struct bslot){
+		.used = true, .start = true, .fn = i, .tid = ev->tid, .ret_at = ret_at, .ret = ret
+	};
+	return run_on(r, ev->tid, i, regs);
+}
+
+/* The batch thread tid runs by the framework's clock (NULL: no room). */
+static struct bloop *loop_of(struct bracket_run *r, pid_t tid)
+{
+	struct bloop *free_one = NULL;
+
+	for (size_t k = 0; k < NSLOTS; k++) {
+		if (r->loops[k].tid == tid)
+			return &r->loops[k];
+		if (!r->loops[k].tid && !free_one)
+			free_one = &r->loops[k];
+	}
+	if (free_one)
+		*free_one = (struct bloop){ .tid = tid };
+	return free_one;
+}
+
+/*
+ * A thread at the end trap: a PAUSE or FINISH function was entered. The
+ * clock ran from the latest return of the thread's RESUME calls (their
+ * slots, freed now) to the reading on the stack. 1 with *ret_call when a
+ * FINISH ended a batch that ran, else 0.
+ */
+static int on_end_trap(struct bracket_run *r, const struct trace_event *ev,
+		       struct bracket_call *ret_call)
+{
+	struct arch_regs regs;
+	struct bloop *l;
+	int64_t ts[2];
+	uint64_t caller = 0, t1, t0 = 0;
+	unsigned fn = UINT_MAX;
+	int e;
+
+	e = trace_get_regs(r->p, ev->tid, &regs);
+	if (e == 0)
+		e = trace_read(r->p, arch_bracket_end_reading(&regs), ts, sizeof(ts));
+	if (e == 0)
+		e = trace_read(r->p, arch_bracket_end_caller(&regs), &caller, sizeof(caller));
+	if (e < 0)
+		return e;
+	for (unsigned i = 0; i < r->nfns; i++)
+		if (r->fns[i].patched && r->fns[i].patched + AGENT_TRAMP_CALL_LEN == caller)
+			fn = i;
+	if (fn == UINT_MAX)
+		return -EPROTO;
+	arch_set_pc(&regs, r->end_trap + 1);
+	e = trace_set_regs(r->p, ev->tid, &regs);
+	if (e == 0)
+		e = trace_thread_moved(r->p, ev->tid);
+	if (e < 0)
+		return e;
+	t1 = ts_ns(ts);
+	for (size_t k = 0; k < NSLOTS; k++) {
+		struct bslot *s = &r->slots[k];
+		int64_t st[2] = { 0, 0 };
+
+		if (!s->used || !s->start || s->tid != ev->tid)
+			continue;
+		if (trace_read(r->p, slot_addr(r, s) + ARCH_BRACKET_T0, st, sizeof(st)) < 0 ||
+		    (st[0] == 0 && st[1] == 0))
+			continue; /* not returned yet */
+		if (ts_ns(st) > t0)
+			t0 = ts_ns(st);
+		s->used = false;
+	}
+	l = loop_of(r, ev->tid);
+	if (!l)
+		return 0;
+	if (t0 && t1 >= t0) {
+		if (!l->intervals)
+			l->first = t0;
+		l->last = t1;
+		l->sum += t1 - t0;
+		l->intervals++;
+	}
+	if (r->fns[fn].role != BRACKET_FINISH || !l->intervals) {
+		if (!l->intervals)
+			l->tid = 0;
+		return 0;
+	}
+	*ret_call = (struct bracket_call){ .fn = fn,
+					   .tid = ev->tid,
+					   .t0_ns = l->first,
+					   .t1_ns = l->last,
+					   .timed_ns = l->sum,
+					   .intervals = l->intervals };
+	l->tid = 0;
+	return 1;
+}
+
 /* A thread at function i's entry: bracket the call. */
 static int on_entry(struct bracket_run *r, const struct trace_event *ev, unsigned i)
 {
@@ -413,6 +714,8 @@ static int on_entry(struct bracket_run *r, const struct trace_event *ev, unsigne
 	e = trace_get_regs(r->p, ev->tid, &regs);
 	if (e < 0)
 		return e;
+	if (b->role == BRACKET_RESUME)
+		return on_resume(r, ev, i, &regs);
 	for (size_t k = 0; k < NSLOTS; k++) {
 		struct bslot *o = &r->slots[k];
 
@@ -496,9 +799,13 @@ static int on_exit_trap(struct bracket_run *r, const struct trace_event *ev,
 		e = trace_bp_insert(r->p, r->fns[s->fn].addr);
 	if (e < 0)
 		return e;
-	*ret_call = (struct bracket_call){
-		.fn = s->fn, .tid = s->tid, .t0_ns = ts_ns(&ts[0]), .t1_ns = ts_ns(&ts[2])
-	};
+	*ret_call = (struct bracket_call){ .fn = s->fn,
+					   .tid = s->tid,
+					   .t0_ns = ts_ns(&ts[0]),
+					   .t1_ns = ts_ns(&ts[2]),
+					   .intervals = 1 };
+	ret_call->timed_ns = ret_call->t1_ns > ret_call->t0_ns ? ret_call->t1_ns - ret_call->t0_ns
+							       : 0;
 	s->used = false;
 	return 1;
 }
@@ -544,6 +851,12 @@ int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call
 		case TRACE_EV_BREAKPOINT:
 			if (ev.addr == r->exit_trap)
 				return on_exit_trap(r, &ev, ret_call);
+			if (ev.addr == r->end_trap) {
+				e = on_end_trap(r, &ev, ret_call);
+				if (e != 0 && e != -ESRCH)
+					return e;
+				continue;
+			}
 			for (unsigned i = 0; i < r->nfns; i++) {
 				if (r->fns[i].addr == ev.addr) {
 					e = on_entry(r, &ev, i);
@@ -614,6 +927,20 @@ int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned thread
 			ret[k] = first_out - last_in;
 		else
 			ret[k] = hi > lo ? hi - lo : 0;
+	}
+	return 0;
+}
+
+int bracket_batch_timed(const struct bracket_call *c, size_t nc, unsigned threads, uint64_t *ret)
+{
+	if (threads == 0 || nc % threads)
+		return -EINVAL;
+	for (size_t k = 0; k < nc / threads; k++) {
+		uint64_t sum = 0;
+
+		for (size_t j = k * threads; j < (k + 1) * threads; j++)
+			sum += c[j].timed_ns;
+		ret[k] = sum / threads;
 	}
 	return 0;
 }

@@ -31,16 +31,40 @@
 #include "trace/trace.h"
 #include "measure/measure.h"
 
+/*
+ * What a function's calls mean. A kind whose framework times a batch by
+ * its own clock, started and stopped by calls inside the benchmark's
+ * function (Google Benchmark's loop between StartKeepRunning and
+ * FinishKeepRunning, paused by PauseTiming and ResumeTiming), is timed as
+ * the framework times it: per thread, from the return of a RESUME function
+ * to the entry of the next PAUSE or FINISH one, summed until a FINISH ends
+ * the batch. What the benchmark does before its loop, after it and while
+ * paused is outside the figure, as it is outside the framework's own.
+ */
+enum bracket_role {
+	BRACKET_CALL,	/* each call is one interval, entry to return */
+	BRACKET_RESUME, /* the clock runs from when a call returns */
+	BRACKET_PAUSE,	/* the clock stops when it is entered */
+	BRACKET_FINISH, /* the clock stops when it is entered; the batch ends */
+};
+
 struct bracket_fn {
-	const char *object; /* the ELF file defining it (the binary or a library) */
-	uint64_t link_addr; /* its link-time address there */
+	const char *object;	/* the ELF file defining it (the binary or a library) */
+	uint64_t link_addr;	/* its link-time address there */
+	enum bracket_role role; /* BRACKET_CALL unless set */
+	uint64_t size;		/* its code's size (PAUSE, FINISH: its entry is patched,
+				   and its code is read to be sure that can be done) */
 };
 
 struct bracket_call {
-	unsigned fn;	       /* index into the fns[] given to bracket_start() */
-	pid_t tid;	       /* the thread that made the call */
+	unsigned fn;	       /* index into the fns[] given to bracket_start(): the
+				  CALL function, or the FINISH one that ended the batch */
+	pid_t tid;	       /* the thread that made the call, or ran the batch */
 	uint64_t t0_ns, t1_ns; /* the child's CLOCK_MONOTONIC, read in the child by the
-				  injected stubs around the call: no trap inside */
+				  injected stubs around the call (the batch's first
+				  and last reading): no trap inside */
+	uint64_t timed_ns;     /* t1 - t0, or the batch's running intervals summed */
+	unsigned intervals;    /* how many: 1 for a call */
 };
 
 struct bracket_run;
@@ -51,7 +75,9 @@ struct bracket_run;
  * on fns[], the stub pages injected. stdout/stderr of the child to fds
  * out_fd/err_fd (-1: /dev/null). 0, or a negative error with *ret_error
  * (to free) saying why: -TRACE_E_FAILED when the child failed on the way
- * to main, -ENOENT when a function's object is not mapped at main.
+ * to main, -ENOENT when a function's object is not mapped at main,
+ * -ENOTSUP when a PAUSE or FINISH function's entry cannot be patched
+ * (*ret_error says why: the kind may time whole calls instead).
  */
 int bracket_start(const struct measure_target *t, char *const *argv, const struct bracket_fn *fns,
 		  size_t nfns, int out_fd, int err_fd, struct bracket_run **ret, char **ret_error);
@@ -96,5 +122,13 @@ void bracket_free(struct bracket_run *r); /* kills a child still running */
  */
 int bracket_batch_spans(const struct bracket_call *c, size_t nc, unsigned threads, bool inner,
 			uint64_t *ret);
+
+/*
+ * Batches of a framework's own clock (bracket_role): calls c[0..nc), one
+ * per thread and batch, grouped 'threads' to a batch: batch k's time is
+ * the mean of its threads' timed_ns (what Google Benchmark reports as real
+ * time for a batch on several threads). -EINVAL as above.
+ */
+int bracket_batch_timed(const struct bracket_call *c, size_t nc, unsigned threads, uint64_t *ret);
 
 #endif

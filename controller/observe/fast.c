@@ -202,51 +202,13 @@ fail:
 
 /* ---- trampolines ---------------------------------------------------------------- */
 
-/* A free range of 'size' bytes within REACH of [lo, hi), nearest first. */
-static int free_near(pid_t pid, uint64_t lo, uint64_t hi, size_t size, uint64_t *ret)
-{
-	struct procmaps_iter it;
-	struct procmaps_entry e;
-	uint64_t prev_hi = 0x10000, best = 0, best_dist = UINT64_MAX;
-	char *text;
-	int r = procmaps_read(pid, &text);
-
-	if (r < 0)
-		return r;
-	procmaps_iter_init(&it, text);
-	for (bool more = true; more;) {
-		uint64_t gap_lo = prev_hi, gap_hi;
-
-		more = procmaps_next(&it, &e);
-		gap_hi = more ? e.lo : 0x7fffffffe000ull - 0x100000000ull;
-		if (gap_hi > gap_lo && gap_hi - gap_lo >= size + 2 * 4096) {
-			/* the end of a gap below the object, the start of one
-			 * above it, a page away from the neighbours */
-			uint64_t cand = gap_hi <= lo ? gap_hi - 4096 - size : gap_lo + 4096;
-			uint64_t dist = cand < lo ? hi - cand : cand + size - lo;
-
-			if (dist < REACH && dist < best_dist) {
-				best = cand;
-				best_dist = dist;
-			}
-		}
-		if (more && e.hi > prev_hi)
-			prev_hi = e.hi;
-	}
-	free(text);
-	if (!best)
-		return -ENOSPC;
-	*ret = best & ~4095ull;
-	return 0;
-}
-
 /* Room for one trampoline next to object o: its address. */
 int observe_fast_slot(struct session *s, struct obj *o, uint64_t *ret)
 {
 	if (!o->tramp || o->tramp_used + AGENT_TRAMP_LEN > REGION_SIZE) {
 		uint64_t at;
 		int64_t res;
-		int r = free_near(s->pid, o->lo, o->hi, REGION_SIZE, &at);
+		int r = procmaps_free_near(s->pid, o->lo, o->hi, REGION_SIZE, REACH, &at);
 
 		if (r < 0)
 			return r;

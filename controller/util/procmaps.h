@@ -57,4 +57,11 @@ size_t procmaps_size_at(pid_t pid, uint64_t lo);
  * bias. -ENOENT when it is not mapped. */
 int procmaps_file_base(pid_t pid, const char *path, uint64_t *ret);
 
+/* A free range of 'size' bytes (page-aligned) in process 'pid' within
+ * 'reach' bytes of [lo, hi), a page away from its neighbours, nearest
+ * first: where code that jumps to or from [lo, hi) with a 32-bit
+ * displacement can be mapped. -ENOSPC when there is none. */
+int procmaps_free_near(pid_t pid, uint64_t lo, uint64_t hi, size_t size, uint64_t reach,
+		       uint64_t *ret);
+
 #endif

@@ -103,27 +103,47 @@ static void test_trampoline(void **state)
 	assert_int_equal(arch_bracket_trampoline(out, insn, 19, back), 0);
 }
 
-static void test_exit_stub(void **state)
+static void test_slot_stub(void **state)
 {
 	uint8_t out[ARCH_BRACKET_STUB_LEN];
-	uint64_t at = 0x7ffff7ff0400, slot = 0x7ffff7fe0040, slot_got;
-	int32_t rel;
+	uint64_t slot = 0x7ffff7fe0040, slot_got, clock_word = 0;
 
 	(void)state;
-	/* movabs r11, slot ; jmp exit (backwards) */
-	arch_bracket_exit_stub(out, at, slot, 0x7ffff7ff0100);
+	/* movabs r11, slot ; jmp [r11 + NEXT] */
+	arch_bracket_slot_stub(out, slot);
 	assert_int_equal(out[0], 0x49);
 	assert_int_equal(out[1], 0xbb);
 	memcpy(&slot_got, out + 2, 8);
 	assert_true(slot_got == slot);
-	assert_int_equal(out[10], 0xe9);
-	memcpy(&rel, out + 11, 4);
-	assert_true(at + 15 + (int64_t)rel == 0x7ffff7ff0100);
-	/* The common code: the exit's trap point is one nop the controller's
-	 * breakpoint goes on, inside the code. */
+	assert_memory_equal(out + 10, ((const uint8_t[]){ 0x41, 0xff, 0x63, ARCH_BRACKET_NEXT }), 4);
+	/* The common code: each trap point is one nop the controller's
+	 * breakpoint goes on, inside the code; the end stub's clock word is
+	 * aligned, inside it, and what its call reads. */
 	assert_true(arch_bracket_trap_off < arch_bracket_len);
 	assert_true(arch_bracket_exit_off < arch_bracket_trap_off);
 	assert_int_equal(arch_bracket_code[arch_bracket_trap_off], 0x90);
+	assert_true(arch_bracket_end_off < arch_bracket_end_trap_off);
+	assert_true(arch_bracket_end_trap_off < arch_bracket_clock_word_off);
+	assert_int_equal(arch_bracket_code[arch_bracket_end_trap_off], 0x90);
+	assert_int_equal(arch_bracket_clock_word_off % 8, 0);
+	assert_true(arch_bracket_clock_word_off + 8 <= arch_bracket_len);
+	memcpy(&clock_word, arch_bracket_code + arch_bracket_clock_word_off, 8);
+	assert_true(clock_word == 0);
+	{
+		/* call [rip + d] just before the trap reaches the word */
+		int32_t d;
+
+		assert_memory_equal(arch_bracket_code + arch_bracket_end_trap_off - 6,
+				    ((const uint8_t[]){ 0xff, 0x15 }), 2);
+		memcpy(&d, arch_bracket_code + arch_bracket_end_trap_off - 4, 4);
+		assert_int_equal(arch_bracket_end_trap_off + (size_t)d,
+				 arch_bracket_clock_word_off);
+	}
+	/* The start stub goes on to the slot's resume word; the end stub's
+	 * way out adds what leads from the address its trampoline's call
+	 * pushed to the moved instructions. */
+	assert_memory_equal(arch_bracket_code + arch_bracket_end_off - 0x10,
+			    ((const uint8_t[]){ 0x41, 0xff, 0x63, ARCH_BRACKET_RESUME }), 4);
 }
 
 static void test_batch_spans(void **state)
@@ -200,7 +220,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_displace_len),  cmocka_unit_test(test_trampoline),
-		cmocka_unit_test(test_exit_stub),     cmocka_unit_test(test_batch_spans),
+		cmocka_unit_test(test_slot_stub),     cmocka_unit_test(test_batch_spans),
 		cmocka_unit_test(test_final_batches), cmocka_unit_test(test_name_threads),
 	};
 
