@@ -5,7 +5,10 @@
  *
  *   callgrind: valgrind --toggle-collect=F --dump-after=F ─ a profile per
  *              thread's call of F per batch, the batches' iteration counts
- *              in its log (--v=2)
+ *              in its log (--v=2); on one thread, also
+ *              --dump-after=State::StartKeepRunning()
+ *              --dump-before=State::FinishKeepRunning(), so that a profile
+ *              holds the batch's loop alone, as the library's clock does
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,10 +31,21 @@
 /* Profiles one callgrind run of an instance may have. */
 #define GBENCH_MAX_DUMPS 1024
 
+/* What ended a profile. */
+enum dump_kind {
+	DUMP_SETUP, /* the loop's start: what F did before it */
+	DUMP_LOOP,  /* the loop's finish: the loop alone */
+	DUMP_END,   /* F's return (or anything else) */
+};
+
 struct dump {
 	unsigned n;
 	uint64_t ir;
+	enum dump_kind kind;
 };
+
+#define LOOP_START "benchmark::State::StartKeepRunning()"
+#define LOOP_FINISH "benchmark::State::FinishKeepRunning()"
 
 static int cmp_dump(const void *a, const void *b)
 {
@@ -40,19 +54,25 @@ static int cmp_dump(const void *a, const void *b)
 	return x->n < y->n ? -1 : x->n > y->n;
 }
 
-/* The Ir total of each numbered profile of process pid, in dump order. */
-static int read_dumps(const char *dir, pid_t pid, uint64_t *ret, size_t max, size_t *ret_n)
+static enum dump_kind dump_kind_of(const char *trigger)
+{
+	if (!strcmp(trigger, "--dump-after=" LOOP_START))
+		return DUMP_SETUP;
+	if (!strcmp(trigger, "--dump-before=" LOOP_FINISH))
+		return DUMP_LOOP;
+	return DUMP_END;
+}
+
+/* The numbered profiles of process pid, in dump order: *ret (max). */
+static int read_dumps(const char *dir, pid_t pid, struct dump *v, size_t max, size_t *ret_n)
 {
 	DIR *d = opendir(dir);
-	struct dump *v = calloc(max, sizeof(*v));
 	struct dirent *e;
 	size_t n = 0;
 	int r = 0;
 
-	if (!d || !v) {
-		r = d ? -ENOMEM : -errno;
-		goto out;
-	}
+	if (!d)
+		return -errno;
 	while ((e = readdir(d))) {
 		unsigned dump, thread;
 		char path[PATH_MAX + 300];
@@ -74,17 +94,37 @@ static int read_dumps(const char *dir, pid_t pid, uint64_t *ret, size_t max, siz
 			r = -EINVAL;
 			goto out;
 		}
-		v[n++] = (struct dump){ dump, prof.totals[ir] };
+		v[n++] = (struct dump){ dump, prof.totals[ir], dump_kind_of(prof.trigger) };
 	}
 	qsort(v, n, sizeof(*v), cmp_dump);
-	for (size_t i = 0; i < n; i++)
-		ret[i] = v[i].ir;
 	*ret_n = n;
 out:
-	if (d)
-		closedir(d);
-	free(v);
+	closedir(d);
 	return r;
+}
+
+/*
+ * The profiles v[0..n) as counts: *ends, one per call of F (what F did
+ * from one return to the next, the profiles between summed), and *loops,
+ * one per loop (its finish's profile). Each array holds n.
+ */
+static void dump_counts(const struct dump *v, size_t n, uint64_t *ends, size_t *ret_nends,
+			uint64_t *loops, size_t *ret_nloops)
+{
+	uint64_t acc = 0;
+	size_t ne = 0, nl = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		acc += v[i].ir;
+		if (v[i].kind == DUMP_LOOP)
+			loops[nl++] = v[i].ir;
+		if (v[i].kind == DUMP_END) {
+			ends[ne++] = acc;
+			acc = 0;
+		}
+	}
+	*ret_nends = ne;
+	*ret_nloops = nl;
 }
 
 int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
@@ -94,11 +134,13 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 	char **argv = NULL, **env = NULL, path[PATH_MAX + 32], *log = NULL;
 	size_t na = 0, ninst = 0, nruns = 0, nbatches = 0, ndumps = 0;
 	struct gbench_run *runs = NULL;
-	uint64_t *dumps = NULL, iters[GBENCH_MAX_BATCHES];
+	uint64_t *ends = NULL, *loops = NULL, iters[GBENCH_MAX_BATCHES];
+	struct dump *dumps = NULL;
+	size_t nends = 0, nloops = 0;
 	struct launch l;
 	struct launch_opts lo;
 	int errfd = -1, exec_errno = 0, st = 0, r = 0;
-	bool killed = false, with_setup = false;
+	bool killed = false, with_setup = false, loop = false;
 	char **inst = NULL;
 	double per;
 	struct bench_spec found = { 0 };
@@ -112,6 +154,25 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 				    1, true);
 	if (r)
 		goto nomem;
+	/*
+	 * On one thread the loop's own profile: the library's clock starts
+	 * in StartKeepRunning and stops in FinishKeepRunning. (Threads'
+	 * loops overlap, and a profile holds every thread's cost since the
+	 * last one: there, the slope of F's counts.)
+	 */
+	if (gbench_name_threads(s->name) == 1) {
+		struct gbench_clock clock;
+
+		r = gbench_clock_find(t->binary, &clock);
+		if (r == -ENOMEM)
+			goto nomem;
+		gbench_clock_free(&clock);
+		loop = r == 0;
+		r = 0;
+		if (loop && (gbench_push(&argv, &na, strdup("--dump-after=" LOOP_START)) < 0 ||
+			     gbench_push(&argv, &na, strdup("--dump-before=" LOOP_FINISH)) < 0))
+			goto nomem;
+	}
 	r = gbench_instance_argv(t, s, plan, true, dir, &inst, &ninst);
 	for (size_t i = 0; r == 0 && inst[i]; i++)
 		r = gbench_push(&argv, &na, strdup(inst[i]));
@@ -181,7 +242,9 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 	log = gbench_read_file(path, NULL);
 	gbench_parse_batches(log ? log : "", s->name, iters, GBENCH_MAX_BATCHES, &nbatches);
 	dumps = calloc(GBENCH_MAX_DUMPS, sizeof(*dumps));
-	if (!dumps)
+	ends = calloc(GBENCH_MAX_DUMPS, sizeof(*ends));
+	loops = calloc(GBENCH_MAX_DUMPS, sizeof(*loops));
+	if (!dumps || !ends || !loops)
 		goto nomem;
 	r = read_dumps(dir, l.pid, dumps, GBENCH_MAX_DUMPS, &ndumps);
 	if (r < 0 || nbatches == 0 || nbatches > GBENCH_MAX_BATCHES) {
@@ -194,14 +257,19 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 		r = 0;
 		goto out;
 	}
-	r = gbench_per_iteration(dumps, ndumps, iters, nbatches, runs[0].threads, &per,
-				 &with_setup);
+	dump_counts(dumps, ndumps, ends, &nends, loops, &nloops);
+	/* The loop's counts where every batch had one, else F's. */
+	loop = loop && nloops == nbatches;
+	r = loop ? gbench_per_iteration(loops, nloops, iters, nbatches, 1, &per, &with_setup)
+		 : gbench_per_iteration(ends, nends, iters, nbatches, runs[0].threads, &per,
+					&with_setup);
+	with_setup &= !loop;
 	if (r < 0) {
 		gbench_fail(
 			res,
 			gbench_fmt("callgrind's profiles (%zu) are not %u per batch (%zu batches): "
 				   "does '%s' call itself, or run on threads of its own?",
-				   ndumps, runs[0].threads, nbatches, s->symbol));
+				   nends, runs[0].threads, nbatches, s->symbol));
 		r = 0;
 		goto out;
 	}
@@ -228,6 +296,8 @@ out:
 		close(errfd);
 	free(log);
 	free(dumps);
+	free(ends);
+	free(loops);
 	gbench_runs_free(runs, nruns);
 	free(found.symbol);
 	measure_env_free(argv);

@@ -369,11 +369,7 @@ char *gbench_lookup_reason(const struct gbench_lookup *l, const char *name)
  * role: the loop's first iteration starts it (StartKeepRunning, which
  * calls ResumeTiming), the loop's end stops it (FinishKeepRunning, which
  * calls PauseTiming), and a benchmark may pause it in between. */
-static const struct {
-	const char *name;
-	enum bracket_role role;
-	bool needed;
-} clock_fns[GBENCH_CLOCK_FNS] = {
+const struct gbench_clock_fn gbench_clock_fns[GBENCH_CLOCK_FNS] = {
 	{ "_ZN9benchmark5State16StartKeepRunningEv", BRACKET_RESUME, true },
 	{ "_ZN9benchmark5State12ResumeTimingEv", BRACKET_RESUME, false },
 	{ "_ZN9benchmark5State11PauseTimingEv", BRACKET_PAUSE, false },
@@ -399,9 +395,9 @@ int gbench_clock_find(const char *binary, struct gbench_clock *ret)
 		size_t o;
 
 		for (o = 0; o < scope.n && !(sym && sym->addr); o++)
-			sym = elf_symbol_by_name(scope.objs[o], clock_fns[k].name);
+			sym = elf_symbol_by_name(scope.objs[o], gbench_clock_fns[k].name);
 		if (!sym || !sym->addr) {
-			if (clock_fns[k].needed)
+			if (gbench_clock_fns[k].needed)
 				r = -ENOENT;
 			continue;
 		}
@@ -412,7 +408,7 @@ int gbench_clock_find(const char *binary, struct gbench_clock *ret)
 		}
 		ret->fns[ret->n] = (struct bracket_fn){ .object = ret->paths[ret->n],
 							.link_addr = sym->addr,
-							.role = clock_fns[k].role,
+							.role = gbench_clock_fns[k].role,
 							.size = sym->size };
 		ret->n++;
 	}

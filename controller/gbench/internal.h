@@ -105,6 +105,12 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
  * library's loop functions are not among the symbols.
  */
 #define GBENCH_CLOCK_FNS 4
+struct gbench_clock_fn {
+	const char *name; /* its symbol */
+	enum bracket_role role;
+	bool needed; /* without it the loop cannot be timed */
+};
+extern const struct gbench_clock_fn gbench_clock_fns[GBENCH_CLOCK_FNS];
 struct gbench_clock {
 	struct bracket_fn fns[GBENCH_CLOCK_FNS];
 	char *paths[GBENCH_CLOCK_FNS];

@@ -2,7 +2,10 @@
 /*
  * One instance of a Google Benchmark binary under the memory instrument
  * (gbench.h says how it measures): traced, stopped at the benchmark's
- * function and at the allocators, its calls' allocations counted.
+ * function and at the allocators, its calls' allocations counted. Where
+ * the library's clock functions are found, only while its clock runs:
+ * from StartKeepRunning's or ResumeTiming's return to PauseTiming's or
+ * FinishKeepRunning's entry, as the library times the loop.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,12 +49,17 @@ struct mem_thread {
 	uint64_t ret, sp; /* its return address, the stack pointer at entry */
 	bool in_alloc;	  /* in an allocator: calls it makes are its own */
 	uint64_t aret, asp;
+	bool timed;	  /* the library's clock runs */
+	bool in_start;	  /* in a function starting it, returning to sret */
+	uint64_t sret, ssp;
 	struct gbench_alloc_counts c;
 };
 
 struct mem_run {
 	struct trace_proc *p;
 	uint64_t fn, alloc[NALLOCATORS];
+	uint64_t clock[GBENCH_CLOCK_FNS]; /* gbench_clock_fns' entries, 0 if absent */
+	bool loop;			  /* the needed ones found: counted in the loop */
 	struct mem_thread th[MEM_MAX_THREADS];
 	size_t nth;
 	/* One entry per call of the function that returned, in order. */
@@ -131,10 +139,35 @@ static int mem_breakpoint(struct mem_run *m, pid_t tid, uint64_t addr)
 		m->calls[m->ncalls++] = t->c;
 		return 0;
 	}
+	if (t->in_start && addr == t->sret && sp > t->ssp) {
+		t->in_start = false;
+		t->timed = true;
+		return 0;
+	}
+	for (size_t k = 0; m->loop && t->inside && !t->in_alloc && k < GBENCH_CLOCK_FNS; k++) {
+		if (addr != m->clock[k])
+			continue;
+		if (gbench_clock_fns[k].role != BRACKET_RESUME) {
+			t->timed = false;
+			return 0;
+		}
+		/* StartKeepRunning calls ResumeTiming: the outer one's return. */
+		if (t->in_start || t->timed)
+			return 0;
+		r = trace_read(m->p, sp, &ret, sizeof(ret));
+		if (r == 0)
+			r = return_breakpoint(m, ret);
+		if (r < 0)
+			return r;
+		t->in_start = true;
+		t->sret = ret;
+		t->ssp = sp;
+		return 0;
+	}
 	for (size_t k = 0; k < NALLOCATORS; k++) {
 		uint64_t args[3];
 
-		if (addr != m->alloc[k] || !t->inside || t->in_alloc)
+		if (addr != m->alloc[k] || !t->inside || t->in_alloc || (m->loop && !t->timed))
 			continue;
 		for (unsigned i = 0; i < 3; i++)
 			args[i] = arch_arg(&regs, i);
@@ -216,6 +249,14 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 		if (m->alloc[k])
 			r = trace_bp_insert(m->p, m->alloc[k]);
 	}
+	m->loop = true;
+	for (size_t k = 0; r == 0 && k < GBENCH_CLOCK_FNS; k++) {
+		m->clock[k] = measure_child_symbol(trace_pid(m->p), gbench_clock_fns[k].name);
+		m->loop &= m->clock[k] || !gbench_clock_fns[k].needed;
+	}
+	for (size_t k = 0; r == 0 && m->loop && k < GBENCH_CLOCK_FNS; k++)
+		if (m->clock[k])
+			r = trace_bp_insert(m->p, m->clock[k]);
 	if (r < 0) {
 		gbench_fail(res, gbench_fmt("cannot stop the child at its allocator: %s",
 					    trace_strerror(r)));
@@ -310,7 +351,7 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 	res->counters[1] = (struct measure_counter){ .name = "allocations", .value = v[1] };
 	res->counters[2] = (struct measure_counter){ .name = "frees", .value = v[2] };
 	res->ncounters = 3;
-	if (setup)
+	if (setup && !m->loop)
 		bench_result_diagnose(res,
 				      "ran in one batch of %" PRIu64 " iterations (its "
 				      "->Iterations(), or a first batch that lasted "

@@ -184,6 +184,8 @@ int callgrind_parse(FILE *f, const char *caller, const char *callee,
 			if (line[0] == 't' || !have_totals)
 				read_costs(strchr(line, ':') + 1, 0, p.totals, p.nevents);
 			have_totals |= line[0] == 't';
+		} else if (!strncmp(line, "desc: Trigger: ", 15)) {
+			snprintf(p.trigger, sizeof(p.trigger), "%s", line + 15);
 		} else if (!strncmp(line, "fn=", 3)) {
 			free(cfn);
 			cfn = NULL;

@@ -40,6 +40,7 @@ struct callgrind_profile {
 	uint64_t inclusive[CALLGRIND_MAX_EVENTS];
 	uint64_t calls;
 	size_t arcs; /* matching arcs found */
+	char trigger[160]; /* its "desc: Trigger:", e.g. "--dump-before=f()" */
 };
 
 /*
