@@ -33,6 +33,7 @@
 
 #include "measure/bracket.h"
 #include "measure/driver-env.h"
+#include "stats/stats.h"
 #include "util/launch.h"
 #include "gbench/gbench.h"
 #include "gbench/internal.h"
@@ -325,6 +326,43 @@ static int side_step(struct gside *s, struct trace_failure *f)
  * diagnostic when they cannot be matched, and Google Benchmark's figures
  * stay). 0 or -ENOMEM.
  */
+/*
+ * Said on s's result when benchtrap's per-iteration times v[0..n) and the
+ * library's own for the same batches (runs' real times) disagree beyond
+ * their noise, with what makes them differ: 0, or -ENOMEM.
+ */
+static int own_disagrees(struct gside *s, const double *v, const struct gbench_run *runs,
+			 size_t n)
+{
+	double *own = calloc(n + 1, sizeof(*own)), ratio, tol;
+	int r;
+
+	if (!own)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++)
+		own[j] = runs[j].real_ns;
+	r = stats_disagree(v, own, n, &ratio, &tol);
+	free(own);
+	if (r <= 0)
+		return r == -ENOMEM ? r : 0;
+	return bench_result_diagnose(
+		       s->res,
+		       "benchtrap's figure is %.3g× the binary's own time for the same batches "
+		       "(a median over %zu, noise allows ±%.0f%%): %s",
+		       ratio, n, 100 * tol,
+		       ratio > 1 && !s->loop
+			       ? "each batch is timed around the whole function, with what it does "
+				 "before and after its loop"
+		       : ratio < 1 && s->loop
+			       ? "the library's clock also holds benchtrap's stop where it stops "
+				 "(each batch's end, each PauseTiming); benchtrap's holds the loop "
+				 "alone (more iterations a batch, a longer --time, make the stop's "
+				 "share smaller)"
+			       : "one of the two clocks holds what the other does not") < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
 static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 {
 	struct gbench_run *runs = NULL;
@@ -372,6 +410,9 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 	 */
 	for (size_t j = 0; j < nruns; j++)
 		v[j] /= s->threads;
+	r = own_disagrees(s, v, runs, nruns);
+	if (r < 0)
+		goto out;
 	*ret_samples = v;
 	*ret_n = nruns;
 	v = NULL;

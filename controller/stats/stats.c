@@ -134,6 +134,37 @@ double stats_quantile_sorted(const double *sorted, size_t n, double p)
 	return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
 
+int stats_disagree(const double *ours, const double *own, size_t n, double *ret_ratio,
+		   double *ret_tol)
+{
+	double *q = calloc(n + 1, sizeof(*q)), m, iqr;
+
+	*ret_ratio = 1;
+	*ret_tol = 0;
+	if (!q)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++) {
+		if (!(ours[j] > 0) || !(own[j] > 0)) {
+			free(q);
+			return -EINVAL;
+		}
+		q[j] = ours[j] / own[j];
+	}
+	if (n == 0) {
+		free(q);
+		return 0;
+	}
+	qsort(q, n, sizeof(*q), cmp_double);
+	m = stats_quantile_sorted(q, n, 0.5);
+	iqr = stats_quantile_sorted(q, n, 0.75) - stats_quantile_sorted(q, n, 0.25);
+	free(q);
+	/* The median's standard error: 1.253 sigma / sqrt(n), sigma from the
+	 * interquartile range as for a normal distribution (IQR / 1.349). */
+	*ret_ratio = m;
+	*ret_tol = 0.10 + 3 * 1.253 * (iqr / 1.349) / sqrt((double)n) / m;
+	return n >= 3 && fabs(m - 1) > *ret_tol;
+}
+
 /* ---- Moments ----------------------------------------------------------- */
 
 /*

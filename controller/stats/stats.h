@@ -114,6 +114,18 @@ double stats_median(double *scratch, size_t n);
  */
 double stats_quantile_sorted(const double *sorted, size_t n, double p);
 
+/*
+ * Whether two clocks' readings of the same intervals, ours[j] and own[j]
+ * (j < n, every value above 0), disagree beyond their noise: *ret_ratio
+ * is the median of ours[j] / own[j], *ret_tol the tolerance it was held
+ * against: 10 % (the clocks read different instants around the same work)
+ * plus three times the median's own standard error, from the ratios'
+ * interquartile range. Never with n < 3 (*ret_ratio still set, 1 when
+ * n == 0). -EINVAL for a value not above 0, -ENOMEM; else 1 or 0.
+ */
+int stats_disagree(const double *ours, const double *own, size_t n, double *ret_ratio,
+		   double *ret_tol);
+
 /* Coefficient of variation of x[0..n): sample stddev / |mean|; 0 when n < 2
  * or the mean is 0. NaN when x holds a NaN. */
 double stats_cv_of(const double *x, size_t n);

@@ -321,6 +321,37 @@ static void test_cv_of(void **state)
 	assert_true(isnan(stats_cv_of(with_nan, 2)));
 }
 
+/* Two clocks over the same intervals: agreement within 10 % plus noise;
+ * a set-up held in one of them, 3x, is a disagreement; too few to tell. */
+static void test_disagree(void **state)
+{
+	(void)state;
+	double own[8] = { 100, 102, 98, 101, 99, 100, 103, 97 }, ours[8], ratio, tol;
+
+	for (size_t j = 0; j < 8; j++)
+		ours[j] = own[j] * (1.05 + 0.01 * (double)(j % 2));
+	assert_int_equal(stats_disagree(ours, own, 8, &ratio, &tol), 0);
+	assert_near(ratio, 1.055, 0.006);
+	assert_true(tol >= 0.10 && tol < 0.12);
+	for (size_t j = 0; j < 8; j++)
+		ours[j] = own[j] * 3;
+	assert_int_equal(stats_disagree(ours, own, 8, &ratio, &tol), 1);
+	assert_near(ratio, 3, 1e-12);
+	for (size_t j = 0; j < 8; j++)
+		ours[j] = own[j] / 2;
+	assert_int_equal(stats_disagree(ours, own, 8, &ratio, &tol), 1);
+	/* Wildly noisy ratios: the tolerance widens with them. */
+	for (size_t j = 0; j < 8; j++)
+		ours[j] = own[j] * (j % 2 ? 0.4 : 2.6);
+	assert_int_equal(stats_disagree(ours, own, 8, &ratio, &tol), 0);
+	assert_true(tol > 1);
+	assert_int_equal(stats_disagree(ours, own, 2, &ratio, &tol), 0);
+	assert_int_equal(stats_disagree(ours, own, 0, &ratio, &tol), 0);
+	assert_near(ratio, 1, 0);
+	ours[3] = 0;
+	assert_int_equal(stats_disagree(ours, own, 8, &ratio, &tol), -EINVAL);
+}
+
 /* ---- Bootstrap --------------------------------------------------------- */
 
 static void test_ci_narrows(void **state)
@@ -806,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_outliers),
 		cmocka_unit_test(test_input_unmodified),
 		cmocka_unit_test(test_median_quantile),
+		cmocka_unit_test(test_disagree),
 		cmocka_unit_test(test_cv_of),
 		cmocka_unit_test(test_ci_narrows),
 		cmocka_unit_test(test_seed),
