@@ -41,7 +41,7 @@
 
 #define AGENT_CODE_SIZE 0x1000u
 #define AGENT_FUNCS 8192u	   /* patched functions at most */
-#define AGENT_RING_RECORDS 262144u /* a power of two */
+#define AGENT_RING_RECORDS 524288u /* a power of two */
 #define AGENT_THREADS 256u	   /* a power of two */
 #define AGENT_DEPTH 119u	   /* open observed calls per thread */
 #define AGENT_DROPPED 8u	   /* frames kept after they were dropped */

@@ -450,14 +450,14 @@ void observe_fast_quiesce(struct session *s)
 
 /* ---- records ------------------------------------------------------------------- */
 
-void observe_fast_drain(struct session *s)
+uint64_t observe_fast_drain(struct session *s)
 {
 	const struct agent_record *ring;
 	struct agent_shared *sh;
-	uint64_t head;
+	uint64_t head, from = s->ring_tail;
 
 	if (!s->agent_map)
-		return;
+		return 0;
 	sh = (struct agent_shared *)s->agent_map;
 	ring = (const struct agent_record *)(s->agent_map + (AGENT_RING_OFF - AGENT_SHARED_OFF));
 	head = __atomic_load_n(&sh->head, __ATOMIC_ACQUIRE);
@@ -482,6 +482,7 @@ void observe_fast_drain(struct session *s)
 			continue;
 		observe_fast_call(s, rec.func, rec.thread, rec.t0, rec.t1);
 	}
+	return s->ring_tail - from;
 }
 
 static uint64_t counter(const struct session *s, uint64_t off, uint32_t fi)

@@ -291,10 +291,12 @@ struct observe_func_result {
 	char *object;	    /* file that defines it */
 	uint64_t addr;	    /* run-time entry address */
 	bool skip;	    /* --skip: its calls returned at once */
-	uint64_t calls;	    /* completed calls (for skip: skipped calls) */
+	uint64_t calls;	    /* completed calls (for skip: skipped calls); of a
+			     * patched function, the agent's count of returns,
+			     * every one whether its record was read or not */
+	uint64_t timed;	    /* those with a duration: ns[0..timed) */
 	uint64_t unmatched; /* calls that never returned normally */
-	double *ns;	    /* corrected durations, in the order the calls returned
-			     * (n == calls) */
+	double *ns;	    /* corrected durations, in the order the calls returned */
 	struct observe_summary sum;
 	/* the bootstrap interval of the median call over the calls, at
 	 * STATS_OPTIONS_DEFAULT's confidence (stats_bootstrap_median); NAN

@@ -112,6 +112,7 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 			      ? (s->res->calib.latency_p90 - s->res->calib.latency_p10) / 2
 			      : 0;
 	double *res = NULL;
+	uint64_t returned = 0;
 	int r;
 
 	out->name = f->name;
@@ -130,8 +131,10 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 	if (f->fast) {
 		uint32_t fi = (uint32_t)(f - s->funcs);
 		uint64_t entered = observe_fast_entered(s, fi);
-		uint64_t returned = observe_fast_returned(s, fi);
-		uint64_t open = entered > returned ? entered - returned : 0;
+		uint64_t open;
+
+		returned = observe_fast_returned(s, fi);
+		open = entered > returned ? entered - returned : 0;
 
 		/* Calls that began and never came back through the agent:
 		 * left by a longjmp or an exception, or running at the
@@ -151,7 +154,10 @@ static int func_result(struct session *s, struct func *f, struct observe_func_re
 		out->calls = f->skipped;
 		return 0;
 	}
-	out->calls = f->ncalls;
+	/* A patched function's count is the agent's, which no full ring
+	 * shortens: its records are the calls timed. */
+	out->calls = f->fast && returned > f->ncalls ? returned : f->ncalls;
+	out->timed = f->ncalls;
 	if (!f->ncalls)
 		return 0;
 	out->ns = malloc(f->ncalls * sizeof(*out->ns));
@@ -278,6 +284,19 @@ int observe_build_results(struct session *s, const char *const *pats, size_t npa
 			r = observe_profile_write(s, &s->funcs[i], res->nfuncs,
 						  &res->funcs[res->nfuncs]);
 		res->nfuncs++;
+	}
+	for (size_t i = 0, said = 0; i < res->nfuncs && r == 0; i++) {
+		const struct observe_func_result *fr = &res->funcs[i];
+
+		if (fr->skip || fr->error || fr->timed >= fr->calls)
+			continue;
+		if (said++ < 8)
+			observe_diagnose(s,
+					 "%s: %" PRIu64 " of its %" PRIu64 " calls timed (%.1f%%), "
+					 "the others' records lost with the ring; its count is "
+					 "whole",
+					 fr->name, fr->timed, fr->calls,
+					 100.0 * (double)fr->timed / (double)fr->calls);
 	}
 	for (size_t i = 0; i < npats; i++)
 		if (!s->pattern_hit[i])

@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/agent.h"
 #include "util/array.h"
 #include "unwind/unwind.h"
 #include "util/clock.h"
@@ -440,7 +441,9 @@ static int run_loop(struct session *s)
 		struct trace_event ev;
 		/* The agent's ring is read every DRAIN_MS while calls are
 		 * patched. */
-		int64_t now, due, until, wait_ms = s->npatched ? DRAIN_MS : TICK_MS;
+		int64_t now, due, until, wait_ms = !s->npatched ? TICK_MS
+						 : s->drain_ms	 ? s->drain_ms
+								 : DRAIN_MS;
 		bool pending = false;
 
 		if (deadline >= 0 && s->observing) {
@@ -482,7 +485,8 @@ static int run_loop(struct session *s)
 			until = due;
 		r = trace_wait_until(s->p, until, &ev);
 		now = clock_now_ns();
-		observe_fast_drain(s);
+		s->drain_ms = observe_fast_drain(s) > AGENT_RING_RECORDS / 8 ? DRAIN_FAST_MS
+									    : DRAIN_MS;
 		if (r == 0)
 			observe_profile_stopped(s, now);
 		if (r == -ETIMEDOUT && due >= 0 && now >= due &&

@@ -24,6 +24,8 @@
 #define TICK_MS 100
 /* How often the agent's ring is read while functions are patched. */
 #define DRAIN_MS 10
+/* ... and every DRAIN_FAST_MS while a read found it an eighth full. */
+#define DRAIN_FAST_MS 1
 /* Bytes compared per breakpoint address at detach. */
 #define VERIFY_LEN 8
 
@@ -140,6 +142,7 @@ struct session {
 	struct patched *patched;
 	size_t npatched, cappatched;
 	uint64_t ring_tail, ring_lost;
+	int drain_ms; /* the ring's next read: sooner while it fills fast */
 	uint64_t tsc0;
 	int64_t tsc0_ns;
 	double tsc_rate;   /* counts per ns, fitted once at the end */
@@ -184,8 +187,8 @@ void observe_fast_forget(struct session *s, uint64_t lo, uint64_t hi);
  * real return addresses back in the stack ('restore'), or, at a catch,
  * the exit stub again in those of the calls still live. */
 void observe_fast_unwinding(struct session *s, pid_t tid, bool restore);
-/* Read the records the agent wrote since the last time. */
-void observe_fast_drain(struct session *s);
+/* Read the records the agent wrote since the last time: how many. */
+uint64_t observe_fast_drain(struct session *s);
 /* One record: a call of patched function fi (session.c). */
 void observe_fast_call(struct session *s, uint32_t fi, uint32_t thread, uint64_t t0, uint64_t t1);
 /* Calls of patched function fi the agent saw begin, and return. */

@@ -84,7 +84,7 @@ static json_t *no_figure_json(const struct observe_func_result *f)
 static json_t *func_json(const struct observe_result *res, const struct observe_func_result *f)
 {
 	json_t *hist = json_array(), *stats = json_null(), *raw = json_array(), *rounds;
-	bool timed = !f->error && !f->skip && f->calls > 0;
+	bool timed = !f->error && !f->skip && f->timed > 0;
 
 	for (unsigned k = 0; k < OBSERVE_HIST_BUCKETS; k++) {
 		if (!f->hist[k])
@@ -111,7 +111,7 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 					    res->overhead_calibrated
 						    ? results_json_num(res->calib.overhead)
 						    : json_null());
-		for (size_t i = 0; i < f->calls; i++)
+		for (size_t i = 0; i < f->timed; i++)
 			json_array_append_new(raw, results_json_num(f->ns[i]));
 	}
 	rounds = json_pack("{s:I, s:I}", "count", (json_int_t)f->rounds, "max_threads",
@@ -141,6 +141,7 @@ static json_t *func_json(const struct observe_result *res, const struct observe_
 		      (json_int_t)f->unmatched, "skipped", f->skip, "histogram", hist,
 		      "parallel_rounds", rounds);
 	if (b && !f->error && !f->skip) {
+		json_object_set_new(b, "timed_calls", json_integer((json_int_t)f->timed));
 		json_object_set_new(b, "bounded_by",
 				    json_string(f->patched ? "patch" : "breakpoints"));
 		if (!f->patched && f->fallback)
@@ -236,7 +237,7 @@ static void print_histograms(const struct observe_result *res, FILE *f, bool md)
 		const struct observe_func_result *fn = &res->funcs[i];
 		bool any = false;
 
-		if (fn->skip || !fn->calls)
+		if (fn->skip || !fn->timed)
 			continue;
 		if (first)
 			fprintf(f, "\n%shistograms (calls per duration range):\n", md ? "" : "");
@@ -286,14 +287,14 @@ void report_observe_table(const struct report_observe *run, FILE *f, enum report
 			snprintf(med, sizeof(med), "not armed");
 		} else if (fn->skip) {
 			snprintf(med, sizeof(med), "skipped");
-		} else if (fn->calls && fn->unresolved) {
+		} else if (fn->timed && fn->unresolved) {
 			/* Not a figure: noise within the ± (the note says); the
 			 * mean of such calls is the noise's too. */
 			snprintf(med, sizeof(med), "unresolved");
 			dur(fn->sum.min, mn, sizeof(mn));
 			dur(fn->sum.max, mx, sizeof(mx));
 			dur(fn->uncertainty, unc, sizeof(unc));
-		} else if (fn->calls) {
+		} else if (fn->timed) {
 			dur(fn->sum.median, med, sizeof(med));
 			dur(fn->sum.mean, mean, sizeof(mean));
 			dur(fn->sum.min, mn, sizeof(mn));

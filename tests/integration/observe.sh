@@ -193,6 +193,15 @@ checks=$((checks + 1))
 kill "$victim"
 wait "$victim" 2>/dev/null
 
+# ---- counts: exact whatever the ring kept ---------------------------------------------
+# 3,000,000 calls of a few ns fill the agent's ring faster than it may be
+# read; the count is the agent's own, and what was timed is said apart.
+run observe --symbol flood_tiny --output "$TMP/obs.json" -- "$FIXTURES/observe/flood" 3000000
+expect_status 0
+expect_file_json '[(b["calls"], b["bounded_by"]) for b in d["benchmarks"]] == [(3000000, "patch")]
+0 < d["benchmarks"][0]["timed_calls"] <= 3000000
+len(d["benchmarks"][0]["raw_samples"]) == d["benchmarks"][0]["timed_calls"]'
+
 # ---- recursion, longjmp, the program's output and status -----------------------------
 run observe --symbol fib --symbol bail_out --output "$TMP/obs.json" -- "$RECURSE" 10 3
 expect_status 3

@@ -316,7 +316,8 @@ static void test_results_document(void **state)
 	struct observe_func_result funcs[4] = {
 		{ .name = "timed",
 		  .object = "prog",
-		  .calls = 3,
+		  .calls = 5, /* two of them made while their records were lost */
+		  .timed = 3,
 		  .ns = ns,
 		  .uncertainty = 12.5,
 		  .ci_low = 100,
@@ -357,6 +358,8 @@ static void test_results_document(void **state)
 	assert_true(f->benches[0].stats.uncertainty == 12.5);
 	assert_true(f->benches[0].stats.ci_low == 100 && f->benches[0].stats.ci_high == 300);
 	assert_int_equal(f->benches[0].nraw, 3);
+	assert_non_null(strstr(text, "\"calls\": 5"));
+	assert_non_null(strstr(text, "\"timed_calls\": 3"));
 	assert_true(f->benches[0].raw[0] == 300 && f->benches[0].raw[2] == 200);
 	assert_false(f->benches[0].no_time);
 	assert_int_equal(f->benches[1].status, RESULTS_STATUS_SKIPPED);
