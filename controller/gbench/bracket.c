@@ -27,6 +27,7 @@
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -550,6 +551,20 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 	}
 	for (int k = 0; r == 0 && k < 2; k++)
 		r = side_finish(&s[k], &v[k], &n[k]);
+	if (r == 0 && v[0] && v[1] && s[0].ncounts && s[1].ncounts) {
+		uint64_t cb = s[0].counts[s[0].ncounts - 1], ch = s[1].counts[s[1].ncounts - 1];
+
+		/* Each build's library chose its own batch: a first iteration
+		 * with cold caches weighs more in the shorter one. */
+		if ((cb < ch ? ch : cb) >= 2 * (cb < ch ? cb : ch) &&
+		    bench_result_diagnose(hres,
+					  "base ran %" PRIu64 " iteration(s) a batch and head %" PRIu64
+					  ", as each build's Google Benchmark chose: a change may be "
+					  "the batches' and not the code's; a --benchmark_min_time "
+					  "after -- that makes both batches long makes them alike",
+					  cb, ch) < 0)
+			r = -ENOMEM;
+	}
 	if (r == 0 && v[0] && v[1] && bres->status == BENCH_OK && hres->status == BENCH_OK) {
 		hres->pair_ratios = pair_up(v[0], n[0], v[1], n[1], &hres->npairs);
 		if (!hres->pair_ratios)

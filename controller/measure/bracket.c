@@ -112,6 +112,17 @@ struct bracket_run {
 	bool said_unbracketed;
 	struct trace_failure *pending; /* a fatal signal seen, which may end it */
 	bool have_pending;
+	/*
+	 * Batches that ended, given out at the thread's next stop outside
+	 * the library's clock (the next batch's start, the exit): a child
+	 * held at a batch's end would have the library's clock run over the
+	 * hold (read after the end's trap), and its batches stop growing
+	 * while the other side of a paired compare runs.
+	 */
+	struct bracket_call *ended;
+	size_t nended, capended;
+	bool exited; /* ... and after them, its exit with exit_status */
+	int exit_status;
 };
 
 static int fail_with(char **ret_error, int r, const char *fmt, ...)
@@ -173,6 +184,7 @@ void bracket_free(struct bracket_run *r)
 	free(r->diags);
 	free(r->fns);
 	free(r->pending);
+	free(r->ended);
 	free(r);
 }
 
@@ -834,9 +846,41 @@ static int timed_out(struct bracket_run *r, int64_t deadline_ns, struct trace_fa
 	return -TRACE_E_FAILED;
 }
 
+/* A batch's end, kept until the thread stops outside the clock. */
+static int defer_ended(struct bracket_run *r, const struct bracket_call *c)
+{
+	if (r->nended == r->capended) {
+		size_t cap = r->capended ? 2 * r->capended : 8;
+		struct bracket_call *v = realloc(r->ended, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->ended = v;
+		r->capended = cap;
+	}
+	r->ended[r->nended++] = *c;
+	return 0;
+}
+
+/* The oldest batch kept by defer_ended, into *ret: 1, or 0 when none. */
+static int pop_ended(struct bracket_run *r, struct bracket_call *ret)
+{
+	if (!r->nended)
+		return 0;
+	*ret = r->ended[0];
+	memmove(r->ended, r->ended + 1, --r->nended * sizeof(*r->ended));
+	return 1;
+}
+
 int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call *ret_call,
 		 int *ret_status, struct trace_failure *ret_failure)
 {
+	if (pop_ended(r, ret_call))
+		return 1;
+	if (r->exited) {
+		*ret_status = r->exit_status;
+		return 0;
+	}
 	for (;;) {
 		struct trace_event ev;
 		int e = trace_resume(r->p);
@@ -853,6 +897,8 @@ int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call
 				return on_exit_trap(r, &ev, ret_call);
 			if (ev.addr == r->end_trap) {
 				e = on_end_trap(r, &ev, ret_call);
+				if (e == 1)
+					e = defer_ended(r, ret_call);
 				if (e != 0 && e != -ESRCH)
 					return e;
 				continue;
@@ -867,6 +913,10 @@ int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call
 					break;
 				}
 			}
+			/* Stopped outside the clock (the library's clock starts
+			 * after a resuming function's entry). */
+			if (pop_ended(r, ret_call))
+				return 1;
 			continue;
 		case TRACE_EV_SIGNAL:
 			/* Where it happened, now: only when the process dies of
@@ -901,6 +951,11 @@ int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call
 			trace_kill(r->p);
 			return -TRACE_E_FAILED;
 		case TRACE_EV_EXITED:
+			if (pop_ended(r, ret_call)) {
+				r->exited = true;
+				r->exit_status = ev.code;
+				return 1;
+			}
 			*ret_status = ev.code;
 			return 0;
 		default:

@@ -146,7 +146,8 @@ static const char *bmf_measure(const struct results_bench *b, char *buf, size_t 
 /*
  * Bencher Metric Format: { "NAME": { "MEASURE": { "value": V,
  * "lower_value": L, "upper_value": U } } }, bounds optional. The bounds are
- * the confidence interval of the median. Only exported() benchmarks.
+ * the confidence interval of the median, widened by observe's ± (the
+ * uncertainty of each call's figure). Only exported() benchmarks.
  */
 static json_t *export_bmf(const struct results_file *rf, struct report_export_notes *notes)
 {
@@ -175,8 +176,18 @@ static json_t *export_bmf(const struct results_file *rf, struct report_export_no
 		if (!m)
 			goto nomem;
 		if (has_ci(b)) {
-			json_object_set_new(m, "lower_value", results_json_num(b->stats.ci_low));
-			json_object_set_new(m, "upper_value", results_json_num(b->stats.ci_high));
+			double lo = b->stats.ci_low, hi = b->stats.ci_high;
+
+			/* observe's durations are quantized (one reading of the
+			 * clock), and every call's figure carries the ± of the
+			 * stops removed: calls of one length have an interval of
+			 * no width but are as uncertain as that. */
+			if (isfinite(b->stats.uncertainty) && b->stats.uncertainty > 0) {
+				lo = fmin(lo, b->value) - b->stats.uncertainty;
+				hi = fmax(hi, b->value) + b->stats.uncertainty;
+			}
+			json_object_set_new(m, "lower_value", results_json_num(lo));
+			json_object_set_new(m, "upper_value", results_json_num(hi));
 		}
 		if (json_object_set_new(bench, bmf_measure(b, buf, sizeof(buf)), m) < 0)
 			goto nomem;

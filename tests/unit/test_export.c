@@ -597,6 +597,39 @@ static void test_exported_count(void **state)
 	results_free(f);
 }
 
+/* observe's calls of one quantized length: an interval of no width, and a
+ * ± on every figure; bmf's bounds carry the ±. */
+static void test_bmf_observe_bounds(void **state)
+{
+	struct report_export_notes notes = { 0 };
+	struct results_file *f;
+	json_t *doc, *m;
+
+	(void)state;
+	f = parse("{\"name\": \"q\", \"instrument\": \"observe\", \"unit\": \"ns\", "
+		  "\"value\": 100, \"status\": \"ok\", \"error\": null, "
+		  "\"stats\": {\"median\": 100, \"mean\": 100, \"stddev\": 0, "
+		  "\"min\": 100, \"max\": 100, \"q1\": 100, \"q3\": 100, "
+		  "\"samples\": 3, \"iterations_per_sample\": 1, \"cv\": 0, "
+		  "\"ci_low\": 100, \"ci_high\": 100, \"confidence\": 0.95, "
+		  "\"uncertainty\": 12.5}, "
+		  "\"raw_samples\": [100, 100, 100], \"diagnostics\": []}");
+	doc = export(f, "bmf", NULL, &notes);
+	m = json_object_get(json_object_get(doc, "q"), "latency");
+	if (!m) {
+		const char *key;
+		json_t *x;
+
+		json_object_foreach(json_object_get(doc, "q"), key, x) m = x;
+	}
+	assert_non_null(m);
+	assert_true(json_number_value(json_object_get(m, "lower_value")) == 87.5);
+	assert_true(json_number_value(json_object_get(m, "upper_value")) == 112.5);
+	assert_true(json_number_value(json_object_get(m, "value")) == 100);
+	json_decref(doc);
+	results_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -604,6 +637,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_fit_name_utf8, forget),
 		cmocka_unit_test_teardown(test_fit_name_hash, forget),
 		cmocka_unit_test_teardown(test_export_long_names, forget),
+		cmocka_unit_test(test_bmf_observe_bounds),
 		cmocka_unit_test_teardown(test_whole_numbers, forget),
 		cmocka_unit_test_teardown(test_gbench_rows, forget),
 		cmocka_unit_test_teardown(test_no_time_everywhere, forget),
