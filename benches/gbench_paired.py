@@ -3,7 +3,9 @@
 
 usage: gbench_paired.py BENCHTRAP TWIN_A TWIN_B [RUNS] [-- OPTIONS...]
 
-TWIN_A and TWIN_B are tests/fixtures/gbench's twin builds (twin.cpp): BM_same
+TWIN_A and TWIN_B are tests/fixtures/gbench's twin builds (twin.cpp, or
+setup_twin.cpp, gbench_setup_twin_a and _b, whose instances prepare before
+their loops, 100 times the loop's work, as snappy's do): BM_same
 is the same machine code in both (only the build-ids differ), BM_5pct does
 exactly 5% more steps in TWIN_B, BM_2pct 2% more. RUNS times (10), this runs
 `benchtrap compare TWIN_A TWIN_B --threshold 2 --output P.json` (each
