@@ -27,6 +27,17 @@ int cli_suite_open(struct cli_suite *s, const char *path, const struct cli_run_o
 	if (cli_open_binary(path, &s->ef) != 0)
 		return EXIT_USAGE;
 	s->kind = suite_kind_of(s->ef);
+	/* Before anything runs the binary (a kind that lists by running
+	 * passes it these arguments): a refused --benchmark_out=FILE must
+	 * not have truncated FILE first. */
+	if (o->ntarget_args) {
+		const char *bad = suite_reserved_arg(s->kind, o->target_args, o->ntarget_args);
+
+		if (bad)
+			return cli_error("'%s' after '--' would change what benchtrap selects or "
+					 "reads from %s: select with --bench GLOB (%s)",
+					 bad, path, s->kind->doc ? s->kind->doc : "docs/instruments.md");
+	}
 	if (cli_measure_target(path, s->ef, o, &s->t, &s->argv, &s->exec_path) < 0)
 		return cli_error("out of memory");
 	return 0;

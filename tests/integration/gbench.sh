@@ -108,6 +108,17 @@ expect_no_orphans "$S"
 # Flags that would change what benchtrap selects or reads.
 run run "$S" -- --benchmark_filter=BM_sum
 expect_usage_error "'--benchmark_filter=BM_sum' after '--'"
+# ... refused before the binary runs: a file it would write is untouched,
+# one that did not exist is not made.
+echo precious >"$TMP/keep.json"
+run run "$S" --bench BM_counted -- --benchmark_out="$TMP/keep.json"
+expect_usage_error "'--benchmark_out=$TMP/keep.json' after '--'"
+checks=$((checks + 1))
+[[ $(cat "$TMP/keep.json") == precious ]] || fail "a refused --benchmark_out truncated its file"
+run compare "$S" "$S" --bench BM_counted -- --benchmark_out="$TMP/made.json"
+expect_usage_error "after '--'"
+checks=$((checks + 1))
+[[ ! -e $TMP/made.json ]] || fail "a refused --benchmark_out made its file"
 run run "$S" --instrument perf
 expect_usage_error "Google Benchmark binary: --instrument perf"
 
