@@ -45,7 +45,7 @@ static void run_mode(const char *mode, const char *const *fns, size_t nfns, stru
 		.cpu = -1,
 		.quiet_stdio = true,
 	};
-	struct bracket_fn bf[4];
+	struct bracket_fn bf[4] = { 0 }; /* roles BRACKET_CALL */
 	struct bracket_run *r = NULL;
 	char *err = NULL;
 
