@@ -58,7 +58,7 @@
 /* Loading and constructors before main. */
 #define TO_MAIN_MS 60000
 
-#define MAX_NEAR 8	  /* objects with patched entries */
+#define MAX_NEAR 8 /* objects with patched entries */
 #define NEAR_REACH (1ull << 30)
 #define MAX_CODE (64u << 10) /* the most of a function's code read to patch it */
 
@@ -582,6 +582,18 @@ static int run_on(struct bracket_run *r, pid_t tid, unsigned i, struct arch_regs
 	return e < 0 ? e : trace_thread_moved(r->p, tid);
 }
 
+/* A call of function i with no slot left: not timed, said once. */
+static int unslotted(struct bracket_run *r, pid_t tid, unsigned i, struct arch_regs *regs)
+{
+	if (!r->said_unbracketed)
+		diagnose(r,
+			 "more than %d calls were in progress at once: calls past that were "
+			 "not timed",
+			 NSLOTS);
+	r->said_unbracketed = true;
+	return run_on(r, tid, i, regs);
+}
+
 /* A thread at RESUME function i's entry: the framework's clock runs from
  * its return, which goes through a slot stub to the start stub. */
 static int on_resume(struct bracket_run *r, const struct trace_event *ev, unsigned i,
@@ -600,15 +612,8 @@ static int on_resume(struct bracket_run *r, const struct trace_event *ev, unsign
 	e = trace_read(r->p, ret_at, &ret, sizeof(ret));
 	if (e < 0)
 		return e;
-	if (!s) {
-		if (!r->said_unbracketed)
-			diagnose(r,
-				 "more than %d calls were in progress at once: calls past "
-				 "that were not timed",
-				 NSLOTS);
-		r->said_unbracketed = true;
-		return run_on(r, ev->tid, i, regs);
-	}
+	if (!s)
+		return unslotted(r, ev->tid, i, regs);
 	stub = stub_addr(r, s);
 	e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_T0, zero, sizeof(zero));
 	if (e == 0)
@@ -731,14 +736,9 @@ static int on_entry(struct bracket_run *r, const struct trace_event *ev, unsigne
 	for (size_t k = 0; k < NSLOTS; k++) {
 		struct bslot *o = &r->slots[k];
 
-		if (o->used && o->tid == ev->tid && o->fn == i) {
-			/* Re-entered: the outer call's interval holds it. */
-			if (!b->tramp)
-				return 0;
-			arch_set_pc(&regs, b->tramp);
-			e = trace_set_regs(r->p, ev->tid, &regs);
-			return e < 0 ? e : trace_thread_moved(r->p, ev->tid);
-		}
+		/* Re-entered: the outer call's interval holds it. */
+		if (o->used && o->tid == ev->tid && o->fn == i)
+			return run_on(r, ev->tid, i, &regs);
 		if (!o->used && !s)
 			s = o;
 	}
@@ -747,19 +747,8 @@ static int on_entry(struct bracket_run *r, const struct trace_event *ev, unsigne
 	e = trace_read(r->p, ret_at, &ret, sizeof(ret));
 	if (e < 0)
 		return e;
-	if (!s) {
-		if (!r->said_unbracketed)
-			diagnose(r,
-				 "more than %d calls were in progress at once: calls past "
-				 "that were not timed",
-				 NSLOTS);
-		r->said_unbracketed = true;
-		if (!b->tramp)
-			return 0; /* stepped over its breakpoint */
-		arch_set_pc(&regs, b->tramp);
-		e = trace_set_regs(r->p, ev->tid, &regs);
-		return e < 0 ? e : trace_thread_moved(r->p, ev->tid);
-	}
+	if (!s)
+		return unslotted(r, ev->tid, i, &regs);
 	uint64_t resume = b->tramp ? b->tramp : b->addr, stub = stub_addr(r, s);
 
 	e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_T0, zero, sizeof(zero));
@@ -816,8 +805,8 @@ static int on_exit_trap(struct bracket_run *r, const struct trace_event *ev,
 					   .t0_ns = ts_ns(&ts[0]),
 					   .t1_ns = ts_ns(&ts[2]),
 					   .intervals = 1 };
-	ret_call->timed_ns = ret_call->t1_ns > ret_call->t0_ns ? ret_call->t1_ns - ret_call->t0_ns
-							       : 0;
+	ret_call->timed_ns =
+		ret_call->t1_ns > ret_call->t0_ns ? ret_call->t1_ns - ret_call->t0_ns : 0;
 	s->used = false;
 	return 1;
 }
