@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "util/launch.h"
@@ -33,6 +35,9 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
 
 /* x32 numbers are the native ones with this bit set. */
 #define X32_BIT 0x40000000u
@@ -45,6 +50,7 @@ static int signal_of(const struct guard_call *c)
 	case SYS_kill:
 	case SYS_rt_sigqueueinfo:
 	case SYS_tkill:
+	case SYS_pidfd_send_signal:
 		return (int)c->args[1];
 	case SYS_tgkill:
 	case SYS_rt_tgsigqueueinfo:
@@ -65,25 +71,76 @@ static const char *sig_name(int sig, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * What call c does to whom: *target as kill(2) reads a pid (> 0 a process,
+ * < -1 a process group, -1 every process, 0 nobody), *groups whether a
+ * negative target means a group, and the verb in what. False when the call
+ * harms nobody whatever its target (signal 0, prlimit that only reads, an
+ * fcntl that sets no owner).
+ */
+static bool aim_of(const struct guard_call *c, pid_t *target, bool *groups, char *what,
+		   size_t size)
+{
+	int sig = signal_of(c);
+	char sname[32];
+
+	*target = (pid_t)(uint32_t)c->args[0];
+	*groups = false;
+	switch (c->nr) {
+	case SYS_kill:
+	case SYS_rt_sigqueueinfo:
+		*groups = true;
+		/* fall through */
+	case SYS_tkill:
+	case SYS_tgkill:
+	case SYS_rt_tgsigqueueinfo:
+	case SYS_pidfd_send_signal:
+		/* signal 0 signals nothing: it asks whether the target lives */
+		if (sig <= 0)
+			return false;
+		snprintf(what, size, "sent %s to", sig_name(sig, sname, sizeof(sname)));
+		return true;
+	case SYS_pidfd_open:
+		snprintf(what, size, "asked for a pidfd of");
+		return true;
+	case SYS_prlimit64:
+		snprintf(what, size, "changed the resource limits of");
+		return c->args[2] != 0; /* no new limit: only reads them */
+	case SYS_process_vm_writev:
+		snprintf(what, size, "wrote into the memory of");
+		return true;
+	case SYS_ptrace:
+		*target = (pid_t)(uint32_t)c->args[1];
+		snprintf(what, size, "tried to ptrace");
+		return true;
+	case SYS_fcntl:
+		if (c->args[1] != F_SETOWN && c->args[1] != F_SETOWN_EX)
+			return false;
+		/* F_SETOWN's argument, or F_SETOWN_EX's struct read as one */
+		*target = (pid_t)(uint32_t)c->args[2];
+		*groups = true;
+		snprintf(what, size, "gave a descriptor's signals (%s) to",
+			 c->args[1] == F_SETOWN ? "F_SETOWN" : "F_SETOWN_EX");
+		return *target != 0;
+	default:
+		return false;
+	}
+}
+
 bool guard_judge(const struct guard_who *w, const struct guard_call *c, char *buf, size_t size)
 {
-	pid_t target = (pid_t)(uint32_t)c->args[0];
-	int sig = signal_of(c);
-	bool any_kill = c->nr == SYS_kill || c->nr == SYS_rt_sigqueueinfo;
 	const char *who = NULL;
-	char sname[32], what[64];
+	char what[64];
+	pid_t target;
+	bool groups;
 
-	if (c->nr != SYS_pidfd_open && sig <= 0)
-		return false; /* signal 0 signals nothing: it asks whether the target lives */
-	if (c->nr == SYS_pidfd_open)
-		snprintf(what, sizeof(what), "asked for a pidfd of");
-	else
-		snprintf(what, sizeof(what), "sent %s to", sig_name(sig, sname, sizeof(sname)));
-	if (any_kill && target == -1) {
+	if (!aim_of(c, &target, &groups, what, sizeof(what)))
+		return false;
+	if (groups && target == -1 && c->nr != SYS_fcntl) {
 		snprintf(buf, size, "%s every process it may signal (kill -1)", what);
 		return true;
 	}
-	if (any_kill && target < -1) {
+	if (groups && target < 0) {
 		if (w->group > 0 && -target == w->group)
 			snprintf(buf, size, "%s benchtrap's process group (%d)", what, -target);
 		else if (c->server > 0 && -target == c->server)
@@ -111,72 +168,118 @@ bool guard_judge(const struct guard_who *w, const struct guard_call *c, char *bu
 
 /* ---- the filter ------------------------------------------------------------------- */
 
-#define ARG0_LO (offsetof(struct seccomp_data, args[0]) + (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0))
+#define ARG_LO(i) (offsetof(struct seccomp_data, args[i]) + (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0))
 
-enum { PROG_MAX = 32 };
+enum { PROG_MAX = 48 };
 static struct sock_filter prog[PROG_MAX];
-static unsigned short prog_len, self_at;
+static unsigned short prog_len, self_at, self_group_at;
 static struct guard_who who;
 static volatile bool ready;
 
-#define STMT(c, k) ((struct sock_filter)BPF_STMT(c, k))
-#define JUMP(c, k, t, f) ((struct sock_filter)BPF_JUMP(c, k, t, f))
-
 /*
- *   arch native?              no: allow
- *   nr (x32 bit cleared) one of kill, rt_sigqueueinfo       -> by pid or group
- *                          tkill, tgkill, rt_tgsigqueueinfo,
- *                          pidfd_open                        -> by pid
- *   by pid or group: arg0 == -1 or -(group)                  -> notify
- *   by pid: arg0 one of front, worker, thread, self          -> notify
+ *   arch native?                            no: allow
+ *   nr (x32 bit cleared):
+ *     kill, rt_sigqueueinfo                 -> group, then pid of arg0
+ *     tkill, tgkill, rt_tgsigqueueinfo,
+ *     pidfd_open, prlimit64,
+ *     process_vm_writev                     -> pid of arg0
+ *     ptrace                                -> pid of arg1
+ *     fcntl                                 -> owner
+ *     pidfd_send_signal                     -> notify (the descriptor is
+ *                                              looked up by the answer)
+ *   group: arg0 == -1, -(group), -(self)    -> notify
+ *   owner: arg1 == F_SETOWN, F_SETOWN_EX    -> notify
+ *   pid:   one of front, worker, thread, self -> notify
  *   allow
+ *
+ * The self slots (a fork server's own pid and group) hold a value that
+ * repeats another until guard_child() patches them.
  */
+enum label { L_NEXT, L_GROUP, L_OWNER, L_PID0, L_PID1, L_PIDCMP, L_NOTIFY, L_ALLOW, L_COUNT };
+
+struct insn {
+	struct sock_filter f;
+	enum label jt, jf; /* jumps; for BPF_JA, jt is the target */
+};
+
+static unsigned emit(struct insn *v, unsigned n, uint16_t code, uint32_t k, enum label jt,
+		     enum label jf)
+{
+	if (n >= PROG_MAX)
+		abort(); /* the program outgrew its array: a bug here */
+	v[n] = (struct insn){ .f = { .code = code, .k = k }, .jt = jt, .jf = jf };
+	return n + 1;
+}
+
 static void build(void)
 {
-	static const int by_group[] = { SYS_kill, SYS_rt_sigqueueinfo };
-	static const int by_pid[] = { SYS_tkill, SYS_tgkill, SYS_rt_tgsigqueueinfo,
-				      SYS_pidfd_open };
-	struct sock_filter *p = prog;
-	unsigned n = 0, group_at, pid_at, notify_at, allow_at, jumps_at;
+	static const struct {
+		int nr;
+		enum label to;
+	} calls[] = {
+		{ SYS_kill, L_GROUP },		   { SYS_rt_sigqueueinfo, L_GROUP },
+		{ SYS_tkill, L_PID0 },		   { SYS_tgkill, L_PID0 },
+		{ SYS_rt_tgsigqueueinfo, L_PID0 }, { SYS_pidfd_open, L_PID0 },
+		{ SYS_prlimit64, L_PID0 },	   { SYS_process_vm_writev, L_PID0 },
+		{ SYS_ptrace, L_PID1 },		   { SYS_fcntl, L_OWNER },
+		{ SYS_pidfd_send_signal, L_NOTIFY },
+	};
+	const uint16_t ld = BPF_LD | BPF_W | BPF_ABS, jeq = BPF_JMP | BPF_JEQ | BPF_K;
+	const uint16_t ret = BPF_RET | BPF_K, ja = BPF_JMP | BPF_JA;
+	struct insn v[PROG_MAX];
+	unsigned at[L_COUNT] = { 0 }, n = 0;
 
-	/* Layout: 0 arch, 1 jeq, 2 nr, 3 and, 4..9 jeq per call, 10 allow,
-	 * then the group test, the pid test, notify, allow. */
-	p[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-	p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, GUARD_ARCH, 0, 0); /* jf: allow, below */
-	p[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-	p[n++] = STMT(BPF_ALU | BPF_AND | BPF_K, ~X32_BIT);
-	jumps_at = n;
-	n += 2 + 4;
-	p[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	group_at = n;
-	p[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LO);
-	p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)-1, 0, 0);
-	p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)-(who.group > 0 ? who.group : 1), 0, 0);
-	p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)-1, 0, 0); /* -(self), patched */
-	pid_at = n;
-	p[n++] = STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LO);
-	p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)who.front, 0, 0);
-	p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)who.worker, 0, 0);
-	p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)who.thread, 0, 0);
+	n = emit(v, n, ld, offsetof(struct seccomp_data, arch), L_NEXT, L_NEXT);
+	n = emit(v, n, jeq, GUARD_ARCH, L_NEXT, L_ALLOW);
+	n = emit(v, n, ld, offsetof(struct seccomp_data, nr), L_NEXT, L_NEXT);
+	n = emit(v, n, BPF_ALU | BPF_AND | BPF_K, ~X32_BIT, L_NEXT, L_NEXT);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		n = emit(v, n, jeq, (uint32_t)calls[i].nr, calls[i].to, L_NEXT);
+	n = emit(v, n, ret, SECCOMP_RET_ALLOW, L_NEXT, L_NEXT);
+
+	at[L_GROUP] = n;
+	n = emit(v, n, ld, ARG_LO(0), L_NEXT, L_NEXT);
+	n = emit(v, n, jeq, (uint32_t)-1, L_NOTIFY, L_NEXT);
+	n = emit(v, n, jeq, (uint32_t)-(who.group > 0 ? who.group : 1), L_NOTIFY, L_NEXT);
+	self_group_at = (unsigned short)n;
+	n = emit(v, n, jeq, (uint32_t)-1, L_NOTIFY, L_NEXT); /* -(self), patched */
+	n = emit(v, n, ja, 0, L_PIDCMP, L_NEXT);
+
+	at[L_OWNER] = n;
+	n = emit(v, n, ld, ARG_LO(1), L_NEXT, L_NEXT);
+	n = emit(v, n, jeq, F_SETOWN, L_NOTIFY, L_NEXT);
+	n = emit(v, n, jeq, F_SETOWN_EX, L_NOTIFY, L_NEXT);
+	n = emit(v, n, ret, SECCOMP_RET_ALLOW, L_NEXT, L_NEXT);
+
+	at[L_PID1] = n;
+	n = emit(v, n, ld, ARG_LO(1), L_NEXT, L_NEXT);
+	n = emit(v, n, ja, 0, L_PIDCMP, L_NEXT);
+	at[L_PID0] = n;
+	n = emit(v, n, ld, ARG_LO(0), L_NEXT, L_NEXT);
+	at[L_PIDCMP] = n;
+	n = emit(v, n, jeq, (uint32_t)who.front, L_NOTIFY, L_NEXT);
+	n = emit(v, n, jeq, (uint32_t)who.worker, L_NOTIFY, L_NEXT);
+	n = emit(v, n, jeq, (uint32_t)who.thread, L_NOTIFY, L_NEXT);
 	self_at = (unsigned short)n;
-	p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)who.worker, 0, 0); /* self, patched */
-	p[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	notify_at = n;
-	p[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
-	allow_at = n;
-	p[n++] = STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	n = emit(v, n, jeq, (uint32_t)who.worker, L_NOTIFY, L_NEXT); /* self, patched */
+	n = emit(v, n, ret, SECCOMP_RET_ALLOW, L_NEXT, L_NEXT);
+	at[L_NOTIFY] = n;
+	n = emit(v, n, ret, SECCOMP_RET_USER_NOTIF, L_NEXT, L_NEXT);
+	at[L_ALLOW] = n;
+	n = emit(v, n, ret, SECCOMP_RET_ALLOW, L_NEXT, L_NEXT);
 
-	p[1].jf = (unsigned char)(allow_at - 2);
-	for (unsigned i = 0; i < 2; i++)
-		p[jumps_at + i] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)by_group[i],
-				       (unsigned char)(group_at - (jumps_at + i) - 1), 0);
-	for (unsigned i = 0; i < 4; i++)
-		p[jumps_at + 2 + i] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)by_pid[i],
-					   (unsigned char)(pid_at - (jumps_at + 2 + i) - 1), 0);
-	for (unsigned i = group_at + 1; i < pid_at; i++)
-		p[i].jt = (unsigned char)(notify_at - i - 1);
-	for (unsigned i = pid_at + 1; i <= self_at; i++)
-		p[i].jt = (unsigned char)(notify_at - i - 1);
+	/* Jumps are relative to the next instruction. */
+	for (unsigned i = 0; i < n; i++) {
+		struct sock_filter f = v[i].f;
+
+		if (f.code == ja) {
+			f.k = at[v[i].jt] - i - 1;
+		} else if (BPF_CLASS(f.code) == BPF_JMP) {
+			f.jt = (unsigned char)(v[i].jt == L_NEXT ? 0 : at[v[i].jt] - i - 1);
+			f.jf = (unsigned char)(v[i].jf == L_NEXT ? 0 : at[v[i].jf] - i - 1);
+		}
+		prog[i] = f;
+	}
 	prog_len = (unsigned short)n;
 }
 
@@ -194,12 +297,17 @@ int guard_child(int sock, bool server)
 
 	if (!ready)
 		return -ENOSYS;
+	/* No CAP_SYS_PTRACE after exec, not even as root: benchtrap is not
+	 * dumpable (guard_start), so its memory (/proc/PID/mem,
+	 * process_vm_writev) and ptrace of it are then out of reach. Fails
+	 * without CAP_SETPCAP, where the child has no such capability anyway. */
+	prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
 	memcpy(copy, prog, sizeof(copy));
 	if (server) {
 		pid_t self = (pid_t)syscall(SYS_getpid);
 
 		copy[self_at].k = (uint32_t)self;
-		copy[self_at - 2].k = (uint32_t)-self;
+		copy[self_group_at].k = (uint32_t)-self;
 	}
 	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
 	if (fd < 0 && errno == EACCES) {
@@ -246,14 +354,13 @@ static struct offence offences[MAX_OFFENCES];
 static size_t noffences;
 static int wake[2] = { -1, -1 };
 
-/* A field of /proc/PID/status ("Tgid:", "PPid:"), or 0. */
-static pid_t status_field(pid_t pid, const char *field)
+/* A field of the "Name:\tvalue" file at path, as a number, or 0. */
+static pid_t status_field_of(const char *path, const char *field)
 {
-	char path[64], line[256];
+	char line[256];
 	pid_t v = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
@@ -264,6 +371,15 @@ static pid_t status_field(pid_t pid, const char *field)
 		}
 	fclose(f);
 	return v;
+}
+
+/* A field of /proc/PID/status ("Tgid:", "PPid:"), or 0. */
+static pid_t status_field(pid_t pid, const char *field)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return status_field_of(path, field);
 }
 
 static void record(pid_t tgid, const char *text)
@@ -285,6 +401,49 @@ static void record(pid_t tgid, const char *text)
 	pthread_mutex_unlock(&lock);
 }
 
+/* The process the descriptor fd of process tgid refers to, as a pidfd
+ * ("Pid:" of its fdinfo) or a /proc/PID directory; 0 if neither. */
+static pid_t pid_of_fd(pid_t tgid, int fd)
+{
+	char path[64], link[64];
+	pid_t pid;
+	ssize_t k;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tgid, fd);
+	pid = status_field_of(path, "Pid:");
+	if (pid > 0)
+		return pid;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, fd);
+	k = readlink(path, link, sizeof(link) - 1);
+	if (k <= 0)
+		return 0;
+	link[k] = 0;
+	if (strncmp(link, "/proc/", 6) || !link[6] || strspn(link + 6, "0123456789") != strlen(link + 6))
+		return 0;
+	return (pid_t)atoi(link + 6);
+}
+
+/*
+ * What the filter cannot see, read from the caller: the process of
+ * pidfd_send_signal's descriptor into args[0], F_SETOWN_EX's owner into
+ * args[2] as F_SETOWN would give it (a pid, or minus a group). The caller
+ * is stopped in the call, so what it passed stays put while read.
+ */
+static void resolve(struct guard_call *c, pid_t tgid)
+{
+	if (c->nr == SYS_pidfd_send_signal) {
+		c->args[0] = tgid > 0 ? (uint32_t)pid_of_fd(tgid, (int)c->args[0]) : 0;
+	} else if (c->nr == SYS_fcntl && c->args[1] == F_SETOWN_EX) {
+		struct f_owner_ex o = { 0 };
+		struct iovec local = { &o, sizeof(o) }, remote = { (void *)(uintptr_t)c->args[2],
+								   sizeof(o) };
+
+		if (process_vm_readv(c->caller, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(o))
+			o.pid = 0;
+		c->args[2] = (uint32_t)(o.type == F_OWNER_PGRP ? -o.pid : o.pid);
+	}
+}
+
 static void answer(const struct listener *l)
 {
 	struct seccomp_notif req;
@@ -303,6 +462,7 @@ static void answer(const struct listener *l)
 	c.server = l->server;
 	tgid = c.caller > 0 ? status_field(c.caller, "Tgid:") : 0;
 	c.caller_parent = tgid > 0 ? status_field(tgid, "PPid:") : 0;
+	resolve(&c, tgid);
 	if (tgid > 0 && tgid == l->server) {
 		/* The server itself (valgrind signals its own threads). */
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -376,6 +536,10 @@ int guard_start(void)
 		return -errno;
 	who.worker = getpid();
 	who.front = launch_front() > 0 ? launch_front() : who.worker;
+	/* Out of reach of its children's /proc/PID/mem and ptrace (with
+	 * CAP_SYS_PTRACE dropped in them, guard_child); launch.c makes each
+	 * child dumpable again, so that it can be traced. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	who.group = getpgid(0);
 	/* The thread takes no signal: the fatal-signal handlers must run on
 	 * the thread the children and orphans belong to. */

@@ -3,18 +3,26 @@
 #define BENCHTRAP_UTIL_GUARD_H
 
 /*
- * Signals to benchtrap refused: a benchmark that kills its parent must not
- * end the run.
+ * Signals to benchtrap refused, and its processes out of a benchmark's
+ * reach: a benchmark that kills or tampers with its parent must not end the
+ * run.
  *
  * Every benchmark child (launch.h: a child in a process group of its own)
  * gets, before exec, a seccomp filter that hands benchtrap the system calls
- * that would signal one of benchtrap's own processes:
+ * that would signal or change one of benchtrap's own processes:
  *
  *   kill, rt_sigqueueinfo      pid: benchtrap's top process or its worker,
  *                              -1 (everything), -(benchtrap's group)
  *   tkill, tgkill,             tid or tgid: one of benchtrap's processes
  *   rt_tgsigqueueinfo,         or threads
- *   pidfd_open
+ *   pidfd_open, prlimit64,
+ *   process_vm_writev
+ *   ptrace                     its pid argument, as above
+ *   fcntl F_SETOWN(_EX)        every one: the owner is judged (a SIGIO, or
+ *                              with F_SETSIG any signal, to benchtrap)
+ *   pidfd_send_signal          every one: the descriptor's process is
+ *                              looked up (a pidfd, or a /proc/PID
+ *                              directory) and judged
  *
  * (SECCOMP_RET_USER_NOTIF). A child that is a fork server (callgrind,
  * memory, perf) also protects itself from the children it forks, which
@@ -23,7 +31,13 @@
  * the worker answers: the call fails with EPERM, what the benchmark did is
  * recorded ("sent SIGTERM to its parent (benchtrap, pid 12)"), and the
  * benchmark is killed; its result then carries that error
- * (guard_take()). A call that signals nothing (signal 0) goes on.
+ * (guard_take()). What harms nobody goes on: signal 0, prlimit that only
+ * reads, an fcntl that sets no owner.
+ *
+ * What a path names, the filter cannot see: /proc/BENCHTRAP/mem is out of
+ * reach because benchtrap is not dumpable and its children lose
+ * CAP_SYS_PTRACE at exec, even as root; opening it fails with EACCES and the
+ * benchmark goes on (so do ptrace and process_vm_writev, refused above).
  *
  * Where seccomp filters cannot be installed (no seccomp, a listener already
  * installed above benchtrap), children run without one.

@@ -102,6 +102,9 @@ static void child(const struct launch_opts *o, int errfd, int gofd, int guardfd,
 	char c;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* benchtrap is not dumpable (util/guard.h); its child must be, to be
+	 * traced by a benchtrap without CAP_SYS_PTRACE. */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	if (getppid() != parent)
 		_exit(127);
 	/* Before the hold: the parent waits for the listener (or for the
@@ -561,6 +564,7 @@ int launch_guard(void)
 		return 0;
 	}
 	worker_pid = pid;
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* as the worker: util/guard.h */
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaddset(&sa.sa_mask, sigs[i]);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Pure helpers: edit distance, glob selection, suggestions, text tables. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,8 +10,10 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -759,6 +762,70 @@ static void test_guard_judge(void **state)
 	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
 }
 
+/* The ways at benchtrap that are not kill(2): each in words, and the
+ * forms of them that harm nobody. */
+static void test_guard_judge_tampering(void **state)
+{
+	struct guard_who w = { .front = 100, .worker = 101, .thread = 102, .group = 100 };
+	struct guard_call c = { .caller = 200, .caller_parent = 101 };
+	char buf[192];
+
+	(void)state;
+	/* pidfd_send_signal: args[0] is the descriptor's process, resolved. */
+	c.nr = SYS_pidfd_send_signal;
+	c.args[0] = 101;
+	c.args[1] = SIGKILL;
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "sent SIGKILL to its parent (benchtrap, pid 101)");
+	c.args[1] = 0;
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	c.args[0] = 0; /* not a process's descriptor */
+	c.args[1] = SIGKILL;
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	/* prlimit: setting is refused, reading goes on. */
+	c = (struct guard_call){ .nr = SYS_prlimit64, .args = { 100, RLIMIT_NOFILE, 0x1000 },
+				 .caller = 200, .caller_parent = 101 };
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "changed the resource limits of benchtrap (pid 100)");
+	c.args[2] = 0;
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	c.args[0] = 555;
+	c.args[2] = 0x1000;
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	/* ptrace: the pid is its second argument. */
+	c = (struct guard_call){ .nr = SYS_ptrace, .args = { PTRACE_ATTACH, 101 }, .caller = 200,
+				 .caller_parent = 101 };
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "tried to ptrace its parent (benchtrap, pid 101)");
+	c.args[0] = 101; /* a request whose value is benchtrap's pid: not the target */
+	c.args[1] = 555;
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	c = (struct guard_call){ .nr = SYS_process_vm_writev, .args = { 102 }, .caller = 200 };
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "wrote into the memory of benchtrap (pid 101)");
+	/* F_SETOWN to a pid or a group; F_SETOWN_EX resolved the same way;
+	 * other commands, and owner 0, harm nobody. */
+	c = (struct guard_call){ .nr = SYS_fcntl, .args = { 3, F_SETOWN, 101 }, .caller = 200 };
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "gave a descriptor's signals (F_SETOWN) to benchtrap (pid 101)");
+	c.args[2] = (uint32_t)-100;
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf,
+			    "gave a descriptor's signals (F_SETOWN) to benchtrap's process group (100)");
+	c.args[1] = F_SETOWN_EX;
+	c.args[2] = 102;
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf,
+			    "gave a descriptor's signals (F_SETOWN_EX) to benchtrap (pid 101)");
+	c.args[2] = (uint32_t)-1; /* group 1, not "every process" */
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	c.args[2] = 0;
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	c.args[1] = F_SETFL;
+	c.args[2] = 101;
+	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -780,6 +847,7 @@ int main(void)
 		cmocka_unit_test(test_procmaps),
 		cmocka_unit_test(test_atomic_write),
 		cmocka_unit_test(test_guard_judge),
+		cmocka_unit_test(test_guard_judge_tampering),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
