@@ -54,6 +54,7 @@ d = json.load(open(sys.argv[1]))
 b = {x["name"]: x for x in d["benchmarks"]}
 who = r"(its parent \(benchtrap, pid \d+\)|benchtrap \(pid \d+\))"
 want = {
+    "tamper_kill": "sent SIGTERM to " + who,
     "tamper_tgkill": "sent SIGTERM to " + who,
     "tamper_sigqueue": "sent SIGTERM to " + who,
     "tamper_pidfd": "sent SIGKILL to " + who,
