@@ -91,6 +91,17 @@ int cli_parse_format(const char *cmd, const char *const *choices, const char *ar
  */
 void cli_fatal_signals(void);
 
+/*
+ * For a command that keeps what it measured (run): SIGINT, SIGTERM and
+ * SIGHUP stop the measuring instead (launch_stop(): the benchmark being
+ * measured is killed, nothing more starts), said on stderr at once; the
+ * command then reports and writes what was measured, marked partial. The
+ * same signal a second time, and SIGQUIT, end it as cli_fatal_signals()
+ * does. cli_stopped() is the signal that stopped it, or 0.
+ */
+void cli_stop_signals(void);
+int cli_stopped(void);
+
 /* Open BINARY for a subcommand, printing the one-line error on failure;
  * a binary whose benchmark registry is corrupt is such a failure. */
 int cli_open_binary(const char *path, struct elf_file **ret);

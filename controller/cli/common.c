@@ -169,6 +169,47 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
+static volatile sig_atomic_t stop_signal;
+static bool stderr_tty;
+
+static void on_stop_signal(int sig)
+{
+	static const char msg[] = "benchtrap: stopping: the benchmarks measured are kept (the same "
+				  "signal again ends benchtrap at once)\n";
+
+	if (stop_signal) {
+		on_fatal_signal(sig);
+		return;
+	}
+	stop_signal = sig;
+	/* On a terminal, after the progress line. */
+	if (write(STDERR_FILENO, "\r\n", stderr_tty ? 2 : 0) < 0 ||
+	    write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing to be done about stderr */
+	}
+	launch_stop();
+}
+
+int cli_stopped(void)
+{
+	return stop_signal;
+}
+
+void cli_stop_signals(void)
+{
+	static const int stops[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	cli_fatal_signals();
+	stderr_tty = isatty(STDERR_FILENO);
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGQUIT);
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		sigaddset(&sa.sa_mask, stops[i]);
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++)
+		sigaction(stops[i], &sa, NULL);
+}
+
 void cli_fatal_signals(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };

@@ -170,6 +170,60 @@ static int parse_options(int argc, char **argv, struct cli_run_opts *o)
 	return cli_run_opts_check("run", o);
 }
 
+/*
+ * The journal beside --output FILE (report.h): FILE.journal, created for
+ * this run, for a FILE that is a regular file or nothing yet (a device or
+ * a FIFO gets none). One that exists is never replaced: a journal left by
+ * a run that was killed holds what it measured.
+ */
+static int open_journal(const char *output, const struct report_run *rep, char **ret_path,
+			struct report_journal **ret)
+{
+	struct stat st;
+	int r;
+
+	if (stat(output, &st) == 0 && !S_ISREG(st.st_mode))
+		return 0;
+	if (asprintf(ret_path, "%s.journal", output) < 0) {
+		*ret_path = NULL;
+		return cli_error("out of memory");
+	}
+	r = report_journal_open(*ret_path, rep, ret);
+	if (r == -EEXIST && report_is_journal(*ret_path))
+		return cli_error("%s: left by a run that did not finish, and holds what it "
+				 "measured (every command that reads results reads it: `benchtrap "
+				 "compare %s ...`); move or remove it to run again",
+				 *ret_path, *ret_path);
+	if (r == -EEXIST)
+		return cli_error("%s: in the way of the journal benchtrap keeps beside %s while "
+				 "it runs; move or remove it",
+				 *ret_path, output);
+	if (r < 0)
+		return cli_error("%s: cannot write the journal of the run: %s", *ret_path,
+				 atomic_strerror(r));
+	return 0;
+}
+
+/* A stopped run: results[0..n) made those measured before the stop, in
+ * order; the others cleared. Returns how many. */
+static size_t keep_measured(struct bench_result *results, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!results[i].ended || results[i].interrupted) {
+			bench_result_clear(&results[i]);
+			continue;
+		}
+		if (k != i) {
+			results[k] = results[i];
+			results[i] = (struct bench_result){ 0 };
+		}
+		k++;
+	}
+	return k;
+}
+
 int cli_run(int argc, char **argv)
 {
 	struct cli_run_opts o = { 0 };
@@ -181,7 +235,7 @@ int cli_run(int argc, char **argv)
 	struct measure_hooks hooks = { cli_progress_event, &hs };
 	struct cli_suite suite = { 0 };
 	struct report_run rep = { 0 };
-	char *error = NULL;
+	char *error = NULL, *journal = NULL;
 	char **command = NULL;
 	int r, exit_code = EXIT_USAGE;
 
@@ -244,19 +298,6 @@ int cli_run(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	cli_fatal_signals();
-	r = cli_suite_run(&suite, &o, specs.v, specs.n, &hooks, results, &error);
-	cli_progress_end(&hs);
-	if (r < 0) {
-		/* The binary could not run at all: bad input. */
-		char *nl = error ? strchr(error, '\n') : NULL;
-
-		if (nl)
-			*nl = '\0';
-		cli_error("%s", error ? error : "cannot run the binary");
-		goto out;
-	}
-
 	r = report_env_collect(ef, o.aslr, BENCHTRAP_VERSION, &rep.env);
 	if (r < 0) {
 		cli_error("out of memory");
@@ -267,8 +308,28 @@ int cli_run(int argc, char **argv)
 	rep.plan = &o.plan;
 	rep.argv = command;
 	rep.argc = argc;
+	if (o.output && open_journal(o.output, &rep, &journal, &hs.journal) != 0)
+		goto out;
+	cli_stop_signals();
+	r = cli_suite_run(&suite, &o, specs.v, specs.n, &hooks, results, &error);
+	cli_progress_end(&hs);
+	/* What a stop refused to start is no fault of the binary's. */
+	if (r < 0 && !cli_stopped()) {
+		/* The binary could not run at all: bad input. */
+		char *nl = error ? strchr(error, '\n') : NULL;
+
+		if (nl)
+			*nl = '\0';
+		cli_error("%s", error ? error : "cannot run the binary");
+		goto out;
+	}
 	rep.results = results;
 	rep.n = specs.n;
+	if (cli_stopped()) {
+		rep.stopped_by = cli_stopped();
+		rep.selected = specs.n;
+		rep.n = keep_measured(results, specs.n);
+	}
 
 	exit_code = EXIT_OK;
 	for (size_t i = 0; i < specs.n; i++)
@@ -291,10 +352,34 @@ int cli_run(int argc, char **argv)
 		r = report_write_json_file(&rep, o.output);
 		if (r < 0)
 			exit_code = cli_results_unwritable(o.output, r);
+		/* The results file is whole: the journal has served. */
+		r = report_journal_close(hs.journal, r == 0);
+		hs.journal = NULL;
+		if (r < 0 && exit_code != EXIT_USAGE)
+			cli_note("%s: the journal could not be written (%s); the results file is "
+				 "whole",
+				 journal, atomic_strerror(r));
 	}
 	if (exit_code != EXIT_USAGE && cli_unwritten(results, specs.n))
 		exit_code = EXIT_USAGE;
+	if (rep.stopped_by && exit_code != EXIT_USAGE) {
+		const char *abbrev = sigabbrev_np(rep.stopped_by);
+
+		if (o.output)
+			cli_note("stopped by SIG%s after %zu of %zu benchmarks: the %zu measured are "
+				 "in %s, marked partial",
+				 abbrev ? abbrev : "?", rep.n, specs.n, rep.n, o.output);
+		else
+			cli_note("stopped by SIG%s after %zu of %zu benchmarks: the table holds the "
+				 "%zu measured",
+				 abbrev ? abbrev : "?", rep.n, specs.n, rep.n);
+		exit_code = 128 + rep.stopped_by;
+	}
 out:
+	/* Left where the measuring failed: nothing in it is worth keeping. */
+	if (hs.journal)
+		report_journal_close(hs.journal, true);
+	free(journal);
 	if (cli_close_markers(&hs, o.markers, exit_code != EXIT_USAGE))
 		exit_code = EXIT_USAGE;
 	results_env_clear(&rep.env);

@@ -213,10 +213,14 @@ void cli_progress_event(const struct measure_event *ev, void *userdata)
 		if (!h->markers_err && ferror(h->markers))
 			h->markers_err = errno ? errno : EIO;
 	}
+	if (h->journal && ev->kind == MEASURE_BENCH_END && ev->result && !ev->result->interrupted)
+		report_journal_add(h->journal, ev->result);
 	if (h->progress && ev->kind == MEASURE_BENCH_START)
 		fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++h->done, h->total, ev->name);
-	if (h->lines && ev->kind == MEASURE_BENCH_END && ev->result &&
-	    report_progress_line(ev->result, ++h->ended, h->total, progress_side(h, ev->result),
+	if (h->lines && ev->kind == MEASURE_BENCH_END && ev->result && ev->result->interrupted)
+		fprintf(stderr, "[%zu/%zu] %s  stopped: left out\n", ++h->ended, h->total, ev->name);
+	else if (h->lines && ev->kind == MEASURE_BENCH_END && ev->result &&
+		 report_progress_line(ev->result, ++h->ended, h->total, progress_side(h, ev->result),
 				 &line) == 0) {
 		fprintf(stderr, "%s\n", line);
 		free(line);

@@ -209,6 +209,8 @@ struct cli_progress {
 	 * which build a line is of; NULL for run */
 	const struct bench_result *head;
 	size_t nhead;
+	/* run --output FILE: FILE.journal, each result as it ends (report.h) */
+	struct report_journal *journal;
 };
 
 /* Progress for 'total' benchmarks as o asks (--quiet, --format) and as

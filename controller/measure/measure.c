@@ -19,6 +19,7 @@
 #include "util/strutil.h"
 #include "util/clock.h"
 #include "util/guard.h"
+#include "util/launch.h"
 #include "measure/measure.h"
 
 uint64_t measure_now_ns(void)
@@ -199,6 +200,8 @@ void measure_emit_end(const struct measure_hooks *h, struct bench_result *res, p
 		res->error = offence;
 		res->status = BENCH_FAILED;
 	}
+	res->ended = true;
+	res->interrupted = res->status != BENCH_OK && launch_stopping();
 	struct measure_event ev = { .kind = MEASURE_BENCH_END,
 				    .name = res->spec->name,
 				    .pid = pid,

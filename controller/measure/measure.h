@@ -315,6 +315,10 @@ struct measure_site {
 struct bench_result {
 	const struct bench_spec *spec;
 	enum bench_status status;
+	/* Its BENCH_END was said (measure_emit_end), and whether a stop
+	 * (launch_stop(): SIGINT, SIGTERM) had come by then with the
+	 * benchmark not measured: it failed of the stop, not of itself. */
+	bool ended, interrupted;
 	char *error;		  /* FAILED: what happened, may span lines (backtrace) */
 	const char *instrument;	  /* "walltime" */
 	const char *unit;	  /* "ns" */

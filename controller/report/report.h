@@ -33,6 +33,11 @@ struct report_run {
 	/* A paired comparison (compare BASE_BINARY HEAD_BINARY): this is
 	 * head's run and paired_base base's, written into "paired.base". */
 	const struct report_run *paired_base;
+	/* A run that a signal stopped (cli_stop_signals): that signal, and
+	 * how many benchmarks were selected; results[0..n) are those measured
+	 * before it. Written as "partial" (docs/results.md). 0 otherwise. */
+	int stopped_by;
+	size_t selected;
 };
 
 /* The results document, written to 'f', or atomically to 'path' (a temp
@@ -41,6 +46,29 @@ int report_write_json(const struct report_run *run, FILE *f);
 int report_write_json_file(const struct report_run *run, const char *path);
 /* The same into a new string *ret, to free: 0 or -ENOMEM. */
 int report_write_json_mem(const struct report_run *run, char **ret);
+
+/*
+ * The journal of a run (docs/results.md, "The journal"): each benchmark's
+ * result on disk as soon as it is measured, so that a benchtrap killed
+ * before the end (SIGKILL, a crash, the machine) loses nothing measured.
+ * The file at 'path' is created (never one that exists: -EEXIST) and holds
+ * lines: the first the run's document with no benchmarks and "journal":
+ * true, then one benchmark object a line, each written by one write() to
+ * the end of the file. A journal is a results file to every command that
+ * reads one (results_load: the benchmarks it holds, marked partial).
+ * report_journal_open() writes the first line; 0 or a negative errno.
+ */
+struct report_journal;
+int report_journal_open(const char *path, const struct report_run *run,
+			struct report_journal **ret);
+/* Append r's line; its first failure (-ENOSPC) is kept and returned by
+ * report_journal_close(), and nothing more is written. */
+void report_journal_add(struct report_journal *j, const struct bench_result *r);
+/* Close the journal, removing its file when 'remove' (the results file is
+ * whole). Returns the first write error, or 0. NULL does nothing. */
+int report_journal_close(struct report_journal *j, bool remove);
+/* Whether the file at 'path' is a journal (its first line says so). */
+bool report_is_journal(const char *path);
 
 /* What a command prints (--format): a table for a terminal, Markdown for a
  * pull-request comment, or the JSON document. cli_parse_format() reads it. */

@@ -230,6 +230,16 @@ static json_t *run_json(const struct report_run *run)
 				(json_int_t)run->plan->max_samples, "timeout_s",
 				run->plan->timeout_ns / 1e9, "benchmarks", benches);
 
+	if (doc && run->stopped_by) {
+		const char *abbrev = sigabbrev_np(run->stopped_by);
+		char sig[32];
+
+		snprintf(sig, sizeof(sig), "SIG%s", abbrev ? abbrev : "?");
+		json_object_set_new(doc, "partial",
+				    json_pack("{s:s, s:I, s:I}", "signal", sig, "selected",
+					      (json_int_t)run->selected, "measured",
+					      (json_int_t)run->n));
+	}
 	/* A paired comparison: head's document holds base's whole. */
 	if (doc && run->paired_base)
 		json_object_set_new(doc, "paired",
@@ -250,6 +260,121 @@ int report_write_json_mem(const struct report_run *run, char **ret)
 int report_write_json_file(const struct report_run *run, const char *path)
 {
 	return results_json_dump_file(run_json(run), path);
+}
+
+/* ---- the journal ------------------------------------------------------------------ */
+
+struct report_journal {
+	int fd;
+	int err;
+	char *path;
+};
+
+static int journal_write(struct report_journal *j, json_t *doc)
+{
+	char *line;
+	int r = results_json_dump_line(doc, &line);
+	size_t len, off = 0;
+
+	if (r < 0)
+		return r;
+	len = strlen(line);
+	while (off < len) {
+		ssize_t k = write(j->fd, line + off, len - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			r = k < 0 ? -errno : -EIO;
+			break;
+		}
+		off += (size_t)k;
+	}
+	free(line);
+	return r;
+}
+
+int report_journal_open(const char *path, const struct report_run *run,
+			struct report_journal **ret)
+{
+	struct report_run head = *run;
+	struct report_journal *j = calloc(1, sizeof(*j));
+	json_t *doc;
+	int r;
+
+	if (!j || !(j->path = strdup(path))) {
+		free(j);
+		return -ENOMEM;
+	}
+	j->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0666);
+	if (j->fd < 0) {
+		r = -errno;
+		free(j->path);
+		free(j);
+		return r;
+	}
+	head.n = 0;
+	head.paired_base = NULL;
+	head.stopped_by = 0;
+	doc = run_json(&head);
+	if (doc)
+		json_object_set_new(doc, "journal", json_true());
+	r = journal_write(j, doc);
+	if (r < 0) {
+		report_journal_close(j, true);
+		return r;
+	}
+	*ret = j;
+	return 0;
+}
+
+void report_journal_add(struct report_journal *j, const struct bench_result *r)
+{
+	if (j && !j->err)
+		j->err = journal_write(j, bench_json(r));
+}
+
+int report_journal_close(struct report_journal *j, bool remove)
+{
+	int err;
+
+	if (!j)
+		return 0;
+	err = j->err;
+	close(j->fd);
+	if (remove)
+		unlink(j->path);
+	free(j->path);
+	free(j);
+	return err;
+}
+
+bool report_is_journal(const char *path)
+{
+	static const char start[] = "{\"schema\":\"" RESULTS_SCHEMA "\"";
+	char buf[65536];
+	ssize_t k;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	bool yes = false;
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		k = read(fd, buf, sizeof(buf) - 1);
+		if (k > 0) {
+			char *nl;
+
+			buf[k] = 0;
+			nl = strchr(buf, '\n');
+			if (nl)
+				*nl = 0;
+			yes = !strncmp(buf, start, sizeof(start) - 1) &&
+			      strstr(buf, ",\"journal\":true}");
+		}
+	}
+	close(fd);
+	return yes;
 }
 
 /* Length of 's' without trailing newlines (1 for NULL, which prints "?"). */

@@ -402,6 +402,64 @@ static void first_line(const char *s, char *buf, size_t size)
 }
 
 /*
+ * The smallest change the run could have seen: each interval's half-width
+ * (results_pair.resolution), their median and the widest, said beside the
+ * threshold; a warning for the benchmarks whose interval is wider than the
+ * threshold, which a change of the threshold's size could not take off 1.
+ */
+static int resolution_note(const struct results_comparison *c, struct sentences *w,
+			   struct sentences *notes)
+{
+	double *v = calloc(c->n + 1, sizeof(*v)), worst = -1.0;
+	const char *worst_name = NULL;
+	size_t n = 0, wide = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct results_pair *p = &c->pairs[i];
+
+		if (!isfinite(p->resolution))
+			continue;
+		v[n++] = p->resolution;
+		if (p->resolution > worst) {
+			worst = p->resolution;
+			worst_name = p->name;
+		}
+		if (c->threshold > 0.0 && p->resolution > c->threshold)
+			wide++;
+	}
+	if (n) {
+		double mid;
+
+		qsort(v, n, sizeof(*v), cmp_double);
+		mid = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+		if (n == 1)
+			strv_addf(notes,
+				  "the smallest change this run could have seen (the half-width "
+				  "of the %g%% interval): %.2g%%; the threshold is %g%%",
+				  c->confidence * 100.0, worst * 100.0, c->threshold * 100.0);
+		else
+			strv_addf(notes,
+				  "the smallest change this run could have seen (the half-width "
+				  "of the %g%% interval): %.2g%% for the median benchmark, %.2g%% "
+				  "at most (%s); the threshold is %g%%",
+				  c->confidence * 100.0, mid * 100.0, worst * 100.0, worst_name,
+				  c->threshold * 100.0);
+	}
+	if (wide)
+		strv_addf(w,
+			  "%zu benchmark%s could not have shown a change of the threshold "
+			  "(%g%%): %s interval%s wider than that; longer measurements "
+			  "(--time) narrow %s",
+			  wide, wide == 1 ? "" : "s", c->threshold * 100.0,
+			  wide == 1 ? "its" : "their", wide == 1 ? " is" : "s are",
+			  wide == 1 ? "it" : "them");
+	free(v);
+	return 0;
+}
+
+/*
  * Observed functions called a different number of times in base and head:
  * the program did other work, and each median is of another mix of calls
  * (a recursion's levels, a parser's short and long inputs). One note naming
@@ -483,6 +541,12 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 			strv_addf(w, "%s (%s) appears more than once in %s: the first is compared",
 				  base->benches[i].name, base->benches[i].instrument, base->path);
 
+	if (base->partial)
+		strv_addf(w, "base is partial (%s): a benchmark it lacks was not measured, "
+			     "not removed", base->partial);
+	if (head->partial)
+		strv_addf(w, "head is partial (%s): a benchmark it lacks was not measured, "
+			     "not removed", head->partial);
 	r = results_env_diff(&base->env, &head->env, &diff);
 	if (r < 0)
 		return r;
@@ -525,6 +589,9 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 				  k == 1 ? "" : "s", k == 1 ? "s" : "", c->threshold * 100.0,
 				  c->threshold * 100.0);
 	}
+	r = resolution_note(c, w, notes);
+	if (r < 0)
+		return r;
 	/* The same build-id is said by the report on a line of its own. */
 	if (base->env.build_id && head->env.build_id && !c->same_build &&
 	    strcmp(base->env.build_id, head->env.build_id) != 0)
@@ -610,6 +677,10 @@ int results_compare(const struct results_file *base, const struct results_file *
 		r = judge(p, o, c.paired);
 		if (r < 0)
 			goto out;
+		p->resolution = NAN;
+		if (p->has_interval && p->has_ratio && p->ratio > 0.0)
+			p->resolution = fmax(p->ratio_high / p->ratio - 1.0,
+					     1.0 - p->ratio_low / p->ratio);
 		c.counts[p->verdict]++;
 		if (p->base && p->head)
 			c.nboth++;

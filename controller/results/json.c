@@ -276,6 +276,27 @@ int results_json_dump_mem(json_t *doc, char **ret)
 	return 0;
 }
 
+int results_json_dump_line(json_t *doc, char **ret)
+{
+	char *text, *line;
+
+	if (!doc)
+		return -ENOMEM;
+	whole_numbers(doc);
+	text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	json_decref(doc);
+	if (!text)
+		return -ENOMEM;
+	line = realloc(text, strlen(text) + 2);
+	if (!line) {
+		free(text);
+		return -ENOMEM;
+	}
+	strcat(line, "\n");
+	*ret = line;
+	return 0;
+}
+
 int results_json_dump_file(json_t *doc, const char *path)
 {
 	int r;

@@ -42,6 +42,9 @@ int results_json_dump(json_t *doc, FILE *f);
 int results_json_dump_file(json_t *doc, const char *path);
 /* The same into a new string *ret (without the final newline), to free. */
 int results_json_dump_mem(json_t *doc, char **ret);
+/* The same on one line, with no spaces and a final newline: a line of a
+ * journal (report.h). */
+int results_json_dump_line(json_t *doc, char **ret);
 
 /*
  * The elements of a streamed array, one at a time: 1 and a new reference in

@@ -17,6 +17,7 @@
 #include "util/strutil.h"
 #include "results/internal.h"
 #include "results/results.h"
+#include "results/json.h"
 
 int results_failf(struct parser *p, const char *where, const char *fmt, ...)
 {
@@ -603,6 +604,7 @@ void results_free(struct results_file *f)
 	free(f->instrument);
 	free(f->isolation);
 	free(f->target);
+	free(f->partial);
 	free(f->path);
 	results_free(f->paired_base);
 	results_release_doc(f);
@@ -638,6 +640,46 @@ static int parse_paired(struct parser *p, json_t *root, struct results_file *f)
 		p->error = sub.error;
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* "partial": {"signal", "selected", "measured", "journal"}, each optional,
+ * as *ret in words (results_file.partial); absent or null: NULL. */
+static int parse_partial(struct parser *p, json_t *v, char **ret)
+{
+	json_t *sig, *sel, *meas;
+	char *s = NULL;
+	int r;
+
+	*ret = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return results_failf(p, "partial", "expected an object, not %s", type_name(v));
+	sig = json_object_get(v, "signal");
+	sel = json_object_get(v, "selected");
+	meas = json_object_get(v, "measured");
+	if ((sig && !json_is_null(sig) && !json_is_string(sig)) ||
+	    (sel && !json_is_null(sel) && !json_is_integer(sel)) ||
+	    (meas && !json_is_null(meas) && !json_is_integer(meas)))
+		return results_failf(p, "partial",
+				     "expected \"signal\" a string, \"selected\" and "
+				     "\"measured\" whole numbers");
+	if (json_is_true(json_object_get(v, "journal")))
+		r = asprintf(&s, "read from the journal of a run that did not finish: %lld "
+				 "benchmarks measured",
+			     (long long)json_integer_value(meas));
+	else if (json_is_string(sig) && json_is_integer(sel))
+		r = asprintf(&s, "stopped by %s: %lld of %lld benchmarks measured",
+			     json_string_value(sig), (long long)json_integer_value(meas),
+			     (long long)json_integer_value(sel));
+	else
+		r = asprintf(&s, "not every benchmark selected was measured");
+	if (r < 0) {
+		p->nomem = true;
+		return -ENOMEM;
+	}
+	*ret = s;
 	return 0;
 }
 
@@ -684,6 +726,9 @@ static int parse_root(struct parser *p, json_t *root, const struct results_doc *
 		if (parse_target(json_object_get(v, "command"), &f->target) < 0)
 			return -ENOMEM;
 	}
+
+	if (parse_partial(p, json_object_get(root, "partial"), &f->partial) < 0)
+		return -EINVAL;
 
 	v = json_object_get(root, "benchmarks");
 	if (!v)
@@ -750,8 +795,77 @@ static bool all_json(const struct results_doc *d)
 	return true;
 }
 
+static int parse_owned(char *text, size_t len, const char *label, struct results_file **ret,
+		       char **ret_error);
+
+/*
+ * A journal (report.h): its first line a document with "journal": true,
+ * then a benchmark object a line. Made into the document it stands for,
+ * with every whole line's benchmark and "partial" saying so, in a new text
+ * *ret (1); 0 when 'text' is not a journal; -ENOMEM. A last line without
+ * its newline was cut by the kill that ended the run: left out.
+ */
+static int journal_document(const char *text, size_t len, char **ret, size_t *ret_len)
+{
+	const char *nl = text ? memchr(text, '\n', len) : NULL, *end = text + len;
+	json_t *root, *benches;
+	json_int_t measured = 0;
+	char *out;
+	int r;
+
+	if (!nl)
+		return 0;
+	root = json_loadb(text, (size_t)(nl - text), 0, NULL);
+	benches = json_object_get(root, "benchmarks");
+	if (!json_is_object(root) || !json_is_true(json_object_get(root, "journal")) ||
+	    !json_is_array(benches)) {
+		json_decref(root);
+		return 0;
+	}
+	for (const char *q = nl + 1; q < end;) {
+		const char *e = memchr(q, '\n', (size_t)(end - q));
+		json_t *b;
+
+		if (!e)
+			break;
+		b = json_loadb(q, (size_t)(e - q), 0, NULL);
+		if (b && json_array_append_new(benches, b) == 0)
+			measured++;
+		q = e + 1;
+	}
+	json_object_del(root, "journal");
+	json_object_set_new(root, "partial",
+			    json_pack("{s:n, s:n, s:I, s:b}", "signal", "selected", "measured",
+				      measured, "journal", 1));
+	r = results_json_dump_mem(root, &out);
+	if (r < 0)
+		return r;
+	*ret = out;
+	*ret_len = strlen(out);
+	return 1;
+}
+
 int results_parse_owned(char *text, size_t len, const char *label, struct results_file **ret,
 			char **ret_error)
+{
+	char *doc_text;
+	size_t doc_len;
+	int j = journal_document(text, len, &doc_text, &doc_len);
+
+	if (j < 0) {
+		free(text);
+		return j;
+	}
+	if (j > 0) {
+		free(text);
+		text = doc_text;
+		len = doc_len;
+	}
+	return parse_owned(text, len, label, ret, ret_error);
+}
+
+static int parse_owned(char *text, size_t len, const char *label, struct results_file **ret,
+		       char **ret_error)
 {
 	struct parser p = { .label = label };
 	struct results_file *f = calloc(1, sizeof(*f));

@@ -140,6 +140,10 @@ struct results_file {
 	 * in "paired.base" (docs/results.md): that one, or NULL. */
 	struct results_file *paired_base;
 	struct results_doc *doc;
+	/* Not every benchmark selected was measured (docs/results.md,
+	 * "partial"): what happened, in words ("stopped by SIGINT: 11 of 131
+	 * benchmarks measured"), or NULL for a whole run. */
+	char *partial;
 };
 
 /* The largest results file read: 1 GiB (docs/results.md). */
@@ -258,6 +262,11 @@ struct results_pair {
 	double ratio_low, ratio_high;
 	bool significant; /* the interval excludes 1 (exact instruments: any change) */
 	bool paired;	  /* ratio and interval from head's pair ratios */
+	/* has_interval and has_ratio: the smallest change the interval could
+	 * have shown, relative: the larger of its two half-widths,
+	 * ratio_high / ratio - 1 and 1 - ratio_low / ratio (0.004: a change
+	 * of 0.4 % would have moved the interval off 1); else NAN. */
+	double resolution;
 	const char *note; /* why a verdict is what it is, or NULL */
 };
 

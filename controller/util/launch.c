@@ -40,6 +40,7 @@ static char temp_dirs[MAX_TEMP_DIRS][TEMP_DIR_LEN];
 static volatile sig_atomic_t temp_used[MAX_TEMP_DIRS];
 
 static pid_t front_pid; /* the process the user started (launch_guard) */
+static volatile sig_atomic_t stopping; /* launch_stop() */
 
 static int slot_reserve(void)
 {
@@ -209,6 +210,8 @@ int launch_start(const struct launch_opts *o, struct launch *ret, int *ret_errno
 
 	if (!o->path || !o->argv || !o->argv[0] || o->nfds > LAUNCH_MAX_FDS)
 		return -EINVAL;
+	if (stopping)
+		return -ECANCELED;
 	if (pipe2(errpipe, O_CLOEXEC) < 0)
 		return -errno;
 	if (o->hold && pipe2(gopipe, O_CLOEXEC) < 0) {
@@ -239,6 +242,9 @@ int launch_start(const struct launch_opts *o, struct launch *ret, int *ret_errno
 	 * to it, whichever of parent and child runs first. */
 	if (o->process_group)
 		setpgid(pid, pid);
+	/* A stop between the test above and the slot's filling missed it. */
+	if (stopping)
+		kill(pid, SIGKILL);
 	close(errpipe[1]);
 	if (guard[0] >= 0) {
 		close(guard[1]);
@@ -467,6 +473,17 @@ void launch_kill_all(void)
 			kill(pid, SIGKILL);
 		}
 	}
+}
+
+void launch_stop(void)
+{
+	stopping = 1;
+	launch_kill_all();
+}
+
+bool launch_stopping(void)
+{
+	return stopping;
 }
 
 void launch_terminate(void)

@@ -114,6 +114,16 @@ void launch_sweep(void);
 void launch_kill_all(void);
 
 /*
+ * Stop (async-signal-safe, for SIGINT and SIGTERM): from now on
+ * launch_start() refuses with -ECANCELED, and every registered process is
+ * killed as launch_kill_all() kills them, so that what is being measured
+ * ends at once and nothing more starts. launch_stopping() says whether it
+ * was called.
+ */
+void launch_stop(void);
+bool launch_stopping(void);
+
+/*
  * From a fatal-signal handler, before dying (async-signal-safe): kill every
  * registered process and its group, reap them, kill and reap whatever was
  * re-parented to us, and remove the registered temporary directories.

@@ -48,7 +48,7 @@ expect_no_temp_dirs() {
 	done
 	fail "temporary directories left: $(temp_dirs) $(find "$TMPDIR" | head -5)"
 }
-NAMES="fib/10 fib/20 sum_1000 group/chase crash"
+NAMES="fib/10 fib/20 sum_1000 group/chase crash twin/same twin/5pct twin/2pct"
 # Every run from a directory of its own: criterion would write
 # target/criterion there without a CRITERION_HOME.
 mkdir -p "$TMP/cwd"

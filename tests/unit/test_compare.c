@@ -790,7 +790,18 @@ static void test_noise_is_unchanged(void **state)
 	assert_true(c.pairs[0].ratio_low > 0.5 && c.pairs[0].ratio_high < 1.5);
 	assert_int_equal(c.pairs[0].verdict, RESULTS_UNCHANGED);
 	assert_null(c.pairs[0].note);
-	assert_int_equal(c.nnotes, 0);
+	/* The one note: the smallest change the run could have seen, the
+	 * interval's larger half-width, here below the threshold. */
+	assert_int_equal(c.nnotes, 1);
+	assert_true(isfinite(c.pairs[0].resolution));
+	assert_true(fabs(c.pairs[0].resolution -
+			 fmax(c.pairs[0].ratio_high / c.pairs[0].ratio - 1.0,
+			      1.0 - c.pairs[0].ratio_low / c.pairs[0].ratio)) < 1e-12);
+	assert_true(c.pairs[0].resolution > 0.0 && c.pairs[0].resolution < 0.5);
+	assert_non_null(strstr(c.notes[0], "the smallest change this run could have seen (the "
+					   "half-width of the 99% interval): "));
+	assert_non_null(strstr(c.notes[0], "; the threshold is 50%"));
+	assert_int_equal(c.nwarnings, 0);
 	results_comparison_clear(&c);
 	results_free(base);
 	results_free(head);
@@ -843,9 +854,16 @@ static void test_noisy_shift_needs_significance(void **state)
 	assert_int_equal(c.counts[RESULTS_UNCHANGED], 0);
 	assert_false(c.gate_failed);
 	assert_string_equal(results_verdict_name(RESULTS_INCONCLUSIVE), "inconclusive");
-	assert_int_equal(c.nnotes, 1);
+	assert_int_equal(c.nnotes, 2);
 	assert_non_null(strstr(c.notes[0], "1 benchmark is inconclusive: its interval of the "
 					   "ratio spans both -5% and +5%"));
+	/* Its interval is wider than the threshold: a 5 % change could not
+	 * have shown, and a warning says so. */
+	assert_true(c.pairs[0].resolution > 0.05);
+	assert_non_null(strstr(c.notes[1], "the smallest change this run could have seen"));
+	assert_true(c.nwarnings >= 1);
+	assert_non_null(strstr(c.warnings[c.nwarnings - 1],
+			       "1 benchmark could not have shown a change of the threshold (5%)"));
 	assert_non_null(strstr(c.notes[0], "`benchtrap compare BASE_BINARY HEAD_BINARY`"));
 
 	char line[512];
@@ -1641,6 +1659,46 @@ static const char observe_doc[] =
 	"   \"status\": \"no_calls\", \"error\": null, \"stats\": null}"
 	" ]}";
 
+/* A journal (report.h) reads as the document it stands for: the benchmark
+ * of each whole line, a last line cut by a kill left out, marked partial;
+ * a stopped run's "partial" in words; a bad "partial" refused. */
+static void test_parse_journal(void **state)
+{
+	static const char journal[] =
+		"{\"schema\":\"benchtrap-results/1\",\"environment\":{\"cpu\":\"c\"},"
+		"\"run\":{\"instrument\":\"walltime\"},\"benchmarks\":[],\"journal\":true}\n"
+		"{\"name\":\"a\",\"instrument\":\"walltime\",\"unit\":\"ns\",\"value\":5,"
+		"\"status\":\"failed\",\"error\":\"x\"}\n"
+		"{\"name\":\"b\",\"instrument\":\"walltime\",\"unit\":\"ns\",\"value\":7,"
+		"\"status\":\"failed\",\"error\":\"y\"}\n"
+		"{\"name\":\"c\",\"instrument\":\"wal";
+	static const char stopped[] =
+		"{\"schema\":\"benchtrap-results/1\",\"environment\":{},\"benchmarks\":[],"
+		"\"partial\":{\"signal\":\"SIGINT\",\"selected\":131,\"measured\":11}}";
+	static const char bad[] = "{\"schema\":\"benchtrap-results/1\",\"environment\":{},"
+				  "\"benchmarks\":[],\"partial\":{\"selected\":\"many\"}}";
+	struct results_file *f = NULL;
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(results_parse(journal, strlen(journal), "r.json.journal", &f, &err), 0);
+	assert_int_equal(f->n, 2);
+	assert_string_equal(f->benches[0].name, "a");
+	assert_true(f->benches[1].value == 7.0);
+	assert_string_equal(f->partial, "read from the journal of a run that did not finish: 2 "
+					"benchmarks measured");
+	results_free(f);
+	assert_int_equal(results_parse(stopped, strlen(stopped), "s.json", &f, &err), 0);
+	assert_string_equal(f->partial, "stopped by SIGINT: 11 of 131 benchmarks measured");
+	results_free(f);
+	assert_int_equal(results_parse(good_doc, strlen(good_doc), "g.json", &f, &err), 0);
+	assert_null(f->partial);
+	results_free(f);
+	assert_int_equal(results_parse(bad, strlen(bad), "bad.json", &f, &err), -EINVAL);
+	assert_non_null(strstr(err, "partial"));
+	free(err);
+}
+
 static void test_parse_observe(void **state)
 {
 	struct results_file *f = NULL, *run = NULL;
@@ -1848,6 +1906,7 @@ int main(void)
 		cmocka_unit_test(test_markdown_limited),
 		cmocka_unit_test(test_report_names),
 		cmocka_unit_test(test_parse_observe),
+		cmocka_unit_test(test_parse_journal),
 		cmocka_unit_test(test_compare_observed),
 	};
 
