@@ -156,7 +156,7 @@ static void first_stop(struct trace_proc *p, struct trace_thread *t)
 int trace_attach(pid_t pid, struct trace_proc **ret)
 {
 	const unsigned long options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |
+				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE | PTRACE_O_TRACEEXEC |
 				      PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD;
 	struct trace_proc *p;
 	bool more = true;

@@ -57,7 +57,7 @@ int trace_bpt_insert(struct trace_bpt *t, uint64_t addr)
 	r = t->ops->read(t->ctx, addr, bp.orig, t->trap_len);
 	if (r < 0)
 		return r;
-	r = t->ops->write(t->ctx, addr, t->trap, t->trap_len);
+	r = t->suspended ? 0 : t->ops->write(t->ctx, addr, t->trap, t->trap_len);
 	if (r < 0)
 		return r;
 	memmove(&t->v[i + 1], &t->v[i], (t->n - i) * sizeof(*t->v));
@@ -75,7 +75,7 @@ int trace_bpt_remove(struct trace_bpt *t, uint64_t addr)
 		return -ENOENT;
 	if (--t->v[i].refs > 0)
 		return 0;
-	r = t->ops->write(t->ctx, addr, t->v[i].orig, t->trap_len);
+	r = t->suspended ? 0 : t->ops->write(t->ctx, addr, t->v[i].orig, t->trap_len);
 	memmove(&t->v[i], &t->v[i + 1], (t->n - i - 1) * sizeof(*t->v));
 	t->n--;
 	/* The breakpoint is gone either way: a failed write means the page
@@ -139,7 +139,8 @@ int trace_bpt_write(struct trace_bpt *t, uint64_t addr, const void *buf, size_t 
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, buf, len);
-	for_overlaps(t, addr, len, keep_trap, copy);
+	if (!t->suspended)
+		for_overlaps(t, addr, len, keep_trap, copy);
 	r = t->ops->write(t->ctx, addr, copy, len);
 	if (r == 0)
 		for_overlaps(t, addr, len, save_written, (void *)buf);
@@ -154,6 +155,28 @@ int trace_bpt_strip_copy(const struct trace_bpt *t, const struct trace_mem_ops *
 
 	for (size_t i = 0; i < t->n; i++) {
 		int r = ops->write(ctx, t->v[i].addr, t->v[i].orig, t->trap_len);
+
+		if (r < 0 && ret == 0)
+			ret = r;
+	}
+	return ret;
+}
+
+int trace_bpt_suspend(struct trace_bpt *t)
+{
+	if (t->suspended++)
+		return 0;
+	return trace_bpt_strip_copy(t, t->ops, t->ctx);
+}
+
+int trace_bpt_resume(struct trace_bpt *t)
+{
+	int ret = 0;
+
+	if (!t->suspended || --t->suspended)
+		return 0;
+	for (size_t i = 0; i < t->n; i++) {
+		int r = t->ops->write(t->ctx, t->v[i].addr, t->trap, t->trap_len);
 
 		if (r < 0 && ret == 0)
 			ret = r;

@@ -35,6 +35,7 @@ struct trace_bpt {
 	void *ctx;
 	const uint8_t *trap; /* trap instruction bytes (arch_trap_insn by default) */
 	size_t trap_len;
+	unsigned suspended; /* trace_bpt_suspend() calls not yet resumed */
 };
 
 void trace_bpt_init(struct trace_bpt *t, const struct trace_mem_ops *ops, void *ctx);
@@ -55,6 +56,16 @@ int trace_bpt_write(struct trace_bpt *t, uint64_t addr, const void *buf, size_t 
 /* Write the original bytes of every breakpoint through other memory ops
  * (a forked child's copy of the address space). The table is unchanged. */
 int trace_bpt_strip_copy(const struct trace_bpt *t, const struct trace_mem_ops *ops, void *ctx);
+/*
+ * Take every trap out of memory, the table unchanged (a vfork child shares
+ * the memory until it execs: it must meet none). While suspended, inserting
+ * and removing update the table alone, and writes through it go through
+ * unchanged. Nested calls count; the last trace_bpt_resume() puts every
+ * trap of the table back. Return the first write error, or 0.
+ */
+int trace_bpt_suspend(struct trace_bpt *t);
+int trace_bpt_resume(struct trace_bpt *t);
+
 /* Forget every breakpoint without touching memory (after exec). */
 void trace_bpt_forget(struct trace_bpt *t);
 

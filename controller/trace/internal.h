@@ -66,6 +66,7 @@ struct trace_thread {
 	bool held;	       /* stays stopped on trace_resume() (injected calls) */
 	bool has_event;	       /* 'ev' is an event not yet reported */
 	bool at_bp;	       /* stopped at a breakpoint (pc rewound onto it) */
+	bool vforking;	       /* its vfork child shares the memory: traps out (wait.c) */
 	bool interrupted;      /* PTRACE_INTERRUPT sent, its stop not yet seen */
 	int deliver;	       /* signal delivered when resumed */
 	int exit_code;	       /* from its exit event */

@@ -305,8 +305,10 @@ static bool watched_exit(const struct trace_proc *p, pid_t tid)
 }
 
 /* A forked child: take our breakpoints out of its copy of the memory and let
- * it go. A vfork child shares our memory until it execs or exits, so its
- * breakpoints stay (it normally execs at once). */
+ * it go. A vfork child shares our memory until it execs or exits: every
+ * trap is taken out of it until PTRACE_EVENT_VFORK_DONE (on_vfork_done),
+ * as debuggers do, for a trap there would kill it; calls other threads
+ * make meanwhile are not stopped at. */
 static void on_fork(struct trace_proc *p, struct trace_thread *t, bool vfork)
 {
 	unsigned long msg;
@@ -326,8 +328,21 @@ static void on_fork(struct trace_proc *p, struct trace_thread *t, bool vfork)
 		trace_mem_close(&child);
 		if (p->fork_hook)
 			p->fork_hook(p->fork_userdata, (pid_t)msg);
+	} else {
+		trace_bpt_suspend(&p->bpt);
+		t->vforking = true;
 	}
 	trace_pt_detach((pid_t)msg, 0);
+}
+
+/* The vfork child of t has exec'd or exited: its traps back, when no other
+ * vfork child shares the memory. */
+static void on_vfork_done(struct trace_proc *p, struct trace_thread *t)
+{
+	if (!t->vforking)
+		return;
+	t->vforking = false;
+	trace_bpt_resume(&p->bpt);
 }
 
 void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status);
@@ -458,9 +473,12 @@ void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status)
 		if (t->count_syscalls && p->syscalls)
 			count_syscall(p->syscalls, t->tid);
 		break;
+	case TRACE_ST_VFORK_DONE:
+		t->state = TH_STOPPED;
+		on_vfork_done(p, t);
+		break;
 	case TRACE_ST_GROUP_STOP:
 	case TRACE_ST_INTERRUPT:
-	case TRACE_ST_VFORK_DONE:
 	case TRACE_ST_SECCOMP:
 	case TRACE_ST_UNKNOWN:
 		t->state = TH_STOPPED;
@@ -622,7 +640,7 @@ static int step_over(struct trace_proc *p, struct trace_thread *t)
 	}
 out:
 	p->stopping = false;
-	if (trace_bpt_find(&p->bpt, addr) && !p->dead)
+	if (trace_bpt_find(&p->bpt, addr) && !p->dead && !p->bpt.suspended)
 		trace_mem_write(&p->mem, addr, p->bpt.trap, p->bpt.trap_len);
 	return r == -ESRCH ? 0 : r;
 }

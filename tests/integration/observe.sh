@@ -580,4 +580,29 @@ for how in detach kill; do
 		fail "after benchtrap's $how the program did not finish on its own: $(cat "$TMP/b4.out")"
 done
 
+# Children started by fork, vfork, posix_spawn and system(), 5 of each:
+# every one exits 0, patched and under --no-patch, the functions they run
+# before exec selected or every function of the binary (a vfork child shares
+# the memory: it must meet no trap). --no-patch counts the parent's calls
+# alone; patched, the agent in the shared memory counts the vfork child's
+# too.
+SPAWN=$OBS/spawn
+for mode in patched --no-patch; do
+	flag=()
+	[[ $mode == patched ]] || flag=(--no-patch)
+	for sym in 'spawn_*' '*'; do
+		run observe "${flag[@]}" --symbol "$sym" --output "$TMP/spawn.json" -- "$SPAWN" 5
+		expect_status 0
+		expect_out '^spawn: ok$'
+	done
+	python3 - "$TMP/spawn.json" "$mode" <<'PY' || fail "spawn, $mode: counts"
+import json, sys
+d = {b["name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"]}
+want = 20 if sys.argv[2] == "--no-patch" else 25
+got = d["spawn_work"]["calls"]
+assert got == want, "spawn_work: %s calls, not %d" % (got, want)
+PY
+	checks=$((checks + 1))
+done
+
 done_ok

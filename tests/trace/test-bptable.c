@@ -146,6 +146,40 @@ static void test_strip_copy_and_forget(void **state)
 	assert_int_equal(trace_bpt_remove(&bpt, BASE + 0x90), -ENOENT);
 }
 
+/* A vfork child shares the memory: suspended, memory holds no trap while
+ * the table keeps every breakpoint; changes meanwhile reach the table
+ * alone; nested suspends need as many resumes; resuming puts back every
+ * trap of the table as it then is. */
+static void test_suspend_resume(void **state)
+{
+	uint8_t orig[SIZE];
+
+	memcpy(orig, fake.mem, SIZE);
+	assert_int_equal(trace_bpt_insert(&bpt, BASE + 0x30), 0);
+	assert_int_equal(trace_bpt_insert(&bpt, BASE + 0x90), 0);
+	assert_int_equal(trace_bpt_suspend(&bpt), 0);
+	assert_memory_equal(fake.mem, orig, SIZE);
+	assert_non_null(trace_bpt_find(&bpt, BASE + 0x30));
+	/* Inserted and removed while suspended: no trap written. */
+	assert_int_equal(trace_bpt_insert(&bpt, BASE + 0x50), 0);
+	assert_int_equal(trace_bpt_remove(&bpt, BASE + 0x90), 0);
+	assert_memory_equal(fake.mem, orig, SIZE);
+	/* A second vfork child: the first resume keeps the traps out. */
+	assert_int_equal(trace_bpt_suspend(&bpt), 0);
+	assert_int_equal(trace_bpt_resume(&bpt), 0);
+	assert_memory_equal(fake.mem, orig, SIZE);
+	assert_int_equal(trace_bpt_resume(&bpt), 0);
+	assert_memory_equal(&fake.mem[0x30], arch_trap_insn, arch_trap_len);
+	assert_memory_equal(&fake.mem[0x50], arch_trap_insn, arch_trap_len);
+	assert_memory_equal(&fake.mem[0x90], &orig[0x90], arch_trap_len);
+	/* Removing now writes the original back, as it always did. */
+	assert_int_equal(trace_bpt_remove(&bpt, BASE + 0x50), 0);
+	assert_memory_equal(&fake.mem[0x50], &orig[0x50], arch_trap_len);
+	/* A resume without a suspend changes nothing. */
+	assert_int_equal(trace_bpt_resume(&bpt), 0);
+	assert_memory_equal(&fake.mem[0x30], arch_trap_insn, arch_trap_len);
+}
+
 static void test_many_sorted(void **state)
 {
 	for (int i = SIZE - 8; i >= 0; i -= 8)
@@ -164,6 +198,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_insert_remove),	    T(test_refcount),		   T(test_reads_hide_traps),
 		T(test_writes_keep_traps), T(test_strip_copy_and_forget), T(test_many_sorted),
+		T(test_suspend_resume),
 	};
 
 	return cmocka_run_group_tests_name("trace-bptable", tests, NULL, NULL);
