@@ -62,6 +62,10 @@ uint64_t arch_sp(const struct arch_regs *regs);
 uint64_t arch_thread_pointer(const struct arch_regs *regs);
 /* The integer return value of a call, or the result of a system call. */
 uint64_t arch_retval(const struct arch_regs *regs);
+/* Registers of a thread stopped inside a system call, made those of the
+ * thread just after it returned 'v', with no call in progress to restart
+ * (x86-64: rax, and orig_rax -1). */
+void arch_set_syscall_result(struct arch_regs *regs, uint64_t v);
 /* The i-th integer argument (0-based, i < ARCH_MAX_ARGS) at a function's
  * first instruction. */
 uint64_t arch_arg(const struct arch_regs *regs, unsigned i);

@@ -128,10 +128,14 @@ void observe_calib_end(struct session *s, pid_t tid, bool abort)
 int observe_calib_start(struct session *s)
 {
 	uint64_t page;
-	pid_t tid = trace_current_tid(s->p);
+	pid_t tid = trace_inject_tid(s->p);
 	int r;
 
-	r = trace_get_regs(s->p, tid, &s->calib_saved);
+	/* A thread that can be borrowed and given back as it was: not one
+	 * in the middle of a clone, whose thread would be made twice. */
+	if (!tid)
+		return -TRACE_E_STATE;
+	r = trace_borrow_regs(s->p, tid, &s->calib_saved);
 	if (r < 0)
 		return r;
 	r = trace_map_exec(s->p, 4096, &page, NULL);

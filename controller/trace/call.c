@@ -30,6 +30,25 @@ static struct trace_thread *current_stopped(struct trace_proc *p)
 	return t;
 }
 
+/* The registers to put back after borrowing t (trace_borrow_regs); at a
+ * stop it cannot judge, the registers as they are. */
+static int saved_regs(struct trace_proc *p, struct trace_thread *t, struct arch_regs *ret)
+{
+	int r = trace_borrow_regs(p, t->tid, ret);
+
+	return r == -TRACE_E_STATE ? trace_pt_getregs(t->tid, ret) : r;
+}
+
+/* The thread a system call is made in (trace_inject_tid), or the current
+ * one when none can be borrowed. */
+static struct trace_thread *syscall_thread(struct trace_proc *p)
+{
+	pid_t tid = trace_inject_tid(p);
+	struct trace_thread *t = tid ? trace_thread_find(p, tid) : NULL;
+
+	return t ? t : current_stopped(p);
+}
+
 static bool fatal_signal(int sig)
 {
 	switch (sig) {
@@ -303,7 +322,7 @@ static int syscall_at(struct trace_proc *p, struct trace_thread *t, uint64_t ins
 	bool at_bp = t->at_bp;
 	int r;
 
-	r = trace_pt_getregs(t->tid, &saved);
+	r = saved_regs(p, t, &saved);
 	if (r < 0)
 		return r;
 	regs = saved;
@@ -335,7 +354,7 @@ int trace_syscall(struct trace_proc *p, long nr, const uint64_t args[6], int64_t
 
 	if (p->dead)
 		return -ESRCH;
-	t = current_stopped(p);
+	t = syscall_thread(p);
 	if (!t)
 		return -TRACE_E_STATE;
 	if (p->stub)
@@ -434,7 +453,7 @@ int trace_call(struct trace_proc *p, uint64_t fn, const uint64_t *args, unsigned
 	t = current_stopped(p);
 	if (!t)
 		return -TRACE_E_STATE;
-	r = trace_pt_getregs(t->tid, &saved);
+	r = saved_regs(p, t, &saved);
 	if (r < 0)
 		return r;
 	/* The floating-point control state too: a called function that

@@ -68,6 +68,7 @@ struct trace_thread {
 	bool at_bp;	       /* stopped at a breakpoint (pc rewound onto it) */
 	bool vforking;	       /* its vfork child shares the memory: traps out (wait.c) */
 	bool interrupted;      /* PTRACE_INTERRUPT sent, its stop not yet seen */
+	enum trace_status_kind stop; /* what its last stop was (trace_dispatch) */
 	int deliver;	       /* signal delivered when resumed */
 	int exit_code;	       /* from its exit event */
 	uint64_t stepped_to;   /* its pc after its last step over a breakpoint

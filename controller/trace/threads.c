@@ -89,6 +89,62 @@ int trace_get_regs(struct trace_proc *p, pid_t tid, struct arch_regs *ret)
 	return r < 0 ? r : trace_pt_getregs(tid, ret);
 }
 
+/* Stopped where the kernel resumes it through its signal code. */
+static bool borrowable_as_is(const struct trace_thread *t)
+{
+	return t->state == TH_STOPPED &&
+	       (t->stop == TRACE_ST_SIGNAL || t->stop == TRACE_ST_GROUP_STOP ||
+		t->stop == TRACE_ST_INTERRUPT);
+}
+
+/* Stopped at an event whose system call's result is known. */
+static bool borrowable_fixed(const struct trace_thread *t)
+{
+	return t->state == TH_STOPPED &&
+	       (t->stop == TRACE_ST_CLONE || t->stop == TRACE_ST_FORK ||
+		t->stop == TRACE_ST_VFORK || t->stop == TRACE_ST_VFORK_DONE ||
+		t->stop == TRACE_ST_EXEC);
+}
+
+pid_t trace_inject_tid(struct trace_proc *p)
+{
+	struct trace_thread *cur = trace_thread_find(p, p->cur);
+
+	if (cur && borrowable_as_is(cur))
+		return cur->tid;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (borrowable_as_is(p->threads[i]))
+			return p->threads[i]->tid;
+	if (cur && borrowable_fixed(cur))
+		return cur->tid;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (borrowable_fixed(p->threads[i]))
+			return p->threads[i]->tid;
+	return 0;
+}
+
+int trace_borrow_regs(struct trace_proc *p, pid_t tid, struct arch_regs *ret)
+{
+	struct trace_thread *t;
+	unsigned long msg = 0;
+	int r = trace_thread_stopped(p, tid, &t);
+
+	if (r < 0)
+		return r;
+	if (!borrowable_as_is(t) && !borrowable_fixed(t))
+		return -TRACE_E_STATE;
+	r = trace_pt_getregs(tid, ret);
+	if (r < 0 || borrowable_as_is(t))
+		return r;
+	if (t->stop != TRACE_ST_EXEC) {
+		r = trace_pt_geteventmsg(tid, &msg);
+		if (r < 0)
+			return r;
+	}
+	arch_set_syscall_result(ret, msg);
+	return 0;
+}
+
 int trace_set_regs(struct trace_proc *p, pid_t tid, const struct arch_regs *regs)
 {
 	struct trace_thread *t;

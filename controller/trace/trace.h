@@ -133,6 +133,25 @@ bool trace_alive(const struct trace_proc *p);
 /* The thread that reported the last event (the leader at first). */
 pid_t trace_current_tid(const struct trace_proc *p);
 
+/*
+ * Borrowing a stopped thread for injected code, then putting its registers
+ * back (trace_syscall, trace_call, observe's calibration). A thread can be
+ * borrowed as it is when its stop is one the kernel leaves through its
+ * signal code (a signal, group or interrupt stop): a system call it was in
+ * then restarts as it would have. At an event stop it is inside a call
+ * that has done its work and not yet returned: its registers are put back
+ * as just after that return (clone, fork, vfork: the new pid; exec: 0), or
+ * a clone3 put back unreturned reads -ENOSYS and glibc makes a second
+ * thread. At an exit or system-call stop it cannot be borrowed.
+ *
+ * trace_inject_tid(): the thread to borrow, the current one when it can be
+ * borrowed as it is, else another that can, else the current one when its
+ * registers can be put back, else 0. trace_borrow_regs(): the registers to
+ * put back after borrowing tid; -TRACE_E_STATE when it cannot be borrowed.
+ */
+pid_t trace_inject_tid(struct trace_proc *p);
+int trace_borrow_regs(struct trace_proc *p, pid_t tid, struct arch_regs *ret);
+
 /* An auxiliary vector entry (AT_ENTRY, AT_SYSINFO_EHDR for the vDSO...). */
 int trace_auxv(struct trace_proc *p, unsigned long type, uint64_t *ret);
 

@@ -426,6 +426,7 @@ void trace_dispatch(struct trace_proc *p, struct trace_thread *t, int status)
 	unsigned long msg;
 
 	trace_status_classify(status, &st);
+	t->stop = st.kind;
 	switch (st.kind) {
 	case TRACE_ST_EXITED:
 	case TRACE_ST_KILLED:

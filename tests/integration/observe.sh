@@ -580,6 +580,40 @@ for how in detach kill; do
 		fail "after benchtrap's $how the program did not finish on its own: $(cat "$TMP/b4.out")"
 done
 
+# ---- threads that come and go: detach and benchtrap's end ---------------------------------
+# Rounds of 8 threads created and joined while observed (rounds.c); at the
+# end of --duration, and when benchtrap gets SIGINT, SIGTERM or SIGKILL, the
+# program finishes with all its calls. (A calibration injected into a thread
+# stopped in the middle of clone3 once put it back unreturned: glibc read
+# -ENOSYS and made the thread twice, and the program exited 0 early with no
+# output. benches/detach_trials.py runs 50 such trials.)
+ROUNDS=$OBS/rounds
+for how in duration INT TERM KILL; do
+	rm -f "$TMP/rounds.started"
+	("$ROUNDS" "$TMP/rounds.started" 1500 8 2000 >"$TMP/rounds.out"
+	 echo "status $?" >>"$TMP/rounds.out") &
+	rp=$!
+	for _ in $(seq 400); do
+		[[ -e $TMP/rounds.started ]] && break
+		sleep 0.01
+	done
+	pid=$(pgrep -f -- "$ROUNDS $TMP/rounds.started" | head -1)
+	if [[ $how == duration ]]; then
+		run observe --symbol 'obs_*' --pid "$pid" --duration 0.5 --output "$TMP/rounds.json"
+		expect_status 0
+	else
+		"$BENCHTRAP" observe --symbol 'obs_*' --pid "$pid" >/dev/null 2>&1 &
+		bt=$!
+		sleep 0.5
+		kill -s "$how" "$bt"
+		wait "$bt" 2>/dev/null
+	fi
+	wait "$rp"
+	checks=$((checks + 1))
+	grep -qx 'rounds done: 24000000 calls' "$TMP/rounds.out" && grep -qx 'status 0' "$TMP/rounds.out" ||
+		fail "threads coming and going, $how: the program did not finish whole: $(cat "$TMP/rounds.out")"
+done
+
 # Children started by fork, vfork, posix_spawn and system(), 5 of each:
 # every one exits 0, patched and under --no-patch, the functions they run
 # before exec selected or every function of the binary (a vfork child shares

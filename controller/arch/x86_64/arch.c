@@ -45,6 +45,12 @@ uint64_t arch_retval(const struct arch_regs *regs)
 	return regs->r.rax;
 }
 
+void arch_set_syscall_result(struct arch_regs *regs, uint64_t v)
+{
+	regs->r.rax = v;
+	regs->r.orig_rax = (uint64_t)-1;
+}
+
 /* Where the integer arguments 0 to 5 are passed (System V AMD64 ABI). */
 static const size_t arg_regs[] = {
 	offsetof(struct user_regs_struct, rdi), offsetof(struct user_regs_struct, rsi),
