@@ -588,7 +588,7 @@ static int step_over(struct trace_proc *p, struct trace_thread *t)
 {
 	struct arch_regs regs;
 	const struct trace_bp *bp;
-	uint64_t addr;
+	uint64_t addr, later = 0;
 	int r;
 
 	t->at_bp = false;
@@ -633,13 +633,24 @@ static int step_over(struct trace_proc *p, struct trace_thread *t)
 			on_signal(p, t, st.code);
 			break;
 		}
-		/* An asynchronous signal: deliver it after the step. */
+		/* An asynchronous signal: deliver it after the step. A second
+		 * one waits too: sent again now, it would stop the step again
+		 * at once, and a storm of signals (a timer every 200 µs) kept
+		 * the step from ever running. The same signal twice is
+		 * delivered once, as the kernel merges a standard signal. */
 		if (t->deliver == 0)
 			t->deliver = st.code;
-		else
-			syscall(SYS_tgkill, p->pid, t->tid, st.code);
+		else if (st.code != t->deliver && st.code > 0 && st.code < 64)
+			later |= 1ull << st.code;
 	}
 out:
+	/* The other signals that came during the step, sent again now that it
+	 * is over. */
+	for (int sig = 1; later && sig < 64; sig++)
+		if (later & 1ull << sig) {
+			later &= ~(1ull << sig);
+			syscall(SYS_tgkill, p->pid, t->tid, sig);
+		}
 	p->stopping = false;
 	if (trace_bpt_find(&p->bpt, addr) && !p->dead && !p->bpt.suspended)
 		trace_mem_write(&p->mem, addr, p->bpt.trap, p->bpt.trap_len);

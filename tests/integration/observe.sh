@@ -614,6 +614,34 @@ for how in duration INT TERM KILL; do
 		fail "threads coming and going, $how: the program did not finish whole: $(cat "$TMP/rounds.out")"
 done
 
+# ---- a signal storm under --no-patch: still stoppable ----------------------------------------
+# SIGALRM every 200 µs (storm.c, which would run 120 s): each signal is a
+# stop. SIGINT, SIGTERM and SIGKILL of benchtrap end everything well before
+# the program would end on its own. (A signal that came while a thread was
+# stepped over a breakpoint was sent again at once, stopped the step again,
+# and the step never ran: benchtrap spun, deaf to every signal.)
+STORM=$OBS/storm
+for sig in INT TERM KILL; do
+	"$BENCHTRAP" observe --no-patch --symbol storm_work --output "$TMP/storm.json" \
+		-- "$STORM" 120 >/dev/null 2>&1 &
+	bt=$!
+	wait_exec "$bt" "$BENCHTRAP"
+	for _ in $(seq 400); do
+		[[ -n $(fixture_procs "$STORM") ]] && break
+		sleep 0.01
+	done
+	sleep 1
+	kill -s "$sig" "$bt"
+	checks=$((checks + 1))
+	for _ in $(seq 600); do
+		[[ -z $(fixture_procs "$STORM") ]] && ! kill -0 "$bt" 2>/dev/null && break
+		sleep 0.05
+	done
+	[[ -z $(fixture_procs "$STORM") ]] && ! kill -0 "$bt" 2>/dev/null ||
+		fail "signal storm, SIG$sig: benchtrap or the program still runs 30 s later"
+	wait "$bt" 2>/dev/null
+done
+
 # Children started by fork, vfork, posix_spawn and system(), 5 of each:
 # every one exits 0, patched and under --no-patch, the functions they run
 # before exec selected or every function of the binary (a vfork child shares
