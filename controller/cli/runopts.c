@@ -326,6 +326,7 @@ int cli_run_option(const char *cmd, int c, struct cli_run_opts *o)
 		o->plan.max_samples = (size_t)v;
 		return 0;
 	case CLI_OPT_TIMEOUT:
+		o->timeout_set = true;
 		if (cli_parse_seconds(cmd, "--timeout", optarg, &o->plan.timeout_ns))
 			return EXIT_USAGE;
 		if (o->plan.timeout_ns < 1000000)
@@ -520,6 +521,46 @@ int cli_select_threads(const char *cmd, const char *binary, const struct cli_run
 	return 0;
 }
 
+/* The number in a suite's own option after "--", "--NAME=V" or "--NAME V";
+ * -1 when absent or not a number. */
+static double target_number(const struct cli_run_opts *o, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < o->ntarget_args; i++) {
+		const char *a = o->target_args[i], *v = NULL;
+		char *end;
+		double d;
+
+		if (!strncmp(a, name, len) && a[len] == '=')
+			v = a + len + 1;
+		else if (!strcmp(a, name) && i + 1 < o->ntarget_args)
+			v = o->target_args[i + 1];
+		if (!v)
+			continue;
+		d = strtod(v, &end);
+		/* 1.8's "100x" is iterations, not seconds */
+		if (end != v && d >= 0 && *end != 'x')
+			return d;
+	}
+	return -1;
+}
+
+/* --timeout when not given (measure_default_timeout): the repetitions
+ * asked, by --min-samples or a Google Benchmark binary's own
+ * --benchmark_repetitions, each as long as its --benchmark_min_time. */
+static uint64_t default_timeout(const struct cli_run_opts *o)
+{
+	double reps = target_number(o, "--benchmark_repetitions");
+	double min_s = target_number(o, "--benchmark_min_time");
+	size_t n = o->min_samples_set ? o->plan.min_samples : 0;
+
+	if (reps > (double)n && reps < 1e9)
+		n = (size_t)reps;
+	return measure_default_timeout(&o->plan, n, min_s > 0 && min_s < 1e6 ? (uint64_t)(min_s * 1e9)
+									      : 0);
+}
+
 int cli_run_opts_check(const char *cmd, struct cli_run_opts *o)
 {
 	if (threads_max(&o->threads) > 1 && !(o->instrument->options & MEASURE_OPT_THREADS)) {
@@ -546,6 +587,8 @@ int cli_run_opts_check(const char *cmd, struct cli_run_opts *o)
 	if (o->plan.min_samples > o->plan.max_samples)
 		return cmd_error(cmd, "--min-samples (%zu) is above --max-samples (%zu)",
 				 o->plan.min_samples, o->plan.max_samples);
+	if (!o->timeout_set)
+		o->plan.timeout_ns = default_timeout(o);
 	return 0;
 }
 

@@ -81,7 +81,7 @@ struct cli_run_opts {
 	size_t nbenches, nsymbols;
 	struct measure_plan plan;
 	enum measure_isolation isolation;
-	bool aslr, clean_env, show_output, min_samples_set, sample_time_set;
+	bool aslr, clean_env, show_output, min_samples_set, sample_time_set, timeout_set;
 	bool quiet; /* --quiet: no progress on stderr */
 	const struct measure_instrument *instrument;
 	const char *keep_profiles; /* --keep-profiles DIR */

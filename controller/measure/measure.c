@@ -104,6 +104,17 @@ void measure_plan_default(struct measure_plan *p)
 	};
 }
 
+uint64_t measure_default_timeout(const struct measure_plan *p, size_t reps, uint64_t rep_min_ns)
+{
+	const double base = 60e9, per_rep = 0.25e9;
+	double t = 3.0 * ((double)p->warmup_ns + (double)p->time_ns) +
+		   (double)reps * (per_rep + 3.0 * (double)rep_min_ns);
+
+	if (!(t > base))
+		return (uint64_t)base;
+	return t >= 1e18 ? (uint64_t)1e18 : (uint64_t)t;
+}
+
 uint64_t measure_grow(uint64_t n, uint64_t elapsed_ns, uint64_t target_ns)
 {
 	/* Aim 10% past the target so that noise does not leave the next

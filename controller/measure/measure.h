@@ -192,6 +192,17 @@ struct measure_plan {
 
 void measure_plan_default(struct measure_plan *p);
 
+/*
+ * The default --timeout of a plan asking for 'reps' repetitions (samples,
+ * or a suite's own repetitions), each at least 'rep_min_ns' long (a
+ * suite's own minimum time per repetition; 0 when none is asked): 60 s,
+ * or three times the warm-up and the budget plus a quarter of a second
+ * and three times the minimum per repetition, when that is longer. A
+ * repetition of a slow instance is at least one batch and a round trip of
+ * the process; 1,000 of them under load outlast a minute.
+ */
+uint64_t measure_default_timeout(const struct measure_plan *p, size_t reps, uint64_t rep_min_ns);
+
 /* The default sample of a paired comparison (docs/compare.md): the shorter
  * the alternation unit, the closer in time the two samples of a pair and
  * the less of the host's changes of speed (and of preemption) falls

@@ -251,4 +251,11 @@ run compare "$S" "$S" --symbol 'nothing_here*' --time 0.05
 expect_usage_error "no function matches 'nothing_here\*'"
 expect_no_orphans "$S"
 expect_no_temp_dirs
+# The binary's own repetitions lengthen the default timeout (docs/run.md):
+# 3 x 1.2 s + 400 x (0.25 + 3 x 0.0001) s.
+run run "$S" --bench BM_counted --format json -- --benchmark_repetitions=400 \
+	--benchmark_min_time=0.0001
+expect_status 0
+expect_json 'abs(d["run"]["timeout_s"] - 103.72) < 1e-6'
+
 done_ok

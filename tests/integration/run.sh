@@ -311,4 +311,17 @@ expect_usage_error '--keep-profiles applies to --instrument callgrind only$'
 run run "$EX" --instrument callgrind --warmup-calls 2
 expect_usage_error '--warmup-calls applies to --instrument memory only$'
 
+# The default timeout grows with the repetitions asked (docs/run.md):
+# 3 x (0.05 + 0.05) s + 300 x 0.25 s; the one given is the one used.
+run run "$EX" --bench empty --time 0.05 --warmup 0.05 --sample-time 0.0002 --min-samples 300 \
+	--format json
+expect_status 0
+expect_json 'abs(d["run"]["timeout_s"] - 75.3) < 1e-6'
+run run "$EX" --bench empty "${FAST[@]}" --format json
+expect_status 0
+expect_json 'd["run"]["timeout_s"] == 60'
+run run "$EX" --bench empty "${FAST[@]}" --min-samples 300 --timeout 7 --format json
+expect_status 0
+expect_json 'd["run"]["timeout_s"] == 7'
+
 done_ok

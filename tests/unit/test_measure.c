@@ -107,6 +107,25 @@ static void test_events_note(void **state)
 	assert_null(measure_events_note(&n, 0));
 }
 
+/* The default timeout: a minute for what the defaults ask, growing with
+ * the repetitions asked and their minimum time. */
+static void test_default_timeout(void **state)
+{
+	struct measure_plan plan;
+
+	(void)state;
+	measure_plan_default(&plan);
+	assert_int_equal(measure_default_timeout(&plan, 0, 0), 60000000000ull);
+	assert_int_equal(measure_default_timeout(&plan, 10, 0), 60000000000ull);
+	/* 3 x 1.2 s + 1000 x 0.25 s */
+	assert_int_equal(measure_default_timeout(&plan, 1000, 0), 253600000000ull);
+	/* and 3 x 0.1 s more a repetition */
+	assert_int_equal(measure_default_timeout(&plan, 1000, 100000000), 553600000000ull);
+	/* A long budget alone: 3 x (0.2 + 30) s */
+	plan.time_ns = 30000000000ull;
+	assert_int_equal(measure_default_timeout(&plan, 0, 0), 90600000000ull);
+}
+
 static void test_grow(void **state)
 {
 	const uint64_t ms10 = 10000000;
@@ -332,6 +351,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_default_timeout),
 		cmocka_unit_test(test_instrument_rows),
 		cmocka_unit_test(test_resolution),
 		cmocka_unit_test(test_no_time),
