@@ -41,6 +41,10 @@
 
 #define AGENT_CODE_SIZE 0x1000u
 #define AGENT_FUNCS 8192u	   /* patched functions at most */
+/* The index kept for the calibration's function, whatever was selected:
+ * the program's functions get the others. */
+#define AGENT_FUNC_CALIB (AGENT_FUNCS - 1u)
+#define AGENT_FUNCS_WORDS "8,191" /* the program's at most, for people */
 #define AGENT_RING_RECORDS 524288u /* a power of two */
 #define AGENT_THREADS 256u	   /* a power of two */
 #define AGENT_DEPTH 119u	   /* open observed calls per thread */

@@ -252,8 +252,9 @@ int observe_fast_install(struct session *s, struct obj *o, uint32_t fi, uint64_t
 	int r;
 
 	*why = NULL;
-	if (fi >= AGENT_FUNCS) {
-		*why = "more functions selected than the agent counts";
+	if (!f->calib && fi >= AGENT_FUNC_CALIB) {
+		*why = "beyond the " AGENT_FUNCS_WORDS " functions the agent can patch (select "
+		       "fewer to patch them all)";
 		return -ENOSPC;
 	}
 	if (thread_inside(s, f->addr, f->addr + pt->displaced)) {
@@ -271,7 +272,8 @@ int observe_fast_install(struct session *s, struct obj *o, uint32_t fi, uint64_t
 	r = trace_read(s->p, f->addr, pd->orig, pd->len);
 	if (r < 0)
 		return r;
-	observe_tramp_build(tramp, at, s->agent + arch_agent_entry, fi, pt);
+	observe_tramp_build(tramp, at, s->agent + arch_agent_entry,
+			    f->calib ? AGENT_FUNC_CALIB : fi, pt);
 	r = trace_write(s->p, at, tramp, sizeof(tramp));
 	if (r == 0)
 		r = trace_write(s->p, f->addr, pt->entry, pt->displaced);
@@ -455,6 +457,7 @@ uint64_t observe_fast_drain(struct session *s)
 	const struct agent_record *ring;
 	struct agent_shared *sh;
 	uint64_t head, from = s->ring_tail;
+	uint32_t fi;
 
 	if (!s->agent_map)
 		return 0;
@@ -478,16 +481,23 @@ uint64_t observe_fast_drain(struct session *s)
 			continue;
 		}
 		s->ring_tail++;
-		if (rec.func >= s->nfuncs || !s->funcs[rec.func].fast)
+		fi = rec.func == AGENT_FUNC_CALIB ? s->calib_fast_func : rec.func;
+		if (fi >= s->nfuncs || !s->funcs[fi].fast)
 			continue;
-		observe_fast_call(s, rec.func, rec.thread, rec.t0, rec.t1);
+		observe_fast_call(s, fi, rec.thread, rec.t0, rec.t1);
 	}
 	return s->ring_tail - from;
 }
 
+/* The agent's counter 'off' of session function fi (the calibration's
+ * at its kept index). */
 static uint64_t counter(const struct session *s, uint64_t off, uint32_t fi)
 {
-	if (!s->agent_map || fi >= AGENT_FUNCS)
+	if (fi < s->nfuncs && s->funcs[fi].calib)
+		fi = AGENT_FUNC_CALIB;
+	else if (fi >= AGENT_FUNC_CALIB)
+		return 0;
+	if (!s->agent_map)
 		return 0;
 	return __atomic_load_n((const uint64_t *)(s->agent_map + (off - AGENT_SHARED_OFF)) + fi,
 			       __ATOMIC_RELAXED);

@@ -229,6 +229,55 @@ static void dur(double ns, char *buf, size_t size)
 	stats_format_duration(ns, buf, size);
 }
 
+/* A function timed by breakpoints for lack of a patch, and why. */
+static bool fell_back(const struct observe_func_result *fn)
+{
+	return !fn->patched && fn->fallback && !fn->error;
+}
+
+/*
+ * The functions timed by breakpoints, not patched: one line each, or, for
+ * a reason shared by more than three, one line for all of them with the
+ * first three named (selecting every function of a large program puts
+ * thousands past the agent's room).
+ */
+static void fallback_notes(FILE *f, const struct observe_result *res, bool md, bool color)
+{
+	bool *said = calloc(res->nfuncs + 1, sizeof(*said));
+
+	for (size_t i = 0; i < res->nfuncs; i++) {
+		const struct observe_func_result *fn = &res->funcs[i];
+		size_t n = 0, shown = 0;
+
+		if (!fell_back(fn) || (said && said[i]))
+			continue;
+		for (size_t k = i; said && k < res->nfuncs; k++)
+			if (fell_back(&res->funcs[k]) && !strcmp(res->funcs[k].fallback, fn->fallback))
+				n++;
+		if (n <= 3) {
+			fprintf(f, "%s%snote:%s %s: timed by breakpoints, not patched: %s\n",
+				md ? "- " : "", color ? "\033[33m" : "", color ? "\033[0m" : "",
+				fn->name, fn->fallback);
+			if (said)
+				said[i] = true;
+			continue;
+		}
+		fprintf(f, "%s%snote:%s %zu functions timed by breakpoints, not patched: %s (",
+			md ? "- " : "", color ? "\033[33m" : "", color ? "\033[0m" : "", n,
+			fn->fallback);
+		for (size_t k = i; k < res->nfuncs; k++) {
+			if (!fell_back(&res->funcs[k]) || strcmp(res->funcs[k].fallback, fn->fallback))
+				continue;
+			said[k] = true;
+			if (shown < 3)
+				fprintf(f, "%s%s", shown ? ", " : "", res->funcs[k].name);
+			shown++;
+		}
+		fprintf(f, ", and %zu more)\n", n - 3);
+	}
+	free(said);
+}
+
 static void print_histograms(const struct observe_result *res, FILE *f, bool md)
 {
 	bool first = true;
@@ -348,11 +397,7 @@ void report_observe_table(const struct report_observe *run, FILE *f, enum report
 			"that spread, at least one reading of the clock\n",
 			md ? "- " : "", oh, res->calib.patched_calls, p10, p90, pm);
 	}
-	for (size_t i = 0; i < res->nfuncs; i++)
-		if (!res->funcs[i].patched && res->funcs[i].fallback && !res->funcs[i].error)
-			fprintf(f, "%s%snote:%s %s: timed by breakpoints, not patched: %s\n",
-				md ? "- " : "", color ? "\033[33m" : "", color ? "\033[0m" : "",
-				res->funcs[i].name, res->funcs[i].fallback);
+	fallback_notes(f, res, md, color);
 	if (res->attached)
 		fprintf(f,
 			"%sdetached from %d: %zu code bytes at breakpoint addresses compared "

@@ -642,6 +642,19 @@ for sig in INT TERM KILL; do
 	wait "$bt" 2>/dev/null
 done
 
+# ---- more functions than the agent can patch -------------------------------------------------
+# 8,300 selected: 8,191 patched, the rest timed by breakpoints, said in one
+# note; the calibration of a patched call keeps its own place; every call
+# counted (86).
+run observe --symbol 'many_*' --output "$TMP/obs.json" -- "$OBS/many"
+expect_status 0
+expect_out '^many: '
+expect_err '^note: 109 functions timed by breakpoints, not patched: beyond the 8,191 functions the agent can patch \(select fewer to patch them all\) \(many_8191, many_8192, many_8193, and 106 more\)$'
+expect_err '^patched calls: the agent'
+checks=$((checks + 1))
+grep -q 'could not be calibrated' <<<"$err" && fail "the patched calibration found no place"
+expect_file_json 'len(d["benchmarks"]) == 8300 and sum(b["calls"] for b in d["benchmarks"]) == 86 and sum(b["bounded_by"] == "patch" for b in d["benchmarks"]) == 8191'
+
 # Children started by fork, vfork, posix_spawn and system(), 5 of each:
 # every one exits 0, patched and under --no-patch, the functions they run
 # before exec selected or every function of the binary (a vfork child shares
