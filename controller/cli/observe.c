@@ -160,6 +160,43 @@ static void live_update(struct observe_live *l, bool observing, const struct obs
 	l->drawn_at = now->elapsed_ns;
 }
 
+/*
+ * A command that is a script (a "#!" line): the code that runs is its
+ * interpreter's, so say which to observe instead of "not an ELF binary".
+ * A version manager's shim (pyenv's python3 is a bash script that execs the
+ * real one) is said as such. Returns the exit status when it is a script
+ * (the one line said), 0 otherwise.
+ */
+static int script_error(const char *path, const char *typed)
+{
+	char line[512], *interp, *end;
+	FILE *f = fopen(path, "re");
+	bool shim;
+
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "#!", 2) != 0) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	interp = line + 2 + strspn(line + 2, " \t");
+	end = interp + strcspn(interp, "\r\n");
+	*end = '\0';
+	shim = strstr(path, "/shims/") != NULL;
+	if (shim) {
+		const char *name = strrchr(typed, '/') ? strrchr(typed, '/') + 1 : typed;
+
+		return cli_error("observe: %s is a shim, a script (#!%s) that runs another "
+				 "program: observe that one (`pyenv which %s`, `rbenv which %s` "
+				 "or `command -v` in its environment name it)",
+				 path, interp, name, name);
+	}
+	return cli_error("observe: %s is a script (#!%s): observe its interpreter, as in "
+			 "`benchtrap observe --symbol ... -- %s %s`",
+			 path, interp, interp, typed);
+}
+
 /* ---- signals ------------------------------------------------------------------
  * With a command, a signal sent to benchtrap is passed on to the program (one
  * typed at the terminal reaches it directly: same process group). With --pid,
@@ -472,6 +509,8 @@ int cli_observe(int argc, char **argv)
 		target_error(&o, &fail);
 		goto out;
 	}
+	if (!o.pid && script_error(exe, o.command[0]))
+		goto out;
 	if (cli_open_binary_symbols(exe, &ef) != 0)
 		goto out;
 	/* A pattern that matches nothing is refused before the program starts

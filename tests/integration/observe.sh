@@ -118,6 +118,16 @@ run observe "${NOMATCH[@]}" -- "$TMP"
 expect_usage_error 'is a directory'
 run observe "${NOMATCH[@]}" -- "$TMP/not-elf"
 expect_usage_error 'not an ELF binary'
+# A script names its interpreter; a version manager's shim, what to ask.
+printf '#!/usr/bin/python3 -u\nprint(1)\n' >"$TMP/script.py"
+chmod +x "$TMP/script.py"
+run observe "${NOMATCH[@]}" -- "$TMP/script.py" 1
+expect_usage_error "script.py is a script \(#!/usr/bin/python3 -u\): observe its interpreter, as in \`benchtrap observe --symbol ... -- /usr/bin/python3 -u $TMP/script.py\`$"
+mkdir -p "$TMP/shims"
+printf '#!/usr/bin/env bash\nexec python3 "$@"\n' >"$TMP/shims/python3"
+chmod +x "$TMP/shims/python3"
+run observe "${NOMATCH[@]}" -- "$TMP/shims/python3"
+expect_usage_error 'shims/python3 is a shim, a script \(#!/usr/bin/env bash\) that runs another program: observe that one \(`pyenv which python3`, `rbenv which python3`'
 run observe --symbol fib -- "$TMP/not-executable"
 expect_usage_error 'cannot execute .*not-executable: Permission denied'
 run observe "${NOMATCH[@]}" -- no-such-command-anywhere
