@@ -110,13 +110,18 @@ int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss 
 					 "found, so it was not searched (set LD_LIBRARY_PATH as "
 					 "the program needs)",
 					 binary, m->pattern, m->missing);
+		if (m->stripped && m->suggest[0])
+			return cli_error("%s: no function matches '%s' (did you mean %s?); if it is "
+					 "the binary's own, the binary is stripped and its code may be "
+					 "linked in without a symbol: run a build that is not "
+					 "stripped",
+					 binary, m->pattern, m->suggest);
 		if (m->stripped)
 			return cli_error("%s: no function matches '%s': the binary is stripped and "
 					 "exports no such function (its code may be linked in "
-					 "statically, without a symbol)%s%s%s; run a build that "
-					 "is not stripped",
-					 binary, m->pattern, m->suggest[0] ? " (did you mean " : "",
-					 m->suggest, m->suggest[0] ? "?)" : "");
+					 "statically, without a symbol); run a build that is not "
+					 "stripped",
+					 binary, m->pattern);
 		if (m->suggest[0])
 			return cli_error("%s: no function matches '%s' (did you mean %s?)", binary,
 					 m->pattern, m->suggest);

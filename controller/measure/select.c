@@ -393,38 +393,49 @@ out:
 static int explain_symbol(const struct elf_scope *scope, const char *pattern,
 			  struct measure_miss *m)
 {
-	struct elf_scope own = { .objs = scope->objs, .n = 1 };
 	size_t n = 0;
-	const char **names;
+	const char **names, **where;
 
 	if (scope->missing[0]) {
 		m->missing = strdup(scope->missing[0]);
 		return m->missing ? 0 : -ENOMEM;
 	}
-	/* A stripped binary may hold the function, linked in from a static
-	 * library, without a symbol for it: a library's name that merely
-	 * looks alike would mislead, so only the binary's own exports are
-	 * suggested. */
+	/* A misspelt name of a library's function is the likeliest miss,
+	 * stripped binary or not: the closest names of the whole scope are
+	 * suggested, a library's with its name. */
 	m->stripped = elf_is_stripped(scope->objs[0]);
-	names = elf_scope_names(m->stripped ? &own : scope, &n);
-	if (names) {
+	names = elf_scope_names(scope, &n);
+	where = calloc(n + 1, sizeof(*where));
+	if (names && where) {
 		/* Only what --symbol can run: no piece of a function, no
 		 * member function that needs an object. */
-		const struct elf_scope *from = m->stripped ? &own : scope;
 		size_t kept = 0, k = 0;
 
-		for (size_t j = 0; j < from->n; j++)
-			for (size_t i = 0; i < elf_symbol_count(from->objs[j]); i++, k++) {
-				const struct elf_symbol *sym = elf_symbol(from->objs[j], i);
+		for (size_t j = 0; j < scope->n; j++) {
+			const char *path = elf_path(scope->objs[j]);
+			const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
-				if (sym->kind != ELF_FN_FRAGMENT && sym->member != ELF_MEMBER_YES)
-					names[kept++] = names[k];
+			for (size_t i = 0; i < elf_symbol_count(scope->objs[j]); i++, k++) {
+				const struct elf_symbol *sym = elf_symbol(scope->objs[j], i);
+
+				if (sym->kind == ELF_FN_FRAGMENT || sym->member == ELF_MEMBER_YES)
+					continue;
+				where[kept] = j ? base : NULL;
+				names[kept++] = names[k];
 			}
+		}
 		n = kept;
 	}
-	if (!names || !match_suggest(pattern, names, n, 3, m->suggest, sizeof(m->suggest)))
+	/* A stripped binary may hold the function, linked in from a static
+	 * library, without a symbol: a library's name that merely looks alike
+	 * (LZ4_compress for zstd's ZSTD_compress) would mislead, so there
+	 * only a typo's distance, two edits, is suggested. */
+	if (!names || !where ||
+	    !match_suggest_in(pattern, names, where, n, 3, m->stripped ? 2 : 0, m->suggest,
+			      sizeof(m->suggest)))
 		m->suggest[0] = '\0';
 	free(names);
+	free(where);
 	return 0;
 }
 

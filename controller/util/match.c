@@ -31,10 +31,16 @@ static char *strip_glob(const char *pattern)
 bool match_suggest(const char *pattern, const char *const *names, size_t n, size_t max, char *buf,
 		 size_t size)
 {
+	return match_suggest_in(pattern, names, NULL, n, max, 0, buf, size);
+}
+
+bool match_suggest_in(const char *pattern, const char *const *names, const char *const *where,
+		      size_t n, size_t max, size_t max_edits, char *buf, size_t size)
+{
 	char *needle = strip_glob(pattern);
 	size_t cap, found = 0;
 	struct {
-		const char *name;
+		const char *name, *where;
 		size_t score;
 	} best[8];
 
@@ -46,6 +52,8 @@ bool match_suggest(const char *pattern, const char *const *names, size_t n, size
 	cap = strlen(needle) / 3 + 1;
 	if (cap < 3)
 		cap = 3;
+	if (max_edits && cap > max_edits + 1)
+		cap = max_edits + 1;
 	for (size_t i = 0; i < n; i++) {
 		size_t score;
 
@@ -86,6 +94,7 @@ bool match_suggest(const char *pattern, const char *const *names, size_t n, size
 			found++;
 		memmove(&best[at + 1], &best[at], (found - 1 - at) * sizeof(best[0]));
 		best[at].name = names[i];
+		best[at].where = where ? where[i] : NULL;
 		best[at].score = score;
 	}
 	free(needle);
@@ -95,8 +104,10 @@ bool match_suggest(const char *pattern, const char *const *names, size_t n, size
 	for (size_t i = 0; i < found; i++) {
 		size_t len = strlen(buf);
 
-		snprintf(buf + len, size - len, "%s'%s'", i == 0 ? "" : i + 1 == found ? " or " : ", ",
-			 best[i].name);
+		snprintf(buf + len, size - len, "%s'%s'%s%s%s",
+			 i == 0 ? "" : i + 1 == found ? " or " : ", ", best[i].name,
+			 best[i].where ? " (" : "", best[i].where ? best[i].where : "",
+			 best[i].where ? ")" : "");
 	}
 	return true;
 }

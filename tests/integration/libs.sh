@@ -34,7 +34,7 @@ run run "$HW/hwprog" --symbol hwfx_v2_only --symbol hwfx_level "${FAST[@]}" --fo
 expect_status 0
 expect_json '[(b["name"], b["status"], b["object"].endswith("'$V2'")) for b in d["benchmarks"]] == [("hwfx_v2_only", "ok", True), ("hwfx_level", "ok", True)]'
 run run "$HW/hwprog" --symbol hwfx_base_only
-expect_usage_error "hwprog: no function matches 'hwfx_base_only' \(did you mean 'hwfx_v2_only'\?\)$"
+expect_usage_error "hwprog: no function matches 'hwfx_base_only' \(did you mean 'hwfx_v2_only' \(libhwfx.so\)\?\)$"
 expect_no_orphans "$HW/hwprog"
 
 # LD_LIBRARY_PATH comes before DT_RUNPATH: a copy of the baseline build

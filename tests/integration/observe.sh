@@ -188,6 +188,10 @@ run observe --symbol no_such_function_anywhere -- "$RECURSE" 5
 expect_usage_error "recurse: no function matches 'no_such_function_anywhere' in it or its libraries"
 run observe --symbol fib --symbol fbi -- "$RECURSE" 5
 expect_usage_error "recurse: no function matches 'fbi' \(did you mean 'fib'"
+# A misspelt function of a library of a stripped binary: its name and its
+# library first (xz's functions are liblzma's).
+run observe --symbol lzma_coode -- xz --version
+expect_usage_error "xz: no function matches 'lzma_coode' \(did you mean 'lzma_code' \(liblzma.so.5\)\?\); if it is the binary's own, the binary is stripped"
 run observe --symbol fib --skip 'slow_stup*' -- "$RECURSE" 5
 expect_usage_error "recurse: no function matches 'slow_stup\*' \(did you mean 'slow_setup'"
 # Attached: refused before the process is stopped; it runs on, untraced.

@@ -994,7 +994,8 @@ static void test_select(void **state)
 
 /* A function of a static library linked into a stripped program has no
  * symbol: the miss says the binary is stripped and suggests no library's
- * look-alike; the same program unstripped has the function. */
+ * look-alike (only a typo's distance is offered there); the same program
+ * unstripped has the function. */
 static void test_select_stripped_static(void **state)
 {
 	struct elf_file *ef = open_fixture("static_user_stripped");

@@ -92,6 +92,27 @@ static void test_suggest(void **state)
 	assert_false(match_suggest("zzzzzzzzzz", names, 5, 3, buf, sizeof(buf)));
 }
 
+/* Suggestions that say where each name is, and a tighter distance. */
+static void test_suggest_in(void **state)
+{
+	const char *names[] = { "main", "lzma_code", "lzma_end", "LZ4_compress" };
+	const char *where[] = { NULL, "liblzma.so.5", "liblzma.so.5", "liblz4.so.1" };
+	char buf[256];
+
+	(void)state;
+	assert_true(match_suggest_in("lzma_coode", names, where, 4, 3, 0, buf, sizeof(buf)));
+	assert_string_equal(buf, "'lzma_code' (liblzma.so.5)");
+	assert_true(match_suggest_in("mian", names, where, 4, 3, 0, buf, sizeof(buf)));
+	assert_string_equal(buf, "'main'");
+	/* Four edits: close enough by default, not within two. */
+	assert_true(match_suggest_in("ZSTD_compress", names, where, 4, 3, 0, buf, sizeof(buf)));
+	assert_string_equal(buf, "'LZ4_compress' (liblz4.so.1)");
+	assert_false(match_suggest_in("ZSTD_compress", names, where, 4, 3, 2, buf, sizeof(buf)));
+	/* A substring counts whatever the distance. */
+	assert_true(match_suggest_in("compress", names, where, 4, 3, 2, buf, sizeof(buf)));
+	assert_string_equal(buf, "'LZ4_compress' (liblz4.so.1)");
+}
+
 static void test_function_names(void **state)
 {
 	char *s = match_strip_params("ns::f<int>(int, char)");
@@ -835,6 +856,7 @@ int main(void)
 		cmocka_unit_test(test_control),
 		cmocka_unit_test(test_glob),
 		cmocka_unit_test(test_suggest),
+		cmocka_unit_test(test_suggest_in),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_table_long_and_markup),
 		cmocka_unit_test(test_function_names),
