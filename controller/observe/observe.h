@@ -77,6 +77,23 @@ size_t observe_stack_dead(const struct observe_stack *s, uint64_t ret_addr, uint
  * to no open call of this thread). */
 size_t observe_stack_returning(const struct observe_stack *s, uint64_t ret_addr, uint64_t sp_after);
 
+/* Frames this far below the stack pointer are on its stack; farther, on
+ * another stack (a coroutine's): the patched entries' AGENT_SAME_STACK. */
+#define OBSERVE_SAME_STACK (1ull << 20)
+
+/* The same for the frames v[0..top). */
+size_t observe_stack_returning_at(const struct observe_stack *s, size_t top, uint64_t ret_addr,
+				  uint64_t sp_after);
+
+/*
+ * A return to a call made on this stack while the frames on top belong to
+ * other stacks (coroutines switched with swapcontext, their calls still
+ * open): *ret_above is how many frames on top are another stack's, and the
+ * result how many frames just beneath them return here (0: none).
+ */
+size_t observe_stack_beneath(const struct observe_stack *s, uint64_t ret_addr, uint64_t sp_after,
+			     size_t *ret_above);
+
 /* ---- figures ------------------------------------------------------------------ */
 
 /* One completed call, in the controller's clock. 'stopped' counts the

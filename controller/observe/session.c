@@ -226,6 +226,7 @@ static int on_breakpoint(struct session *s, const struct trace_event *ev, int64_
 	struct observe_stack *st = stack_of(s, ev->tid, false);
 	const struct entry *en;
 	struct arch_regs regs;
+	size_t above;
 	uint64_t sp;
 	int r;
 
@@ -261,6 +262,25 @@ static int on_breakpoint(struct session *s, const struct trace_event *ev, int64_
 		if (k && returned_through(s, &st->v[st->n - 1], ev->addr)) {
 			while (k--)
 				pop_frame(s, st, true, now);
+			return 0;
+		}
+		/* A coroutine's call returning beneath another's, open on
+		 * another stack: those stay. */
+		k = observe_stack_beneath(st, ev->addr, sp, &above);
+		if (k && returned_through(s, &st->v[st->n - above - 1], ev->addr)) {
+			struct observe_frame *keep = malloc(above * sizeof(*keep));
+
+			if (!keep)
+				return -ENOMEM;
+			/* The other stacks' frames set aside, these completed,
+			 * those put back on top. */
+			memcpy(keep, &st->v[st->n - above], above * sizeof(*keep));
+			st->n -= above;
+			while (k--)
+				pop_frame(s, st, true, now);
+			memcpy(&st->v[st->n], keep, above * sizeof(*keep));
+			st->n += above;
+			free(keep);
 			return 0;
 		}
 	}

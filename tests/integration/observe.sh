@@ -669,6 +669,18 @@ checks=$((checks + 1))
 grep -q 'could not be calibrated' <<<"$err" && fail "the patched calibration found no place"
 expect_file_json 'len(d["benchmarks"]) == 8300 and sum(b["calls"] for b in d["benchmarks"]) == 86 and sum(b["bounded_by"] == "patch" for b in d["benchmarks"]) == 8191'
 
+# ---- coroutines: ucontext switches inside observed calls ----------------------------------
+# Two coroutines on stacks 16 MiB apart, each call of co_step switching to
+# the other inside it: 200 calls, all returned, patched and --no-patch.
+for mode in patched --no-patch; do
+	flag=()
+	[[ $mode == patched ]] || flag=(--no-patch)
+	run observe "${flag[@]}" --symbol co_step --output "$TMP/obs.json" -- "$OBS/coro"
+	expect_status 0
+	expect_out '^coro done: 200 steps$'
+	expect_file_json '[(b["calls"], b["unmatched_returns"]) for b in d["benchmarks"]] == [(200, 0)]'
+done
+
 # Children started by fork, vfork, posix_spawn and system(), 5 of each:
 # every one exits 0, patched and under --no-patch, the functions they run
 # before exec selected or every function of the binary (a vfork child shares

@@ -76,6 +76,34 @@ static void test_longjmp(void **state)
 	observe_stack_free(&s);
 }
 
+/* Coroutines: two stacks far apart on one thread. A call open on the
+ * other stack is not dead when this one's stack pointer is above it, and
+ * a return beneath it finds its own call. */
+static void test_other_stack(void **state)
+{
+	struct observe_stack s = { .tid = 1 };
+	size_t above;
+
+	(void)state;
+	push(&s, 0, 0x1000, 0x10000000);	/* A's call, on stack A */
+	/* B enters on its stack, 16 MiB above: A's call stays open. */
+	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x11000000, 0), 0);
+	push(&s, 0, 0x1000, 0x11000000);	/* B's call */
+	/* A returns while B's call is open: B's is another stack's. */
+	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x10000000, OBSERVE_NO_FUNC), 0);
+	assert_int_equal(observe_stack_returning(&s, 0x1000, 0x10000000), 0);
+	assert_int_equal(observe_stack_beneath(&s, 0x1000, 0x10000000, &above), 1);
+	assert_int_equal(above, 1);
+	/* Nothing of this stack beneath: none. */
+	assert_int_equal(observe_stack_beneath(&s, 0x2000, 0x10000000, &above), 0);
+	/* On one stack, 1 MiB apart at most, a frame below is still dead. */
+	s.n = 0;
+	push(&s, 0, 0x1000, 0x10000000);
+	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x10000000 + (1 << 20), 0), 1);
+	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x10000000 + (1 << 20) + 16, 0), 0);
+	observe_stack_free(&s);
+}
+
 /* A tail call: the callee reuses the caller's return address and stack
  * slot; both return at once. */
 static void test_tail_call(void **state)
@@ -646,6 +674,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_recursion),
 		cmocka_unit_test(test_longjmp),
+		cmocka_unit_test(test_other_stack),
 		cmocka_unit_test(test_tail_call),
 		cmocka_unit_test(test_corrected),
 		cmocka_unit_test(test_hist),
