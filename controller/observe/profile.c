@@ -155,9 +155,11 @@ void observe_profile_sample(struct session *s)
 		if (n && trace_thread_unmoved(s->p, st->tid, s->prof_frames[0].pc))
 			continue;
 		/* Just past a trap whose stop the kernel has not reported yet
-		 * (it does when the thread runs again): at an inner observed
-		 * call's entry or return, a stop, not the program's time. */
-		if (n && trace_bp_present(s->p, arch_trap_addr(s->prof_frames[0].pc)))
+		 * (it does when the thread runs again), or on one: at an inner
+		 * observed call's entry or return, a stop, not the program's
+		 * time. */
+		if (n && (trace_bp_present(s->p, arch_trap_addr(s->prof_frames[0].pc)) ||
+			  trace_bp_present(s->p, s->prof_frames[0].pc)))
 			continue;
 		for (size_t k = 0; k < st->n; k++) {
 			struct func *f = &s->funcs[st->v[k].func];

@@ -523,10 +523,14 @@ static int run_loop(struct session *s)
 
 			last_tick = now;
 			progress_now(s, start, now, &pr);
-			/* A signal for the program waits until the calibration
-			 * (code of ours running in its thread) is over. */
-			if (!s->calibrating && s->o->tick &&
-			    s->o->tick(s->o->userdata, s->pid, s->observing, &pr)) {
+			/* The tick runs during the calibration too: under a
+			 * storm of signals on a loaded machine it may never
+			 * end, and benchtrap must still stop. Observing that
+			 * stops ends it first (code of ours runs in the
+			 * program's thread). */
+			if (s->o->tick && s->o->tick(s->o->userdata, s->pid, s->observing, &pr)) {
+				if (s->calibrating && !s->attached)
+					observe_calib_end(s, s->calib_tid, true);
 				if (s->attached) {
 					r = 0; /* a timeout, or an event left for the detach */
 					break;

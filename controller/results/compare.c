@@ -404,11 +404,12 @@ static void first_line(const char *s, char *buf, size_t size)
 /*
  * The smallest change the run could have seen: each interval's half-width
  * (results_pair.resolution), their median and the widest, said beside the
- * threshold; a warning for the benchmarks whose interval is wider than the
+ * threshold; and how many benchmarks have an interval wider than the
  * threshold, which a change of the threshold's size could not take off 1.
+ * Notes, not warnings: how wide an interval is depends on the machine's
+ * noise, and a warning is for what a reviewer must act on.
  */
-static int resolution_note(const struct results_comparison *c, struct sentences *w,
-			   struct sentences *notes)
+static int resolution_note(const struct results_comparison *c, struct sentences *notes)
 {
 	double *v = calloc(c->n + 1, sizeof(*v)), worst = -1.0;
 	const char *worst_name = NULL;
@@ -448,7 +449,7 @@ static int resolution_note(const struct results_comparison *c, struct sentences 
 				  c->threshold * 100.0);
 	}
 	if (wide)
-		strv_addf(w,
+		strv_addf(notes,
 			  "%zu benchmark%s could not have shown a change of the threshold "
 			  "(%g%%): %s interval%s wider than that; longer measurements "
 			  "(--time) narrow %s",
@@ -589,7 +590,7 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 				  k == 1 ? "" : "s", k == 1 ? "s" : "", c->threshold * 100.0,
 				  c->threshold * 100.0);
 	}
-	r = resolution_note(c, w, notes);
+	r = resolution_note(c, notes);
 	if (r < 0)
 		return r;
 	/* The same build-id is said by the report on a line of its own. */

@@ -71,7 +71,8 @@ struct trace_thread {
 	enum trace_status_kind stop; /* what its last stop was (trace_dispatch) */
 	int deliver;	       /* signal delivered when resumed */
 	int exit_code;	       /* from its exit event */
-	uint64_t stepped_to;   /* its pc after its last step over a breakpoint
+	uint64_t stepped_to;   /* its pc after its last step over a breakpoint (or
+				  where it stood on one taken out meanwhile)
 				  (the step's SIGTRAP address), or 0 */
 	/* Resumed with PTRACE_SYSCALL, its syscall-entry stops counted in
 	 * the trace_proc's 'syscalls' (trace_call_opts.syscalls). */

@@ -597,8 +597,12 @@ static int step_over(struct trace_proc *p, struct trace_thread *t)
 		return r;
 	addr = arch_pc(&regs);
 	bp = trace_bpt_find(&p->bpt, addr);
-	if (!bp)
+	if (!bp) {
+		/* Taken out meanwhile: it runs on from here, where benchtrap
+		 * left it (trace_thread_unmoved). */
+		t->stepped_to = addr;
 		return 0;
+	}
 	r = trace_mem_write(&p->mem, addr, bp->orig, p->bpt.trap_len);
 	if (r < 0)
 		return r;

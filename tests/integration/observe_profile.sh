@@ -3,11 +3,15 @@
 # SVG flamegraph of its calls' stacks, named in the results; a function
 # never called gets a diagnostic; with a command and with --pid (the
 # process runs on after benchtrap detached). Durations and sample counts
-# are never asserted, only which callees appear, and that work(), which
-# only calls, has no sample of its own: a thread just past an inner
-# call's trap, its stop not yet reported, is a stop, not a sample.
+# are never asserted, only which callees appear, and that work(), three
+# instructions that only call, has no sample of its own: a thread found
+# where benchtrap left it at an inner call's breakpoint is a stop.
 . "$(dirname "$0")/lib.sh"
 HELPERS=$FIXTURES/observe/helpers
+target=""
+# A check that fails while the attached process runs must not leave it
+# holding the test's output open.
+trap 'if main_shell; then [[ -n $target ]] && kill -9 $target 2>/dev/null; rm -rf "$TMP"; fi' EXIT
 
 # The results file $1 and its profiles: the checks on stdin, one Python
 # expression a line over 'd' (the results) and 'fg(name)' (the folded

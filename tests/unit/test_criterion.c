@@ -234,8 +234,8 @@ static void test_fixture(void **state)
 	assert_non_null(k->leaf[MEASURE_MEMORY].refusal);
 	assert_int_equal(criterion_batch_fns(ef, &fns, &n), 0);
 	/* One instance per closure type: fib's (both parameters), sum's, the
-	 * chase's and the crash's. */
-	assert_int_equal(n, 4);
+	 * chase's, the crash's and the twins' (all three). */
+	assert_int_equal(n, 5);
 	for (size_t i = 0; i < n; i++) {
 		assert_string_equal(fns[i].name, "criterion::bencher::Bencher<M>::iter");
 		assert_true(fns[i].link_addr != 0);
