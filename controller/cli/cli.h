@@ -95,9 +95,10 @@ void cli_fatal_signals(void);
  * For a command that keeps what it measured (run): SIGINT, SIGTERM and
  * SIGHUP stop the measuring instead (launch_stop(): the benchmark being
  * measured is killed, nothing more starts), said on stderr at once; the
- * command then reports and writes what was measured, marked partial. The
- * same signal a second time, and SIGQUIT, end it as cli_fatal_signals()
- * does. cli_stopped() is the signal that stopped it, or 0.
+ * command then reports and writes what was measured, marked partial. A
+ * second one of them (a CI's cancel sends SIGINT, then SIGTERM), and
+ * SIGQUIT, end it as cli_fatal_signals() does; the journal of --output
+ * stays. cli_stopped() is the signal that stopped it, or 0.
  */
 void cli_stop_signals(void);
 int cli_stopped(void);

@@ -174,8 +174,9 @@ static bool stderr_tty;
 
 static void on_stop_signal(int sig)
 {
-	static const char msg[] = "benchtrap: stopping: the benchmarks measured are kept (the same "
-				  "signal again ends benchtrap at once)\n";
+	static const char msg[] = "benchtrap: stopping: the benchmarks measured are kept (a second "
+				  "signal ends benchtrap at once)\n";
+	int saved = errno;
 
 	if (stop_signal) {
 		on_fatal_signal(sig);
@@ -188,6 +189,7 @@ static void on_stop_signal(int sig)
 		/* nothing to be done about stderr */
 	}
 	launch_stop();
+	errno = saved; /* the code it interrupted may be about to read errno */
 }
 
 int cli_stopped(void)

@@ -364,21 +364,30 @@ int cli_run(int argc, char **argv)
 		exit_code = EXIT_USAGE;
 	if (rep.stopped_by && exit_code != EXIT_USAGE) {
 		const char *abbrev = sigabbrev_np(rep.stopped_by);
+		const char *name = abbrev ? abbrev : "?";
 
 		if (o.output)
-			cli_note("stopped by SIG%s after %zu of %zu benchmarks: the %zu measured are "
-				 "in %s, marked partial",
-				 abbrev ? abbrev : "?", rep.n, specs.n, rep.n, o.output);
+			cli_note("stopped by SIG%s after %zu of %zu benchmarks: the %zu measured "
+				 "are in %s, marked partial",
+				 name, rep.n, specs.n, rep.n, o.output);
 		else
-			cli_note("stopped by SIG%s after %zu of %zu benchmarks: the table holds the "
-				 "%zu measured",
-				 abbrev ? abbrev : "?", rep.n, specs.n, rep.n);
+			cli_note("stopped by SIG%s after %zu of %zu benchmarks: the table holds "
+				 "the %zu measured",
+				 name, rep.n, specs.n, rep.n);
 		exit_code = 128 + rep.stopped_by;
 	}
 out:
-	/* Left where the measuring failed: nothing in it is worth keeping. */
-	if (hs.journal)
-		report_journal_close(hs.journal, true);
+	/* The results file was not written whole: the journal stays when it
+	 * holds anything measured (said), and goes when it holds nothing. */
+	if (hs.journal) {
+		size_t held = report_journal_count(hs.journal);
+
+		report_journal_close(hs.journal, held == 0);
+		if (held)
+			cli_note("%s holds the %zu benchmark%s measured; every command that reads "
+				 "results reads it",
+				 journal, held, held == 1 ? "" : "s");
+	}
 	free(journal);
 	if (cli_close_markers(&hs, o.markers, exit_code != EXIT_USAGE))
 		exit_code = EXIT_USAGE;

@@ -111,11 +111,12 @@ int cli_say_miss(const char *cmd, const char *binary, const struct measure_miss 
 					 "the program needs)",
 					 binary, m->pattern, m->missing);
 		if (m->stripped && m->suggest[0])
-			return cli_error("%s: no function matches '%s' (did you mean %s?); if it is "
-					 "the binary's own, the binary is stripped and its code may be "
-					 "linked in without a symbol: run a build that is not "
-					 "stripped",
-					 binary, m->pattern, m->suggest);
+			return cli_error(
+				"%s: no function matches '%s' (did you mean %s?); if it is "
+				"the binary's own, the binary is stripped and its code may be "
+				"linked in without a symbol: run a build that is not "
+				"stripped",
+				binary, m->pattern, m->suggest);
 		if (m->stripped)
 			return cli_error("%s: no function matches '%s': the binary is stripped and "
 					 "exports no such function (its code may be linked in "
@@ -223,10 +224,11 @@ void cli_progress_event(const struct measure_event *ev, void *userdata)
 	if (h->progress && ev->kind == MEASURE_BENCH_START)
 		fprintf(stderr, "\r\033[K[%zu/%zu] %s", ++h->done, h->total, ev->name);
 	if (h->lines && ev->kind == MEASURE_BENCH_END && ev->result && ev->result->interrupted)
-		fprintf(stderr, "[%zu/%zu] %s  stopped: left out\n", ++h->ended, h->total, ev->name);
+		fprintf(stderr, "[%zu/%zu] %s  stopped: left out\n", ++h->ended, h->total,
+			ev->name);
 	else if (h->lines && ev->kind == MEASURE_BENCH_END && ev->result &&
-		 report_progress_line(ev->result, ++h->ended, h->total, progress_side(h, ev->result),
-				 &line) == 0) {
+		 report_progress_line(ev->result, ++h->ended, h->total,
+				      progress_side(h, ev->result), &line) == 0) {
 		fprintf(stderr, "%s\n", line);
 		free(line);
 	}
@@ -562,8 +564,8 @@ static uint64_t default_timeout(const struct cli_run_opts *o)
 
 	if (reps > (double)n && reps < 1e9)
 		n = (size_t)reps;
-	return measure_default_timeout(&o->plan, n, min_s > 0 && min_s < 1e6 ? (uint64_t)(min_s * 1e9)
-									      : 0);
+	return measure_default_timeout(&o->plan, n,
+				       min_s > 0 && min_s < 1e6 ? (uint64_t)(min_s * 1e9) : 0);
 }
 
 int cli_run_opts_check(const char *cmd, struct cli_run_opts *o)

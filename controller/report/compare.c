@@ -663,7 +663,8 @@ static json_t *pair_json(const struct results_pair *p)
 			 "change_pct", num_or_null(p->has_ratio, (p->ratio - 1.0) * 100.0),
 			 "ci_low_pct", num_or_null(p->has_interval, (p->ratio_low - 1.0) * 100.0),
 			 "ci_high_pct", num_or_null(p->has_interval, (p->ratio_high - 1.0) * 100.0),
-			 "resolution_pct", num_or_null(true, p->resolution * 100.0), "significant", p->significant, "paired", p->paired, "note",
+			 "resolution_pct", num_or_null(true, p->resolution * 100.0), "significant",
+			 p->significant, "paired", p->paired, "note",
 			 p->note ? json_string(p->note) : json_null(), "base_status",
 			 results_json_str(status_of(p->base)), "head_status",
 			 results_json_str(status_of(p->head)));

@@ -252,7 +252,8 @@ static void fallback_notes(FILE *f, const struct observe_result *res, bool md, b
 		if (!fell_back(fn) || (said && said[i]))
 			continue;
 		for (size_t k = i; said && k < res->nfuncs; k++)
-			if (fell_back(&res->funcs[k]) && !strcmp(res->funcs[k].fallback, fn->fallback))
+			if (fell_back(&res->funcs[k]) &&
+			    !strcmp(res->funcs[k].fallback, fn->fallback))
 				n++;
 		if (n <= 3) {
 			fprintf(f, "%s%snote:%s %s: timed by breakpoints, not patched: %s\n",
@@ -266,7 +267,8 @@ static void fallback_notes(FILE *f, const struct observe_result *res, bool md, b
 			md ? "- " : "", color ? "\033[33m" : "", color ? "\033[0m" : "", n,
 			fn->fallback);
 		for (size_t k = i; k < res->nfuncs; k++) {
-			if (!fell_back(&res->funcs[k]) || strcmp(res->funcs[k].fallback, fn->fallback))
+			if (!fell_back(&res->funcs[k]) ||
+			    strcmp(res->funcs[k].fallback, fn->fallback))
 				continue;
 			said[k] = true;
 			if (shown < 3)

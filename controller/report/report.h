@@ -67,6 +67,8 @@ void report_journal_add(struct report_journal *j, const struct bench_result *r);
 /* Close the journal, removing its file when 'remove' (the results file is
  * whole). Returns the first write error, or 0. NULL does nothing. */
 int report_journal_close(struct report_journal *j, bool remove);
+/* How many results it holds. */
+size_t report_journal_count(const struct report_journal *j);
 /* Whether the file at 'path' is a journal (its first line says so). */
 bool report_is_journal(const char *path);
 

@@ -268,6 +268,7 @@ struct report_journal {
 	int fd;
 	int err;
 	char *path;
+	size_t n; /* results written */
 };
 
 static int journal_write(struct report_journal *j, json_t *doc)
@@ -294,8 +295,7 @@ static int journal_write(struct report_journal *j, json_t *doc)
 	return r;
 }
 
-int report_journal_open(const char *path, const struct report_run *run,
-			struct report_journal **ret)
+int report_journal_open(const char *path, const struct report_run *run, struct report_journal **ret)
 {
 	struct report_run head = *run;
 	struct report_journal *j = calloc(1, sizeof(*j));
@@ -330,8 +330,15 @@ int report_journal_open(const char *path, const struct report_run *run,
 
 void report_journal_add(struct report_journal *j, const struct bench_result *r)
 {
-	if (j && !j->err)
+	if (j && !j->err) {
 		j->err = journal_write(j, bench_json(r));
+		j->n += !j->err;
+	}
+}
+
+size_t report_journal_count(const struct report_journal *j)
+{
+	return j ? j->n : 0;
 }
 
 int report_journal_close(struct report_journal *j, bool remove)

@@ -543,11 +543,15 @@ static int add_warnings(const struct results_file *base, const struct results_fi
 				  base->benches[i].name, base->benches[i].instrument, base->path);
 
 	if (base->partial)
-		strv_addf(w, "base is partial (%s): a benchmark it lacks was not measured, "
-			     "not removed", base->partial);
+		strv_addf(w,
+			  "base is partial (%s): a benchmark it lacks was not measured, "
+			  "not removed",
+			  base->partial);
 	if (head->partial)
-		strv_addf(w, "head is partial (%s): a benchmark it lacks was not measured, "
-			     "not removed", head->partial);
+		strv_addf(w,
+			  "head is partial (%s): a benchmark it lacks was not measured, "
+			  "not removed",
+			  head->partial);
 	r = results_env_diff(&base->env, &head->env, &diff);
 	if (r < 0)
 		return r;
@@ -680,8 +684,8 @@ int results_compare(const struct results_file *base, const struct results_file *
 			goto out;
 		p->resolution = NAN;
 		if (p->has_interval && p->has_ratio && p->ratio > 0.0)
-			p->resolution = fmax(p->ratio_high / p->ratio - 1.0,
-					     1.0 - p->ratio_low / p->ratio);
+			p->resolution =
+				fmax(p->ratio_high / p->ratio - 1.0, 1.0 - p->ratio_low / p->ratio);
 		c.counts[p->verdict]++;
 		if (p->base && p->head)
 			c.nboth++;

@@ -666,8 +666,9 @@ static int parse_partial(struct parser *p, json_t *v, char **ret)
 				     "expected \"signal\" a string, \"selected\" and "
 				     "\"measured\" whole numbers");
 	if (json_is_true(json_object_get(v, "journal")))
-		r = asprintf(&s, "read from the journal of a run that did not finish: %lld "
-				 "benchmarks measured",
+		r = asprintf(&s,
+			     "read from the journal of a run that did not finish: %lld "
+			     "benchmarks measured",
 			     (long long)json_integer_value(meas));
 	else if (json_is_string(sig) && json_is_integer(sel))
 		r = asprintf(&s, "stopped by %s: %lld of %lld benchmarks measured",

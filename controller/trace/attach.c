@@ -123,6 +123,7 @@ static void first_stop(struct trace_proc *p, struct trace_thread *t)
 
 	if (next_status_ended(p, t, &st))
 		return;
+	t->stop = st.kind;
 	switch (st.kind) {
 	case TRACE_ST_SIGNAL:
 		/* A signal arrived first: delivered on resume. */
@@ -156,8 +157,9 @@ static void first_stop(struct trace_proc *p, struct trace_thread *t)
 int trace_attach(pid_t pid, struct trace_proc **ret)
 {
 	const unsigned long options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE | PTRACE_O_TRACEEXEC |
-				      PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD;
+				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE |
+				      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+				      PTRACE_O_TRACESYSGOOD;
 	struct trace_proc *p;
 	bool more = true;
 	int r = 0;

@@ -187,4 +187,5 @@ int trace_bpt_resume(struct trace_bpt *t)
 void trace_bpt_forget(struct trace_bpt *t)
 {
 	t->n = 0;
+	t->suspended = 0; /* a new image: nothing shares it */
 }

@@ -39,11 +39,11 @@ static int saved_regs(struct trace_proc *p, struct trace_thread *t, struct arch_
 	return r == -TRACE_E_STATE ? trace_pt_getregs(t->tid, ret) : r;
 }
 
-/* The thread a system call is made in (trace_inject_tid), or the current
- * one when none can be borrowed. */
+/* The thread a system call is made in (trace_syscall_tid), or the current
+ * one when none can be borrowed as it is. */
 static struct trace_thread *syscall_thread(struct trace_proc *p)
 {
-	pid_t tid = trace_inject_tid(p);
+	pid_t tid = trace_syscall_tid(p);
 	struct trace_thread *t = tid ? trace_thread_find(p, tid) : NULL;
 
 	return t ? t : current_stopped(p);
@@ -320,6 +320,7 @@ static int syscall_at(struct trace_proc *p, struct trace_thread *t, uint64_t ins
 	struct arch_regs saved, regs, after;
 	struct trace_failure f;
 	bool at_bp = t->at_bp;
+	pid_t cur = p->cur;
 	int r;
 
 	r = saved_regs(p, t, &saved);
@@ -339,7 +340,7 @@ static int syscall_at(struct trace_proc *p, struct trace_thread *t, uint64_t ins
 	if (r < 0)
 		return r;
 	t->at_bp = at_bp;
-	p->cur = t->tid;
+	p->cur = cur; /* the thread borrowed may not be the current one */
 	*ret_result = (int64_t)arch_retval(&after);
 	return 0;
 }

@@ -51,8 +51,9 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 {
 	static char *const clean_env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", NULL };
 	const unsigned long options = PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |
-				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE | PTRACE_O_TRACEEXEC |
-				      PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD;
+				      PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE |
+				      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+				      PTRACE_O_TRACESYSGOOD;
 	struct launch_opts lo;
 	struct launch l;
 	struct trace_proc *p;
@@ -125,6 +126,7 @@ int trace_spawn(const struct trace_spawn_opts *o, struct trace_proc **ret, int *
 		goto out_free;
 	}
 	p->threads[0]->state = TH_STOPPED;
+	p->threads[0]->stop = TRACE_ST_EXEC;
 	p->cur = p->pid;
 	*ret = p;
 	return 0;

@@ -97,13 +97,25 @@ static bool borrowable_as_is(const struct trace_thread *t)
 		t->stop == TRACE_ST_INTERRUPT);
 }
 
-/* Stopped at an event whose system call's result is known. */
+/* Stopped at an event whose system call's result is known. Not at a vfork
+ * event: the child, let go, runs on this thread's stack. */
 static bool borrowable_fixed(const struct trace_thread *t)
 {
 	return t->state == TH_STOPPED &&
 	       (t->stop == TRACE_ST_CLONE || t->stop == TRACE_ST_FORK ||
-		t->stop == TRACE_ST_VFORK || t->stop == TRACE_ST_VFORK_DONE ||
-		t->stop == TRACE_ST_EXEC);
+		t->stop == TRACE_ST_VFORK_DONE || t->stop == TRACE_ST_EXEC);
+}
+
+pid_t trace_syscall_tid(struct trace_proc *p)
+{
+	struct trace_thread *cur = trace_thread_find(p, p->cur);
+
+	if (cur && borrowable_as_is(cur))
+		return cur->tid;
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (borrowable_as_is(p->threads[i]))
+			return p->threads[i]->tid;
+	return 0;
 }
 
 pid_t trace_inject_tid(struct trace_proc *p)

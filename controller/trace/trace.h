@@ -144,12 +144,18 @@ pid_t trace_current_tid(const struct trace_proc *p);
  * a clone3 put back unreturned reads -ENOSYS and glibc makes a second
  * thread. At an exit or system-call stop it cannot be borrowed.
  *
- * trace_inject_tid(): the thread to borrow, the current one when it can be
- * borrowed as it is, else another that can, else the current one when its
- * registers can be put back, else 0. trace_borrow_regs(): the registers to
- * put back after borrowing tid; -TRACE_E_STATE when it cannot be borrowed.
+ * (Not at a vfork event: the child runs on the thread's stack.)
+ *
+ * trace_inject_tid(): the thread to borrow for a call, the current one when
+ * it can be borrowed as it is, else another that can, else the current one
+ * when its registers can be put back, else 0. trace_syscall_tid(): the
+ * same for a system call, as it is only: resumed from an event stop, the
+ * kernel writes the call's result over the number of the one injected.
+ * trace_borrow_regs(): the registers to put back after borrowing tid;
+ * -TRACE_E_STATE when it cannot be borrowed.
  */
 pid_t trace_inject_tid(struct trace_proc *p);
+pid_t trace_syscall_tid(struct trace_proc *p);
 int trace_borrow_regs(struct trace_proc *p, pid_t tid, struct arch_regs *ret);
 
 /* An auxiliary vector entry (AT_ENTRY, AT_SYSINFO_EHDR for the vDSO...). */

@@ -400,6 +400,7 @@ static void on_exec(struct trace_proc *p, struct trace_thread *t)
 	memset(leader, 0, sizeof(*leader));
 	leader->tid = p->pid;
 	leader->state = TH_STOPPED;
+	leader->stop = TRACE_ST_EXEC;
 	trace_bpt_forget(&p->bpt);
 	trace_mem_close(&p->mem);
 	p->stub = 0;
@@ -644,15 +645,15 @@ static int step_over(struct trace_proc *p, struct trace_thread *t)
 		 * delivered once, as the kernel merges a standard signal. */
 		if (t->deliver == 0)
 			t->deliver = st.code;
-		else if (st.code != t->deliver && st.code > 0 && st.code < 64)
-			later |= 1ull << st.code;
+		else if (st.code != t->deliver && st.code > 0 && st.code <= 64)
+			later |= 1ull << (st.code - 1);
 	}
 out:
 	/* The other signals that came during the step, sent again now that it
 	 * is over. */
-	for (int sig = 1; later && sig < 64; sig++)
-		if (later & 1ull << sig) {
-			later &= ~(1ull << sig);
+	for (int sig = 1; later && sig <= 64; sig++)
+		if (later & 1ull << (sig - 1)) {
+			later &= ~(1ull << (sig - 1));
 			syscall(SYS_tgkill, p->pid, t->tid, sig);
 		}
 	p->stopping = false;

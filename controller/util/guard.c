@@ -78,8 +78,7 @@ static const char *sig_name(int sig, char *buf, size_t size)
  * harms nobody whatever its target (signal 0, prlimit that only reads, an
  * fcntl that sets no owner).
  */
-static bool aim_of(const struct guard_call *c, pid_t *target, bool *groups, char *what,
-		   size_t size)
+static bool aim_of(const struct guard_call *c, pid_t *target, bool *groups, char *what, size_t size)
 {
 	int sig = signal_of(c);
 	char sname[32];
@@ -121,7 +120,7 @@ static bool aim_of(const struct guard_call *c, pid_t *target, bool *groups, char
 		*groups = true;
 		snprintf(what, size, "gave a descriptor's signals (%s) to",
 			 c->args[1] == F_SETOWN ? "F_SETOWN" : "F_SETOWN_EX");
-		return *target != 0;
+		return *target != 0 || c->unread;
 	default:
 		return false;
 	}
@@ -136,6 +135,12 @@ bool guard_judge(const struct guard_who *w, const struct guard_call *c, char *bu
 
 	if (!aim_of(c, &target, &groups, what, sizeof(what)))
 		return false;
+	if (c->unread) {
+		/* Where the signals would go is unknown: refused, as it may
+		 * be benchtrap. */
+		snprintf(buf, size, "%s a process whose id benchtrap could not read", what);
+		return true;
+	}
 	if (groups && target == -1 && c->nr != SYS_fcntl) {
 		snprintf(buf, size, "%s every process it may signal (kill -1)", what);
 		return true;
@@ -168,7 +173,8 @@ bool guard_judge(const struct guard_who *w, const struct guard_call *c, char *bu
 
 /* ---- the filter ------------------------------------------------------------------- */
 
-#define ARG_LO(i) (offsetof(struct seccomp_data, args[i]) + (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0))
+#define ARG_LO(i) \
+	(offsetof(struct seccomp_data, args[i]) + (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0))
 
 enum { PROG_MAX = 48 };
 static struct sock_filter prog[PROG_MAX];
@@ -217,11 +223,16 @@ static void build(void)
 		int nr;
 		enum label to;
 	} calls[] = {
-		{ SYS_kill, L_GROUP },		   { SYS_rt_sigqueueinfo, L_GROUP },
-		{ SYS_tkill, L_PID0 },		   { SYS_tgkill, L_PID0 },
-		{ SYS_rt_tgsigqueueinfo, L_PID0 }, { SYS_pidfd_open, L_PID0 },
-		{ SYS_prlimit64, L_PID0 },	   { SYS_process_vm_writev, L_PID0 },
-		{ SYS_ptrace, L_PID1 },		   { SYS_fcntl, L_OWNER },
+		{ SYS_kill, L_GROUP },
+		{ SYS_rt_sigqueueinfo, L_GROUP },
+		{ SYS_tkill, L_PID0 },
+		{ SYS_tgkill, L_PID0 },
+		{ SYS_rt_tgsigqueueinfo, L_PID0 },
+		{ SYS_pidfd_open, L_PID0 },
+		{ SYS_prlimit64, L_PID0 },
+		{ SYS_process_vm_writev, L_PID0 },
+		{ SYS_ptrace, L_PID1 },
+		{ SYS_fcntl, L_OWNER },
 		{ SYS_pidfd_send_signal, L_NOTIFY },
 	};
 	const uint16_t ld = BPF_LD | BPF_W | BPF_ABS, jeq = BPF_JMP | BPF_JEQ | BPF_K;
@@ -240,7 +251,7 @@ static void build(void)
 	at[L_GROUP] = n;
 	n = emit(v, n, ld, ARG_LO(0), L_NEXT, L_NEXT);
 	n = emit(v, n, jeq, (uint32_t)-1, L_NOTIFY, L_NEXT);
-	n = emit(v, n, jeq, (uint32_t)-(who.group > 0 ? who.group : 1), L_NOTIFY, L_NEXT);
+	n = emit(v, n, jeq, (uint32_t) - (who.group > 0 ? who.group : 1), L_NOTIFY, L_NEXT);
 	self_group_at = (unsigned short)n;
 	n = emit(v, n, jeq, (uint32_t)-1, L_NOTIFY, L_NEXT); /* -(self), patched */
 	n = emit(v, n, ja, 0, L_PIDCMP, L_NEXT);
@@ -298,9 +309,11 @@ int guard_child(int sock, bool server)
 	if (!ready)
 		return -ENOSYS;
 	/* No CAP_SYS_PTRACE after exec, not even as root: benchtrap is not
-	 * dumpable (guard_start), so its memory (/proc/PID/mem,
-	 * process_vm_writev) and ptrace of it are then out of reach. Fails
-	 * without CAP_SETPCAP, where the child has no such capability anyway. */
+	 * dumpable (guard_start), so its memory (/proc/PID/mem) and ptrace of
+	 * it are then out of reach (process_vm_writev and ptrace are refused
+	 * by the filter too). Fails without CAP_SETPCAP: a container that
+	 * grants CAP_SYS_PTRACE alone leaves it to the child
+	 * (docs/processes.md, "Limits"). */
 	prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
 	memcpy(copy, prog, sizeof(copy));
 	if (server) {
@@ -401,24 +414,26 @@ static void record(pid_t tgid, const char *text)
 	pthread_mutex_unlock(&lock);
 }
 
-/* The process the descriptor fd of process tgid refers to, as a pidfd
- * ("Pid:" of its fdinfo) or a /proc/PID directory; 0 if neither. */
-static pid_t pid_of_fd(pid_t tgid, int fd)
+/* The process the descriptor fd of thread tid refers to (its own table,
+ * which unshare(CLONE_FILES) may have made its own), as a pidfd ("Pid:" of
+ * its fdinfo) or a /proc/PID directory; 0 if neither. */
+static pid_t pid_of_fd(pid_t tid, int fd)
 {
 	char path[64], link[64];
 	pid_t pid;
 	ssize_t k;
 
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tgid, fd);
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
 	pid = status_field_of(path, "Pid:");
 	if (pid > 0)
 		return pid;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, fd);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tid, fd);
 	k = readlink(path, link, sizeof(link) - 1);
 	if (k <= 0)
 		return 0;
 	link[k] = 0;
-	if (strncmp(link, "/proc/", 6) || !link[6] || strspn(link + 6, "0123456789") != strlen(link + 6))
+	if (strncmp(link, "/proc/", 6) || !link[6] ||
+	    strspn(link + 6, "0123456789") != strlen(link + 6))
 		return 0;
 	return (pid_t)atoi(link + 6);
 }
@@ -426,20 +441,23 @@ static pid_t pid_of_fd(pid_t tgid, int fd)
 /*
  * What the filter cannot see, read from the caller: the process of
  * pidfd_send_signal's descriptor into args[0], F_SETOWN_EX's owner into
- * args[2] as F_SETOWN would give it (a pid, or minus a group). The caller
- * is stopped in the call, so what it passed stays put while read.
+ * args[2] as F_SETOWN would give it (a pid, or minus a group); a struct
+ * that cannot be read sets c->unread. The calling thread waits in the
+ * call, but another thread of its process may change what it passed before
+ * the call goes on: a benchmark that races itself so can still aim a
+ * descriptor at benchtrap (docs/processes.md, "Limits").
  */
-static void resolve(struct guard_call *c, pid_t tgid)
+static void resolve(struct guard_call *c)
 {
 	if (c->nr == SYS_pidfd_send_signal) {
-		c->args[0] = tgid > 0 ? (uint32_t)pid_of_fd(tgid, (int)c->args[0]) : 0;
+		c->args[0] = c->caller > 0 ? (uint32_t)pid_of_fd(c->caller, (int)c->args[0]) : 0;
 	} else if (c->nr == SYS_fcntl && c->args[1] == F_SETOWN_EX) {
 		struct f_owner_ex o = { 0 };
-		struct iovec local = { &o, sizeof(o) }, remote = { (void *)(uintptr_t)c->args[2],
-								   sizeof(o) };
+		struct iovec local = { &o, sizeof(o) };
+		struct iovec remote = { (void *)(uintptr_t)c->args[2], sizeof(o) };
 
 		if (process_vm_readv(c->caller, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(o))
-			o.pid = 0;
+			c->unread = true;
 		c->args[2] = (uint32_t)(o.type == F_OWNER_PGRP ? -o.pid : o.pid);
 	}
 }
@@ -462,7 +480,11 @@ static void answer(const struct listener *l)
 	c.server = l->server;
 	tgid = c.caller > 0 ? status_field(c.caller, "Tgid:") : 0;
 	c.caller_parent = tgid > 0 ? status_field(tgid, "PPid:") : 0;
-	resolve(&c, tgid);
+	resolve(&c);
+	/* Gone meanwhile (what was read may be another process's): its
+	 * answer would reach no one. */
+	if (ioctl(l->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) < 0)
+		return;
 	if (tgid > 0 && tgid == l->server) {
 		/* The server itself (valgrind signals its own threads). */
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;

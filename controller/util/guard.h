@@ -63,6 +63,7 @@ struct guard_call {
 	pid_t caller;	     /* the calling thread */
 	pid_t caller_parent; /* its process's parent, or 0 if unknown */
 	pid_t server;	     /* the fork server whose filter stopped it, or 0 */
+	bool unread;	     /* F_SETOWN_EX: its struct could not be read */
 };
 
 /*

@@ -57,7 +57,9 @@ bool match_suggest_in(const char *pattern, const char *const *names, const char 
 	for (size_t i = 0; i < n; i++) {
 		size_t score;
 
-		if (*needle && strcasestr(names[i], needle)) {
+		/* A substring is close whatever its length, unless the
+		 * distance is bounded (a stripped binary's look-alikes). */
+		if (*needle && !max_edits && strcasestr(names[i], needle)) {
 			score = 0;
 		} else {
 			/* Compare with the name and with its stem: "fib[10]"
@@ -105,9 +107,11 @@ bool match_suggest_in(const char *pattern, const char *const *names, const char 
 		size_t len = strlen(buf);
 
 		snprintf(buf + len, size - len, "%s'%s'%s%s%s",
-			 i == 0 ? "" : i + 1 == found ? " or " : ", ", best[i].name,
-			 best[i].where ? " (" : "", best[i].where ? best[i].where : "",
-			 best[i].where ? ")" : "");
+			 i == 0		  ? ""
+			 : i + 1 == found ? " or "
+					  : ", ",
+			 best[i].name, best[i].where ? " (" : "",
+			 best[i].where ? best[i].where : "", best[i].where ? ")" : "");
 	}
 	return true;
 }

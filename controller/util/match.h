@@ -22,7 +22,8 @@ bool match_suggest(const char *pattern, const char *const *names, size_t n, size
 		 size_t size);
 /* The same, each name said with where[i] after it when that is not NULL:
  * "'lzma_code' (liblzma.so.5)" ('where' may be NULL), and at most
- * 'max_edits' edits away when not 0 (a substring always counts). */
+ * 'max_edits' edits away when not 0 (a substring then counts by its
+ * distance too). */
 bool match_suggest_in(const char *pattern, const char *const *names, const char *const *where,
 		      size_t n, size_t max, size_t max_edits, char *buf, size_t size);
 

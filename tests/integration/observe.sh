@@ -181,6 +181,19 @@ wait "$holder" 2>/dev/null
 kill "$victim"
 wait "$victim" 2>/dev/null
 
+# Attached under --no-patch, the cost of a stop is calibrated as with a
+# command (the threads' first stops are ones a call may borrow).
+"$OBS/forever" >/dev/null &
+victim=$!
+wait_exec "$victim" "$OBS/forever"
+run observe --no-patch --symbol tick --pid "$victim" --duration 1
+kill "$victim"
+wait "$victim" 2>/dev/null
+expect_status 0
+expect_out '^stops removed from every duration: measured per stop'
+checks=$((checks + 1))
+grep -q 'could not be calibrated' <<<"$out$err" && fail "--pid --no-patch: not calibrated"
+
 # A pattern that matches no function of a program that cannot load a library
 # later (no dlopen) is refused before the program starts, as run refuses it,
 # with the closest names; one such pattern among good ones is refused too.

@@ -196,8 +196,9 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_insert_remove),	    T(test_refcount),		   T(test_reads_hide_traps),
-		T(test_writes_keep_traps), T(test_strip_copy_and_forget), T(test_many_sorted),
+		T(test_insert_remove),	       T(test_refcount),
+		T(test_reads_hide_traps),      T(test_writes_keep_traps),
+		T(test_strip_copy_and_forget), T(test_many_sorted),
 		T(test_suspend_resume),
 	};
 

@@ -85,10 +85,10 @@ static void test_other_stack(void **state)
 	size_t above;
 
 	(void)state;
-	push(&s, 0, 0x1000, 0x10000000);	/* A's call, on stack A */
+	push(&s, 0, 0x1000, 0x10000000); /* A's call, on stack A */
 	/* B enters on its stack, 16 MiB above: A's call stays open. */
 	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x11000000, 0), 0);
-	push(&s, 0, 0x1000, 0x11000000);	/* B's call */
+	push(&s, 0, 0x1000, 0x11000000); /* B's call */
 	/* A returns while B's call is open: B's is another stack's. */
 	assert_int_equal(observe_stack_dead(&s, 0x1000, 0x10000000, OBSERVE_NO_FUNC), 0);
 	assert_int_equal(observe_stack_returning(&s, 0x1000, 0x10000000), 0);

@@ -108,9 +108,12 @@ static void test_suggest_in(void **state)
 	assert_true(match_suggest_in("ZSTD_compress", names, where, 4, 3, 0, buf, sizeof(buf)));
 	assert_string_equal(buf, "'LZ4_compress' (liblz4.so.1)");
 	assert_false(match_suggest_in("ZSTD_compress", names, where, 4, 3, 2, buf, sizeof(buf)));
-	/* A substring counts whatever the distance. */
-	assert_true(match_suggest_in("compress", names, where, 4, 3, 2, buf, sizeof(buf)));
+	/* A substring counts whatever the distance, unless it is bounded. */
+	assert_true(match_suggest_in("compress", names, where, 4, 3, 0, buf, sizeof(buf)));
 	assert_string_equal(buf, "'LZ4_compress' (liblz4.so.1)");
+	assert_false(match_suggest_in("compress", names, where, 4, 3, 2, buf, sizeof(buf)));
+	assert_true(match_suggest_in("lzma_cod", names, where, 4, 3, 2, buf, sizeof(buf)));
+	assert_string_equal(buf, "'lzma_code' (liblzma.so.5) or 'lzma_end' (liblzma.so.5)");
 }
 
 static void test_function_names(void **state)
@@ -804,8 +807,10 @@ static void test_guard_judge_tampering(void **state)
 	c.args[1] = SIGKILL;
 	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
 	/* prlimit: setting is refused, reading goes on. */
-	c = (struct guard_call){ .nr = SYS_prlimit64, .args = { 100, RLIMIT_NOFILE, 0x1000 },
-				 .caller = 200, .caller_parent = 101 };
+	c = (struct guard_call){ .nr = SYS_prlimit64,
+				 .args = { 100, RLIMIT_NOFILE, 0x1000 },
+				 .caller = 200,
+				 .caller_parent = 101 };
 	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
 	assert_string_equal(buf, "changed the resource limits of benchtrap (pid 100)");
 	c.args[2] = 0;
@@ -814,7 +819,9 @@ static void test_guard_judge_tampering(void **state)
 	c.args[2] = 0x1000;
 	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
 	/* ptrace: the pid is its second argument. */
-	c = (struct guard_call){ .nr = SYS_ptrace, .args = { PTRACE_ATTACH, 101 }, .caller = 200,
+	c = (struct guard_call){ .nr = SYS_ptrace,
+				 .args = { PTRACE_ATTACH, 101 },
+				 .caller = 200,
 				 .caller_parent = 101 };
 	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
 	assert_string_equal(buf, "tried to ptrace its parent (benchtrap, pid 101)");
@@ -831,8 +838,8 @@ static void test_guard_judge_tampering(void **state)
 	assert_string_equal(buf, "gave a descriptor's signals (F_SETOWN) to benchtrap (pid 101)");
 	c.args[2] = (uint32_t)-100;
 	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
-	assert_string_equal(buf,
-			    "gave a descriptor's signals (F_SETOWN) to benchtrap's process group (100)");
+	assert_string_equal(
+		buf, "gave a descriptor's signals (F_SETOWN) to benchtrap's process group (100)");
 	c.args[1] = F_SETOWN_EX;
 	c.args[2] = 102;
 	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
@@ -845,6 +852,13 @@ static void test_guard_judge_tampering(void **state)
 	c.args[1] = F_SETFL;
 	c.args[2] = 101;
 	assert_false(guard_judge(&w, &c, buf, sizeof(buf)));
+	/* F_SETOWN_EX whose struct could not be read: refused. */
+	c.args[1] = F_SETOWN_EX;
+	c.args[2] = 0;
+	c.unread = true;
+	assert_true(guard_judge(&w, &c, buf, sizeof(buf)));
+	assert_string_equal(buf, "gave a descriptor's signals (F_SETOWN_EX) to a process whose id "
+				 "benchtrap could not read");
 }
 
 int main(void)
