@@ -106,33 +106,30 @@ static bool borrowable_fixed(const struct trace_thread *t)
 		t->stop == TRACE_ST_VFORK_DONE || t->stop == TRACE_ST_EXEC);
 }
 
-pid_t trace_syscall_tid(struct trace_proc *p)
+/* The current thread when 'ok' takes it, else the first that 'ok' takes,
+ * else 0. */
+static pid_t first_tid(struct trace_proc *p, bool (*ok)(const struct trace_thread *t))
 {
 	struct trace_thread *cur = trace_thread_find(p, p->cur);
 
-	if (cur && borrowable_as_is(cur))
+	if (cur && ok(cur))
 		return cur->tid;
 	for (size_t i = 0; i < p->nthreads; i++)
-		if (borrowable_as_is(p->threads[i]))
+		if (ok(p->threads[i]))
 			return p->threads[i]->tid;
 	return 0;
 }
 
+pid_t trace_syscall_tid(struct trace_proc *p)
+{
+	return first_tid(p, borrowable_as_is);
+}
+
 pid_t trace_inject_tid(struct trace_proc *p)
 {
-	struct trace_thread *cur = trace_thread_find(p, p->cur);
+	pid_t tid = first_tid(p, borrowable_as_is);
 
-	if (cur && borrowable_as_is(cur))
-		return cur->tid;
-	for (size_t i = 0; i < p->nthreads; i++)
-		if (borrowable_as_is(p->threads[i]))
-			return p->threads[i]->tid;
-	if (cur && borrowable_fixed(cur))
-		return cur->tid;
-	for (size_t i = 0; i < p->nthreads; i++)
-		if (borrowable_fixed(p->threads[i]))
-			return p->threads[i]->tid;
-	return 0;
+	return tid ? tid : first_tid(p, borrowable_fixed);
 }
 
 int trace_borrow_regs(struct trace_proc *p, pid_t tid, struct arch_regs *ret)
