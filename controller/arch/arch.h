@@ -69,6 +69,8 @@ void arch_set_syscall_result(struct arch_regs *regs, uint64_t v);
 /* The i-th integer argument (0-based, i < ARCH_MAX_ARGS) at a function's
  * first instruction. */
 uint64_t arch_arg(const struct arch_regs *regs, unsigned i);
+/* ... and made v (an argument rewritten before the function reads it). */
+void arch_set_arg(struct arch_regs *regs, unsigned i, uint64_t v);
 
 /*
  * Where a trap instruction that stopped a thread starts, given the pc the

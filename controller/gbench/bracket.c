@@ -77,6 +77,7 @@ struct gside {
 	const char *dir;
 	struct bracket_run *br;
 	bool loop; /* timed by the library's own clock functions */
+	bool sized; /* its batches' counts can be set (bracket_set_count) */
 	int errfd, logfd;
 	unsigned threads;
 	struct bracket_call *calls;
@@ -179,9 +180,9 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 	char **argv = NULL, path[PATH_MAX + 16], *why = NULL;
 	size_t na = 0;
 	struct measure_plan bp;
-	struct bracket_fn fn = { s->spec->object ? s->spec->object : s->t->binary,
-				 s->spec->link_addr };
-	struct gbench_clock clock;
+	struct bracket_fn fn[2] = { { s->spec->object ? s->spec->object : s->t->binary,
+				      s->spec->link_addr } };
+	struct gbench_clock clock = { 0 };
 	int r;
 
 	s->errfd = s->logfd = -1;
@@ -217,8 +218,8 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 	if (r == 0) {
 		r = bracket_start(s->t, argv, clock.fns, clock.n,
 				  s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd, &s->br, &why);
-		gbench_clock_free(&clock);
 		s->loop = r == 0;
+		s->sized = r == 0 && clock.size;
 		if (r == -ENOTSUP && s->spec->link_addr) {
 			r = bench_result_diagnose(s->res,
 						  "its loop could not be timed as Google Benchmark "
@@ -239,9 +240,14 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 		if (r == 0)
 			r = -ENOTSUP;
 	}
-	if (r == -ENOTSUP && s->spec->link_addr)
-		r = bracket_start(s->t, argv, &fn, 1, s->t->quiet_stdio ? -1 : STDOUT_FILENO,
-				  s->errfd, &s->br, &why);
+	if (r == -ENOTSUP && s->spec->link_addr) {
+		if (clock.size)
+			fn[1] = *clock.size;
+		r = bracket_start(s->t, argv, fn, clock.size ? 2 : 1,
+				  s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd, &s->br, &why);
+		s->sized = r == 0 && clock.size;
+	}
+	gbench_clock_free(&clock);
 	measure_env_free(argv);
 	if (r < 0) {
 		gbench_fail(s->res, why ? why : gbench_fmt("cannot start %s", s->t->binary));
@@ -394,6 +400,11 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 	}
 	for (size_t j = 0; j < nruns; j++)
 		reps[j] = runs[j].iterations / (runs[j].threads ? runs[j].threads : 1);
+	/* A batch given its count (bracket_set_count) ran that many, not
+	 * what the log says the library chose. */
+	for (size_t k = 0; k < nb && k < s->ncounts; k++)
+		if (s->calls[k * s->threads].count)
+			s->counts[k] = s->calls[k * s->threads].count;
 	if ((s->loop ? bracket_batch_timed(s->calls, s->ncalls, s->threads, spans)
 		     : bracket_batch_spans(s->calls, s->ncalls, s->threads, true, spans)) < 0 ||
 	    gbench_final_batches(spans, nb, s->counts, s->ncounts, reps, nruns, v) < 0) {
@@ -478,6 +489,14 @@ int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *
 
 /* ---- two builds, paired ------------------------------------------------------ */
 
+/* Batch counts 1.5x apart: enough to bias a figure (a first iteration with
+ * cold caches weighs more in the shorter batch): snappy's BM_ZFlat/0/1,
+ * batches of 13 and 22 iterations of one binary, read -3.1 %. */
+static bool apart(uint64_t a, uint64_t b)
+{
+	return 2 * (a < b ? b : a) >= 3 * (a < b ? a : b);
+}
+
 /* The pairs: head's final batch j over base's, for the j both have from
  * the third on (the first two of each were taken while the other build
  * may still have been growing its batches, apart in time). */
@@ -506,7 +525,8 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	double *v[2] = { NULL, NULL };
 	size_t n[2] = { 0, 0 }, q = 0;
-	bool aligned = false;
+	uint64_t common = 0;
+	bool aligned = false, alike;
 	int r;
 
 	if (!f)
@@ -532,10 +552,25 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 	 * each build alike. Once one build repeats its batches and the other
 	 * still grows, the other goes on alone until it repeats too; from
 	 * there a round is one batch of each. */
+	/*
+	 * Where both builds' batch counts can be set, base finds its count
+	 * alone first and head runs every batch with it, its first ones
+	 * too: Google Benchmark wants one count in all repetitions of an
+	 * instance. Batches alike on both sides weigh a cold first iteration
+	 * alike (snappy's BM_ZFlat/0/1 read -3.1 % between two copies of one
+	 * binary whose libraries chose 13 and 22 iterations).
+	 */
+	alike = s[0].sized && s[1].sized;
 	while (r == 0 && (s[0].live || s[1].live)) {
 		int k;
 
-		if (s[0].live && s[1].live && s[0].in_finals != s[1].in_finals) {
+		if (alike && !common && s[0].live && s[0].in_finals && s[0].ncounts) {
+			common = s[0].counts[s[0].ncounts - 1];
+			bracket_set_count(s[1].br, common);
+		}
+		if (alike && !common && s[0].live) {
+			k = 0;
+		} else if (s[0].live && s[1].live && s[0].in_finals != s[1].in_finals) {
 			k = s[0].in_finals ? 1 : 0;
 		} else {
 			if (!aligned && s[0].in_finals && s[1].in_finals) {
@@ -551,14 +586,12 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 	}
 	for (int k = 0; r == 0 && k < 2; k++)
 		r = side_finish(&s[k], &v[k], &n[k]);
-	if (r == 0 && v[0] && v[1] && s[0].ncounts && s[1].ncounts) {
+	if (r == 0 && !common && v[0] && v[1] && s[0].ncounts && s[1].ncounts) {
 		uint64_t cb = s[0].counts[s[0].ncounts - 1], ch = s[1].counts[s[1].ncounts - 1];
 
-		/* Each build's library chose its own batch: a first iteration
-		 * with cold caches weighs more in the shorter one. 1.5x apart
-		 * is enough to bias a figure: snappy's BM_ZFlat/0/1, batches
-		 * of 13 and 22 iterations of one binary, read -3.1 %. */
-		if (2 * (cb < ch ? ch : cb) >= 3 * (cb < ch ? cb : ch) &&
+		/* Each build's library chose its own batch and the counts
+		 * could not be set (bracket_set_count). */
+		if (apart(cb, ch) &&
 		    bench_result_diagnose(hres,
 					  "base ran %" PRIu64 " iteration(s) a batch and head %" PRIu64
 					  ", as each build's Google Benchmark chose: a change may be "

@@ -376,6 +376,68 @@ const struct gbench_clock_fn gbench_clock_fns[GBENCH_CLOCK_FNS] = {
 	{ "_ZN9benchmark5State17FinishKeepRunningEv", BRACKET_FINISH, true },
 };
 
+int gbench_count_arg(const char *ctor)
+{
+	const char *p = ctor ? strchr(ctor, '(') : NULL;
+	int depth = 0, arg = 1;
+
+	if (!p)
+		return -1;
+	for (const char *start = ++p;; p++) {
+		if (*p == '<' || *p == '(') {
+			depth++;
+		} else if ((*p == '>' || *p == ')') && depth > 0) {
+			depth--;
+		} else if (!*p) {
+			return -1; /* no closing parenthesis */
+		} else if (depth == 0 && (*p == ',' || *p == ')')) {
+			size_t n = (size_t)(p - start);
+
+			if ((n == 4 && !strncmp(start, "long", 4)) ||
+			    (n == 9 && !strncmp(start, "long long", 9)))
+				return arg < 6 ? arg : -1;
+			if (*p != ',')
+				return -1;
+			arg++;
+			start = p + 1;
+			while (*start == ' ')
+				start++;
+		}
+	}
+}
+
+/* benchmark::State's constructor in obj (base or complete object: one
+ * code), into c->fns[c->n]: 1 found, 0 not, -ENOMEM. */
+static int find_size(const struct elf_file *obj, struct gbench_clock *c)
+{
+	static const char *const prefixes[] = { "_ZN9benchmark5StateC2E", "_ZN9benchmark5StateC1E" };
+
+	for (size_t pi = 0; pi < 2; pi++) {
+		for (size_t i = 0; i < elf_symbol_count(obj); i++) {
+			const struct elf_symbol *sym = elf_symbol(obj, i);
+			int arg;
+
+			if (!sym->addr || strncmp(sym->name, prefixes[pi], strlen(prefixes[pi])))
+				continue;
+			arg = gbench_count_arg(sym->demangled);
+			if (arg < 0)
+				continue;
+			c->paths[c->n] = strdup(elf_path(obj));
+			if (!c->paths[c->n])
+				return -ENOMEM;
+			c->fns[c->n] = (struct bracket_fn){ .object = c->paths[c->n],
+							    .link_addr = sym->addr,
+							    .role = BRACKET_SIZE,
+							    .size = sym->size,
+							    .arg = (unsigned)arg };
+			c->size = &c->fns[c->n];
+			c->n++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int gbench_clock_find(const char *binary, struct gbench_clock *ret)
 {
 	struct elf_file *ef = NULL;
@@ -411,6 +473,14 @@ int gbench_clock_find(const char *binary, struct gbench_clock *ret)
 							.role = gbench_clock_fns[k].role,
 							.size = sym->size };
 		ret->n++;
+	}
+	for (size_t o = 0; o < scope.n && r == 0; o++) {
+		int k = find_size(scope.objs[o], ret);
+
+		if (k != 0) {
+			r = k < 0 ? k : 0;
+			break;
+		}
 	}
 	elf_scope_close(&scope);
 	elf_close(ef);

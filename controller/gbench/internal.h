@@ -111,12 +111,23 @@ struct gbench_clock_fn {
 	bool needed; /* without it the loop cannot be timed */
 };
 extern const struct gbench_clock_fn gbench_clock_fns[GBENCH_CLOCK_FNS];
+/*
+ * ... and, where its symbol is found, benchmark::State's constructor, whose
+ * argument sized (the iteration count a batch runs) is rewritten to make
+ * two builds' batches alike (BRACKET_SIZE): its fns[] entry is size,
+ * or NULL. gbench_clock_find() fails only for the loop functions.
+ */
 struct gbench_clock {
-	struct bracket_fn fns[GBENCH_CLOCK_FNS];
-	char *paths[GBENCH_CLOCK_FNS];
+	struct bracket_fn fns[GBENCH_CLOCK_FNS + 1];
+	char *paths[GBENCH_CLOCK_FNS + 1];
 	size_t n;
+	const struct bracket_fn *size;
 };
 int gbench_clock_find(const char *binary, struct gbench_clock *ret);
+/* Which integer argument of the demangled constructor 'ctor' is the
+ * iteration count (the first IterationCount, a 64-bit integer, 'this'
+ * being 0), or -1: none in the first six. */
+int gbench_count_arg(const char *ctor);
 void gbench_clock_free(struct gbench_clock *c);
 /* One instance in a fresh child, timed by its own loop (or its function
  * bracketed where the loop cannot be): res filled. */

@@ -70,6 +70,7 @@ struct bfn {
 	uint64_t tramp; /* its trampoline, or 0: not displaced */
 	enum bracket_role role;
 	uint64_t patched; /* PAUSE, FINISH: its patched entry's trampoline */
+	unsigned arg;	  /* SIZE: the count's argument */
 };
 
 /* One call in progress. */
@@ -90,6 +91,12 @@ struct bloop {
 	unsigned intervals;
 };
 
+/* The iterations a thread's batch was given (SIZE). */
+struct bsize {
+	pid_t tid; /* 0: free */
+	uint64_t n;
+};
+
 /* A page of trampolines next to an object's code. */
 struct bnear {
 	uint64_t lo, hi; /* the object's mapping it serves */
@@ -104,6 +111,10 @@ struct bracket_run {
 	uint64_t code, data, exit_trap;
 	struct bslot slots[NSLOTS];
 	struct bloop loops[NSLOTS];
+	struct bsize sizes[NSLOTS];
+	uint64_t count; /* bracket_set_count(), 0: none */
+	pid_t size_tid; /* a thread held at SIZE function size_fn's entry, its */
+	unsigned size_fn; /* count set when it goes on (after the batches ended) */
 	struct bnear near[MAX_NEAR];
 	size_t nnear;
 	uint64_t end_trap;
@@ -377,6 +388,7 @@ static int arm(struct bracket_run *r, const struct measure_target *t, const stru
 					 "the function at %#llx of %s is given twice",
 					 (unsigned long long)f->link_addr, f->object);
 	b->role = f->role;
+	b->arg = f->arg;
 	if (f->role == BRACKET_PAUSE || f->role == BRACKET_FINISH)
 		return patch_entry(r, f, i, ret_error);
 	e = trace_read(r->p, b->addr, insn, sizeof(insn));
@@ -391,7 +403,7 @@ static int arm(struct bracket_run *r, const struct measure_target *t, const stru
 		e = trace_write(r->p, b->tramp, tramp, tl);
 		if (e < 0)
 			return fail_with(ret_error, e, "cannot write a trampoline in the child");
-	} else {
+	} else if (f->role != BRACKET_SIZE) { /* a SIZE entry is stepped over */
 		diagnose(r,
 			 "the first instruction of the function at %#llx of %s cannot run "
 			 "elsewhere: its breakpoint is removed while a call runs, so calls "
@@ -630,6 +642,60 @@ static int on_resume(struct bracket_run *r, const struct trace_event *ev, unsign
 	return run_on(r, ev->tid, i, regs);
 }
 
+/* The iterations thread tid's batch was given: its entry (add: made). */
+static struct bsize *size_of(struct bracket_run *r, pid_t tid, bool add)
+{
+	struct bsize *free_one = NULL;
+
+	for (size_t k = 0; k < NSLOTS; k++) {
+		if (r->sizes[k].tid == tid)
+			return &r->sizes[k];
+		if (!r->sizes[k].tid && !free_one)
+			free_one = &r->sizes[k];
+	}
+	if (free_one && add)
+		*free_one = (struct bsize){ .tid = tid };
+	return add ? free_one : NULL;
+}
+
+/* ... taken when its batch ends (a framework may start a thread a batch). */
+static uint64_t count_of(struct bracket_run *r, pid_t tid)
+{
+	struct bsize *z = size_of(r, tid, false);
+	uint64_t n = z ? z->n : 0;
+
+	if (z)
+		z->tid = 0;
+	return n;
+}
+
+/* Thread tid at SIZE function i's entry, its count argument made the one
+ * set (bracket_set_count), and what it is kept for its batch. */
+static int on_size(struct bracket_run *r, pid_t tid, unsigned i)
+{
+	struct arch_regs regs;
+	struct bsize *z;
+	int e = trace_get_regs(r->p, tid, &regs);
+
+	if (e < 0)
+		return e;
+	if (r->count) {
+		arch_set_arg(&regs, r->fns[i].arg, r->count);
+		e = trace_set_regs(r->p, tid, &regs);
+		if (e < 0)
+			return e;
+	}
+	z = size_of(r, tid, true);
+	if (z)
+		z->n = arch_arg(&regs, r->fns[i].arg);
+	return run_on(r, tid, i, &regs);
+}
+
+void bracket_set_count(struct bracket_run *r, uint64_t n)
+{
+	r->count = n;
+}
+
 /* The batch thread tid runs by the framework's clock (NULL: no room). */
 static struct bloop *loop_of(struct bracket_run *r, pid_t tid)
 {
@@ -714,7 +780,8 @@ static int on_end_trap(struct bracket_run *r, const struct trace_event *ev,
 					   .t0_ns = l->first,
 					   .t1_ns = l->last,
 					   .timed_ns = l->sum,
-					   .intervals = l->intervals };
+					   .intervals = l->intervals,
+					   .count = count_of(r, ev->tid) };
 	l->tid = 0;
 	return 1;
 }
@@ -728,6 +795,16 @@ static int on_entry(struct bracket_run *r, const struct trace_event *ev, unsigne
 	uint64_t ret_at = 0, ret = 0, zero[4] = { 0 };
 	int e;
 
+	if (b->role == BRACKET_SIZE) {
+		/* After the batches that ended are given out: the caller may
+		 * set the count of the batch this one begins. */
+		if (r->nended) {
+			r->size_tid = ev->tid;
+			r->size_fn = i;
+			return 0;
+		}
+		return on_size(r, ev->tid, i);
+	}
 	e = trace_get_regs(r->p, ev->tid, &regs);
 	if (e < 0)
 		return e;
@@ -804,7 +881,8 @@ static int on_exit_trap(struct bracket_run *r, const struct trace_event *ev,
 					   .tid = s->tid,
 					   .t0_ns = ts_ns(&ts[0]),
 					   .t1_ns = ts_ns(&ts[2]),
-					   .intervals = 1 };
+					   .intervals = 1,
+					   .count = count_of(r, s->tid) };
 	ret_call->timed_ns =
 		ret_call->t1_ns > ret_call->t0_ns ? ret_call->t1_ns - ret_call->t0_ns : 0;
 	s->used = false;
@@ -869,6 +947,15 @@ int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call
 	if (r->exited) {
 		*ret_status = r->exit_status;
 		return 0;
+	}
+	if (r->size_tid) {
+		pid_t tid = r->size_tid;
+		int e;
+
+		r->size_tid = 0;
+		e = on_size(r, tid, r->size_fn);
+		if (e < 0 && e != -ESRCH)
+			return e;
 	}
 	for (;;) {
 		struct trace_event ev;

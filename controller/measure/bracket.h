@@ -46,6 +46,8 @@ enum bracket_role {
 	BRACKET_RESUME, /* the clock runs from when a call returns */
 	BRACKET_PAUSE,	/* the clock stops when it is entered */
 	BRACKET_FINISH, /* the clock stops when it is entered; the batch ends */
+	BRACKET_SIZE,	/* its argument 'arg' is a batch's iteration count, read (and
+			   set by bracket_set_count) at its entry */
 };
 
 struct bracket_fn {
@@ -54,6 +56,7 @@ struct bracket_fn {
 	enum bracket_role role; /* BRACKET_CALL unless set */
 	uint64_t size;		/* its code's size (PAUSE, FINISH: its entry is patched,
 				   and its code is read to be sure that can be done) */
+	unsigned arg;		/* SIZE: which integer argument is the count */
 };
 
 struct bracket_call {
@@ -65,6 +68,8 @@ struct bracket_call {
 				  and last reading): no trap inside */
 	uint64_t timed_ns;     /* t1 - t0, or the batch's running intervals summed */
 	unsigned intervals;    /* how many: 1 for a call */
+	uint64_t count;	       /* the iterations its thread was last given at a SIZE
+				  function's entry (the batch's own), 0: none seen */
 };
 
 struct bracket_run;
@@ -95,6 +100,14 @@ int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call
 		 int *ret_status, struct trace_failure *ret_failure);
 
 pid_t bracket_pid(const struct bracket_run *r);
+
+/*
+ * From the next SIZE entry on, every thread's batch runs n iterations (its
+ * argument rewritten there, before the framework reads it); 0: as the
+ * framework chose. A batch whose end bracket_next() just gave out is
+ * followed by one that runs n: the thread waits at the SIZE entry.
+ */
+void bracket_set_count(struct bracket_run *r, uint64_t n);
 
 /* What the engine had to do otherwise than planned, for the results'
  * diagnostics: a function whose first instruction could not be displaced,

@@ -11,6 +11,8 @@
 #   set-up and a fixed single batch of the same loop, the same in two runs;
 # - memory: 64 bytes in one allocation an iteration, the buffer out, in a
 #   fixed single batch too.
+# - compare: both builds' batches run the same iteration count (base's),
+#   a thread's too, with no diagnostic that they differ.
 # No duration is asserted: the bounds are ratios from one run.
 . "$(dirname "$0")/lib.sh"
 S=$FIXTURES/gbench/gbench_setup
@@ -48,5 +50,26 @@ run run "$S" --instrument memory --bench BM_alloc --bench 'BM_alloc_once/*' --be
 expect_status 0
 expect_json '{b["name"]: b["counters"]["bytes"] for b in d["benchmarks"]} == {"BM_setup": 0, "BM_alloc": 64, "BM_alloc_once/iterations:20": 64}'
 expect_json '{b["name"]: b["counters"]["allocations"] for b in d["benchmarks"]} == {"BM_setup": 0, "BM_alloc": 1, "BM_alloc_once/iterations:20": 1}'
+expect_no_orphans "$S"
+# Two builds paired: head runs base's count in every batch (its constructor's
+# argument set), on one thread or two.
+cp "$S" "$TMP/setup_copy"
+TA=$FIXTURES/gbench/gbench_setup_twin_a TB=$FIXTURES/gbench/gbench_setup_twin_b
+for pair in "$TA $TB" "$S $TMP/setup_copy"; do
+	read -r base head <<<"$pair"
+	run compare "$base" "$head" --bench 'BM_*' --time 0.2 --min-samples 5 --threshold 50 \
+		--output "$TMP/pair.json"
+	expect_status 0
+	python3 - "$TMP/pair.json" <<'PY' || fail "compare $pair: the batches differ"
+import json, sys
+d = json.load(open(sys.argv[1]))
+its = lambda doc: {b["name"]: b["stats"]["iterations_per_sample"] for b in doc["benchmarks"] if b["status"] == "ok"}
+base, head = its(d["paired"]["base"]), its(d)
+assert base and base == head, (base, head)
+said = [x for b in d["benchmarks"] for x in b["diagnostics"] if "iteration(s) a batch" in x]
+assert not said, said
+PY
+	checks=$((checks + 1))
+done
 expect_no_orphans "$S"
 done_ok

@@ -86,13 +86,17 @@ wait_exec() {
 
 # Processes whose command line matches $1 (a fixture's path), other than
 # this shell and benchtrap itself (whose command line names the fixture
-# too): what a run left behind.
+# too): what a run left behind. benchtrap is known by its executable, or by
+# its argv[0] while it exits (its executable may be unreadable a moment
+# before its command line is).
 BT_EXE=$(readlink -f "$BENCHTRAP")
 fixture_procs() {
-	local pid
+	local pid argv0
 	for pid in $(pgrep -f -- "$1"); do
 		[[ $pid == "$$" ]] && continue
 		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$BT_EXE" ]] && continue
+		argv0=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -1)
+		[[ -z $argv0 || $argv0 == "$BENCHTRAP" || $argv0 == "$BT_EXE" ]] && continue
 		echo "$pid"
 	done
 }

@@ -660,12 +660,15 @@ for sig in INT TERM KILL; do
 	sleep 1
 	kill -s "$sig" "$bt"
 	checks=$((checks + 1))
+	# Once both are gone, they are: benchtrap's worker may still be
+	# exiting (fixture_procs leaves it out).
+	gone=false
 	for _ in $(seq 600); do
-		[[ -z $(fixture_procs "$STORM") ]] && ! kill -0 "$bt" 2>/dev/null && break
+		[[ -z $(fixture_procs "$STORM") ]] && ! kill -0 "$bt" 2>/dev/null && gone=true && break
 		sleep 0.05
 	done
-	[[ -z $(fixture_procs "$STORM") ]] && ! kill -0 "$bt" 2>/dev/null ||
-		fail "signal storm, SIG$sig: benchtrap or the program still runs 30 s later"
+	$gone || fail "signal storm, SIG$sig: benchtrap or the program still runs 30 s later: $(
+		ps -o pid,ppid,stat,args -p "$(echo "$bt" $(fixture_procs "$STORM") | tr ' ' ,)")"
 	wait "$bt" 2>/dev/null
 done
 

@@ -17,6 +17,7 @@
 
 #include "elf/elf.h"
 #include "gbench/gbench.h"
+#include "gbench/internal.h"
 #include "util/strutil.h"
 
 static void test_list(void **state)
@@ -539,6 +540,33 @@ static void test_alloc_count(void **state)
 	assert_int_equal(c.allocations, 6);
 }
 
+/* Which argument of benchmark::State's constructor is the iteration count,
+ * across the library's versions (1.7's, 1.8's with a name before it). */
+static void test_count_arg(void **state)
+{
+	(void)state;
+	assert_int_equal(gbench_count_arg("benchmark::State::State(long, std::vector<long, "
+					  "std::allocator<long> > const&, int, int, "
+					  "benchmark::internal::ThreadTimer*, "
+					  "benchmark::internal::ThreadManager*, "
+					  "benchmark::internal::PerfCountersMeasurement*)"),
+			 1);
+	assert_int_equal(gbench_count_arg("benchmark::State::State(std::__cxx11::basic_string<char, "
+					  "std::char_traits<char>, std::allocator<char> >, long, "
+					  "std::vector<long, std::allocator<long> > const&, int)"),
+			 2);
+	assert_int_equal(gbench_count_arg("benchmark::State::State(long long, int)"), 1);
+	/* A long inside a template argument is not the count. */
+	assert_int_equal(gbench_count_arg("benchmark::State::State(std::vector<long>, long)"), 2);
+	assert_int_equal(gbench_count_arg("benchmark::State::State(int, int)"), -1);
+	assert_int_equal(gbench_count_arg("benchmark::State::State(int, int, int, int, int, long)"),
+			 -1);
+	assert_int_equal(gbench_count_arg("benchmark::State::State()"), -1);
+	assert_int_equal(gbench_count_arg("benchmark::State::State(long"), -1);
+	assert_int_equal(gbench_count_arg("State"), -1);
+	assert_int_equal(gbench_count_arg(NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_alloc_count),
 		cmocka_unit_test(test_json_bad_values),
 		cmocka_unit_test(test_list_many),
+		cmocka_unit_test(test_count_arg),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,7 +68,7 @@ uint64_t arch_arg(const struct arch_regs *regs, unsigned i)
 	return v;
 }
 
-static void set_arg(struct arch_regs *regs, unsigned i, uint64_t v)
+void arch_set_arg(struct arch_regs *regs, unsigned i, uint64_t v)
 {
 	unsigned long long w = v;
 
@@ -111,7 +111,7 @@ int arch_setup_call(struct arch_regs *regs, uint64_t fn, uint64_t ret_addr, cons
 	if (nargs > ARCH_MAX_ARGS)
 		return -E2BIG;
 	for (unsigned i = 0; i < ARCH_MAX_ARGS; i++)
-		set_arg(regs, i, i < nargs ? args[i] : 0);
+		arch_set_arg(regs, i, i < nargs ? args[i] : 0);
 	/* At a function's entry, rsp + 8 is 16-byte aligned: the call pushed
 	 * the return address onto an aligned stack. */
 	sp = (regs->r.rsp - RED_ZONE) & ~(uint64_t)15;
