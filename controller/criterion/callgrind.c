@@ -3,14 +3,17 @@
  * A criterion benchmark under callgrind (criterion.h says how it
  * measures):
  *
- *   valgrind --collect-atstart=no --toggle-collect=ITER --dump-after=ITER
+ *   valgrind --dump-before=ITER --dump-after=ITER ...
  *       BINARY --bench ... --profile-time 1 '^ID$'
  *     └─ criterion's warm-up alone: ITER called with 1, 2, 4, ... iterations
- *        for a second, a profile dumped after each call; no analysis, no
- *        file of criterion's written
+ *        for a second, a profile dumped when each call begins and when it
+ *        ends, the second holding the call's cost; no analysis, no file of
+ *        criterion's written
  *
  * ITER is each of Bencher<M>::iter* by valgrind's name for it (every
- * instance of one function has the same). valgrind's command line and the
+ * instance of one function has the same). Not --toggle-collect: callgrind
+ * heeds the first of several (a suite with both iter and iter_batched
+ * counted 0 for the other's benchmarks). valgrind's command line and the
  * reading of its log are measure/valgrind.h's, as for every callgrind run;
  * the profiles are read with measure/callgrind.h.
  */
@@ -34,7 +37,7 @@
 #include "criterion/internal.h"
 
 /* Calls one run may have: 2^63 iterations are more than any run. */
-#define MAX_DUMPS 64
+#define MAX_DUMPS 128
 
 struct dump {
 	unsigned n;
@@ -76,6 +79,9 @@ static int read_dumps(const char *dir, pid_t pid, uint64_t *ret, size_t max, siz
 		r = callgrind_parse_file(path, NULL, NULL, &prof);
 		if (r < 0)
 			goto out;
+		/* What ran between two calls (a call's beginning dumps it). */
+		if (strncmp(prof.trigger, "--dump-after=", 13))
+			continue;
 		ir = callgrind_event_index(&prof, "Ir");
 		if (ir < 0) {
 			r = -EINVAL;
@@ -97,16 +103,22 @@ out:
 static int valgrind_argv(const char *valgrind, const char *dir, const struct criterion_fn *fns,
 			 size_t nfns, char ***argv, size_t *na)
 {
-	const char **names = calloc(nfns + 1, sizeof(*names));
-	int r;
+	int r = valgrind_callgrind_argv(argv, na, valgrind, dir, NULL, 0, false);
 
-	if (!names)
-		return -ENOMEM;
-	for (size_t i = 0; i < nfns; i++)
-		names[i] = fns[i].name;
-	r = valgrind_callgrind_argv(argv, na, valgrind, dir, names, nfns, true);
-	free(names);
-	return r;
+	if (r == 0)
+		r = measure_env_push(argv, na, strdup("--collect-atstart=yes"));
+	for (size_t i = 0; i < nfns && r == 0; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < i; k++)
+			seen |= !strcmp(fns[k].name, fns[i].name);
+		if (seen)
+			continue;
+		r = measure_env_push(argv, na, gbench_fmt("--dump-before=%s", fns[i].name));
+		if (r == 0)
+			r = measure_env_push(argv, na, gbench_fmt("--dump-after=%s", fns[i].name));
+	}
+	return r < 0 ? -ENOMEM : 0;
 }
 
 /* One benchmark under valgrind: res filled; 0, or a negative errno when

@@ -62,6 +62,18 @@ struct criterion_fn {
 int criterion_batch_fns(const struct elf_file *ef, struct criterion_fn **ret, size_t *ret_n);
 void criterion_fns_free(struct criterion_fn *v, size_t n);
 
+/*
+ * The clock criterion's WallTime reads around a batch's loop, inside the
+ * batch function: std::time::Instant::now, whose return starts it, and
+ * Instant::elapsed, whose entry stops it (measure/bracket.h's RESUME and
+ * PAUSE). 0 with both filled, -ENOENT when either is not among the symbols.
+ */
+struct criterion_clock {
+	uint64_t now, elapsed;		 /* link-time addresses */
+	uint64_t now_size, elapsed_size; /* their code's sizes */
+};
+int criterion_clock_fns(const struct elf_file *ef, struct criterion_clock *ret);
+
 /* Whether a demangled name is one of Bencher's batch functions (the
  * function itself, not a closure inside it): "criterion::bencher::
  * Bencher<M>::iter" (legacy, its "::h<hash>" after it or not) or

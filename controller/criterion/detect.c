@@ -115,6 +115,41 @@ nomem:
 	return -ENOMEM;
 }
 
+/* Whether demangled name d (its legacy hash cut) is Instant's method m. */
+static bool is_instant(const char *d, const char *m)
+{
+	size_t l = strlen(d), ml = strlen(m);
+	static const char *const types[] = { "std::time::Instant::", "<std::time::Instant>::" };
+
+	l -= hash_len(d, l);
+	for (size_t k = 0; k < 2; k++) {
+		size_t tl = strlen(types[k]);
+
+		if (l == tl + ml && !strncmp(d, types[k], tl) && !strncmp(d + tl, m, ml))
+			return true;
+	}
+	return false;
+}
+
+int criterion_clock_fns(const struct elf_file *ef, struct criterion_clock *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	for (size_t i = 0; i < elf_symbol_count(ef); i++) {
+		const struct elf_symbol *s = elf_symbol(ef, i);
+
+		if (!s->addr || !s->size || strchr(s->name, '.'))
+			continue;
+		if (is_instant(s->demangled, "now")) {
+			ret->now = s->addr;
+			ret->now_size = s->size;
+		} else if (is_instant(s->demangled, "elapsed")) {
+			ret->elapsed = s->addr;
+			ret->elapsed_size = s->size;
+		}
+	}
+	return ret->now && ret->elapsed ? 0 : -ENOENT;
+}
+
 int criterion_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret)
 {
 	struct bench_spec s = { .in_main = true, .registered = true, .kind = NULL };

@@ -150,6 +150,28 @@ static int side_start(struct cside *s, const struct measure_plan *plan)
 	environ = env;
 	r = bracket_start(&t, argv, s->fns, s->nfns, s->t->quiet_stdio ? s->errfd : STDOUT_FILENO,
 			  s->errfd, &s->br, &why);
+	if (r == -ENOTSUP && s->nfns > 2 && s->fns[s->nfns - 1].role == BRACKET_PAUSE) {
+		/* Instant::elapsed's entry cannot be patched: the calls. */
+		struct bracket_fn *plain = calloc(s->nfns - 2, sizeof(*plain));
+
+		r = plain ? bench_result_diagnose(s->res,
+						  "criterion's clock could not be timed (%s): each "
+						  "batch is timed around its batch function, with "
+						  "what it does around its loop",
+						  why)
+			  : -ENOMEM;
+		free(why);
+		why = NULL;
+		for (size_t i = 0; r == 0 && i < s->nfns - 2; i++) {
+			plain[i] = s->fns[i];
+			plain[i].clocked = false;
+		}
+		if (r == 0)
+			r = bracket_start(&t, argv, plain, s->nfns - 2,
+					  s->t->quiet_stdio ? s->errfd : STDOUT_FILENO, s->errfd,
+					  &s->br, &why);
+		free(plain);
+	}
 	environ = saved;
 	if (r < 0) {
 		gbench_fail(s->res, why ? why : gbench_fmt("cannot start %s", s->t->binary));
@@ -294,9 +316,13 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 	for (size_t i = 0; match && i < n; i++) {
 		const struct bracket_call *c = &s->calls[s->ncalls - n + i];
 
+		/* Matched by the whole call, which holds criterion's clock;
+		 * timed by criterion's clock where it ran inside the call
+		 * (timed_ns: the intervals from Instant::now to elapsed). */
 		span[i] = (double)(c->t1_ns - c->t0_ns);
-		v[i] = span[i] / (double)iters[i];
 		match = c->t1_ns >= c->t0_ns && span[i] >= times[i];
+		span[i] = (double)c->timed_ns;
+		v[i] = span[i] / (double)iters[i];
 	}
 	if (!match) {
 		gbench_fail(s->res,
@@ -353,14 +379,16 @@ static int take_samples(struct bench_result *res, double *v, size_t n, double sl
 }
 
 /* The batch functions of the binary of spec, for the engine. */
-static int batch_fns(const struct bench_spec *spec, struct criterion_fn **ret_fns,
-		     struct bracket_fn **ret_b, size_t *ret_n, char **ret_error)
+static int batch_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, size_t *ret_n,
+		     char **ret_error)
 {
 	struct elf_file *ef = NULL;
 	struct criterion_fn *fns = NULL;
 	struct bracket_fn *b = NULL;
+	struct criterion_clock clock;
 	const char *what = NULL;
 	size_t n = 0;
+	bool clocked = false;
 	int r = elf_open(spec->object, &ef, &what);
 
 	if (r == 0)
@@ -368,21 +396,31 @@ static int batch_fns(const struct bench_spec *spec, struct criterion_fn **ret_fn
 	if (r == 0 && n == 0)
 		r = -ENOENT;
 	if (r == 0) {
-		b = calloc(n, sizeof(*b));
+		clocked = criterion_clock_fns(ef, &clock) == 0;
+		b = calloc(n + 2, sizeof(*b));
 		r = b ? 0 : -ENOMEM;
 	}
+	/* Each batch timed as criterion times it, from Instant::now's return
+	 * to Instant::elapsed's entry, so that an iter_batched setup or what
+	 * a batch does around its loop is out; without that clock among
+	 * the symbols, the batch function's call. */
 	for (size_t i = 0; r == 0 && i < n; i++)
-		b[i] = (struct bracket_fn){ spec->object, fns[i].link_addr };
+		b[i] = (struct bracket_fn){ spec->object, fns[i].link_addr, .clocked = clocked };
+	criterion_fns_free(fns, n);
+	if (r == 0 && clocked) {
+		b[n++] = (struct bracket_fn){ spec->object, clock.now, BRACKET_RESUME,
+					      clock.now_size };
+		b[n++] = (struct bracket_fn){ spec->object, clock.elapsed, BRACKET_PAUSE,
+					      clock.elapsed_size };
+	}
 	elf_close(ef);
 	if (r < 0) {
 		*ret_error = gbench_fmt("%s: cannot find criterion's batch functions "
 					"(criterion::bencher::Bencher<M>::iter): %s",
 					spec->object, what ? what : strerror(-r));
-		criterion_fns_free(fns, n);
 		free(b);
 		return r;
 	}
-	*ret_fns = fns;
 	*ret_b = b;
 	*ret_n = n;
 	return 0;
@@ -422,7 +460,6 @@ int criterion_walltime(const struct measure_target *t, const struct bench_spec *
 		       struct bench_result *results, char **ret_error)
 {
 	const struct measure_instrument *in = measure_instrument_of(MEASURE_WALLTIME);
-	struct criterion_fn *fns = NULL;
 	struct bracket_fn *b = NULL;
 	size_t nfns = 0;
 	char dir[PATH_MAX];
@@ -432,7 +469,7 @@ int criterion_walltime(const struct measure_target *t, const struct bench_spec *
 	*ret_error = NULL;
 	if (n == 0)
 		return 0;
-	r = batch_fns(&specs[0], &fns, &b, &nfns, ret_error);
+	r = batch_fns(&specs[0], &b, &nfns, ret_error);
 	if (r < 0)
 		return r;
 	r = criterion_make_dir(dir, sizeof(dir));
@@ -458,7 +495,6 @@ int criterion_walltime(const struct measure_target *t, const struct bench_spec *
 	}
 	launch_temp_dir_remove(dir);
 out:
-	criterion_fns_free(fns, nfns);
 	free(b);
 	return r;
 }
@@ -554,7 +590,6 @@ int criterion_walltime_paired(const struct measure_target *base, const struct me
 			      struct bench_result *hres, char **ret_error)
 {
 	const struct measure_instrument *in = measure_instrument_of(MEASURE_WALLTIME);
-	struct criterion_fn *fns[2] = { NULL, NULL };
 	struct bracket_fn *b[2] = { NULL, NULL };
 	size_t nfns[2] = { 0, 0 };
 	char dir[2][PATH_MAX];
@@ -564,7 +599,7 @@ int criterion_walltime_paired(const struct measure_target *base, const struct me
 	if (n == 0)
 		return 0;
 	for (int k = 0; k < 2 && r == 0; k++)
-		r = batch_fns(k ? &hspecs[0] : &bspecs[0], &fns[k], &b[k], &nfns[k], ret_error);
+		r = batch_fns(k ? &hspecs[0] : &bspecs[0], &b[k], &nfns[k], ret_error);
 	while (r == 0 && made < 2) {
 		r = criterion_make_dir(dir[made], sizeof(dir[made]));
 		if (r < 0)
@@ -602,9 +637,7 @@ int criterion_walltime_paired(const struct measure_target *base, const struct me
 out:
 	for (int k = 0; k < made; k++)
 		launch_temp_dir_remove(dir[k]);
-	for (int k = 0; k < 2; k++) {
-		criterion_fns_free(fns[k], nfns[k]);
+	for (int k = 0; k < 2; k++)
 		free(b[k]);
-	}
 	return r;
 }

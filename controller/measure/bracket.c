@@ -71,6 +71,8 @@ struct bfn {
 	enum bracket_role role;
 	uint64_t patched; /* PAUSE, FINISH: its patched entry's trampoline */
 	unsigned arg;	  /* SIZE: the count's argument */
+	bool clocked;	  /* CALL: timed by the clock inside it */
+	uint64_t size;	  /* its code's size, 0: not known */
 };
 
 /* One call in progress. */
@@ -389,6 +391,8 @@ static int arm(struct bracket_run *r, const struct measure_target *t, const stru
 					 (unsigned long long)f->link_addr, f->object);
 	b->role = f->role;
 	b->arg = f->arg;
+	b->clocked = f->clocked;
+	b->size = f->size;
 	if (f->role == BRACKET_PAUSE || f->role == BRACKET_FINISH)
 		return patch_entry(r, f, i, ret_error);
 	e = trace_read(r->p, b->addr, insn, sizeof(insn));
@@ -624,6 +628,30 @@ static int on_resume(struct bracket_run *r, const struct trace_event *ev, unsign
 	e = trace_read(r->p, ret_at, &ret, sizeof(ret));
 	if (e < 0)
 		return e;
+	/* A stopping function that reads the clock (criterion's
+	 * Instant::elapsed calls Instant::now) does not start it again. */
+	for (size_t k = 0; k < r->nfns; k++) {
+		const struct bfn *p = &r->fns[k];
+
+		if ((p->role == BRACKET_PAUSE || p->role == BRACKET_FINISH) && p->size &&
+		    ret >= p->addr && ret < p->addr + p->size)
+			return run_on(r, ev->tid, i, regs);
+	}
+	/* The thread's resuming calls that returned are superseded: the
+	 * clock runs from the latest return (a framework that reads its
+	 * clock without stopping it would otherwise fill the slots). */
+	for (size_t k = 0; k < NSLOTS; k++) {
+		struct bslot *o = &r->slots[k];
+		int64_t st[2] = { 0, 0 };
+
+		if (o->used && o->start && o->tid == ev->tid &&
+		    trace_read(r->p, slot_addr(r, o) + ARCH_BRACKET_T0, st, sizeof(st)) == 0 &&
+		    (st[0] || st[1])) {
+			o->used = false;
+			if (!s)
+				s = o;
+		}
+	}
 	if (!s)
 		return unslotted(r, ev->tid, i, regs);
 	stub = stub_addr(r, s);
@@ -837,6 +865,13 @@ static int on_entry(struct bracket_run *r, const struct trace_event *ev, unsigne
 	if (e < 0)
 		return e;
 	*s = (struct bslot){ .used = true, .fn = i, .tid = ev->tid, .ret_at = ret_at, .ret = ret };
+	if (b->clocked) {
+		/* Its clock's intervals from here on. */
+		struct bloop *l = loop_of(r, ev->tid);
+
+		if (l)
+			*l = (struct bloop){ .tid = ev->tid };
+	}
 	arch_bracket_enter(&regs, r->code, slot_addr(r, s));
 	e = trace_set_regs(r->p, ev->tid, &regs);
 	if (e == 0)
@@ -885,6 +920,16 @@ static int on_exit_trap(struct bracket_run *r, const struct trace_event *ev,
 					   .count = count_of(r, s->tid) };
 	ret_call->timed_ns =
 		ret_call->t1_ns > ret_call->t0_ns ? ret_call->t1_ns - ret_call->t0_ns : 0;
+	if (r->fns[s->fn].clocked) {
+		struct bloop *l = loop_of(r, s->tid);
+
+		if (l && l->intervals) {
+			ret_call->timed_ns = l->sum;
+			ret_call->intervals = l->intervals;
+		}
+		if (l)
+			l->tid = 0;
+	}
 	s->used = false;
 	return 1;
 }

@@ -57,6 +57,10 @@ struct bracket_fn {
 	uint64_t size;		/* its code's size (PAUSE, FINISH: its entry is patched,
 				   and its code is read to be sure that can be done) */
 	unsigned arg;		/* SIZE: which integer argument is the count */
+	bool clocked;		/* CALL: timed by the RESUME..PAUSE intervals its
+				   thread ran inside it (the framework's own clock,
+				   criterion's Instant::now..elapsed), where any ran;
+				   else entry to return */
 };
 
 struct bracket_call {
@@ -67,7 +71,8 @@ struct bracket_call {
 				  injected stubs around the call (the batch's first
 				  and last reading): no trap inside */
 	uint64_t timed_ns;     /* t1 - t0, or the batch's running intervals summed */
-	unsigned intervals;    /* how many: 1 for a call */
+	unsigned intervals;    /* how many: 1 for a call (a clocked one: those inside
+				  it, when any) */
 	uint64_t count;	       /* the iterations its thread was last given at a SIZE
 				  function's entry (the batch's own), 0: none seen */
 };

@@ -95,7 +95,7 @@ fixture_procs() {
 	for pid in $(pgrep -f -- "$1"); do
 		[[ $pid == "$$" ]] && continue
 		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$BT_EXE" ]] && continue
-		argv0=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -1)
+		argv0=$({ tr '\0' '\n' <"/proc/$pid/cmdline"; } 2>/dev/null | head -1)
 		[[ -z $argv0 || $argv0 == "$BENCHTRAP" || $argv0 == "$BT_EXE" ]] && continue
 		echo "$pid"
 	done
