@@ -78,6 +78,7 @@ struct gside {
 	struct bracket_run *br;
 	bool loop; /* timed by the library's own clock functions */
 	bool sized; /* its batches' counts can be set (bracket_set_count) */
+	uint64_t iterations; /* its final batches' count, per thread */
 	int errfd, logfd;
 	unsigned threads;
 	struct bracket_call *calls;
@@ -370,7 +371,15 @@ static int own_disagrees(struct gside *s, const double *v, const struct gbench_r
 		       : 0;
 }
 
-static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
+/*
+ * Side s exited: its runs from the JSON output (*ret_runs, *ret_nruns:
+ * gbench_runs_free) and benchtrap's per-iteration time of each run's final
+ * batch (*ret_samples: malloc'ed, or NULL with a diagnostic when the calls
+ * do not match the batches logged, and Google Benchmark's figures stay).
+ * Nothing when it did not exit (its result says why). 0 or -ENOMEM.
+ */
+static int side_samples(struct gside *s, struct gbench_run **ret_runs, size_t *ret_nruns,
+			double **ret_samples)
 {
 	struct gbench_run *runs = NULL;
 	size_t nruns = 0, nb;
@@ -379,7 +388,8 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 	int r;
 
 	*ret_samples = NULL;
-	*ret_n = 0;
+	*ret_runs = NULL;
+	*ret_nruns = 0;
 	if (!s->exited)
 		return 0;
 	r = read_log(s);
@@ -387,9 +397,6 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 		r = gbench_read_results(s->dir, s->spec, &runs, &nruns, s->res);
 	if (r < 0)
 		return r == -ENOMEM ? r : 0;
-	r = gbench_result_from_runs(runs, nruns, s->res);
-	if (r < 0 || s->res->status != BENCH_OK)
-		goto out;
 	nb = s->ncalls / s->threads;
 	spans = calloc(nb + 1, sizeof(*spans));
 	reps = calloc(nruns + 1, sizeof(*reps));
@@ -413,6 +420,8 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 			"the calls of its function (%zu on %u thread(s)) did not match the %zu "
 			"batches Google Benchmark logged: the figures are its own timing",
 			s->ncalls, s->threads, s->ncounts);
+		free(v);
+		v = NULL;
 		goto out;
 	}
 	/*
@@ -422,16 +431,37 @@ static int side_finish(struct gside *s, double **ret_samples, size_t *ret_n)
 	 */
 	for (size_t j = 0; j < nruns; j++)
 		v[j] /= s->threads;
-	r = own_disagrees(s, v, runs, nruns);
-	if (r < 0)
-		goto out;
-	*ret_samples = v;
-	*ret_n = nruns;
-	v = NULL;
+	if (s->ncounts)
+		s->iterations = s->counts[s->ncounts - 1];
 out:
 	free(spans);
 	free(reps);
-	free(v);
+	if (r < 0) {
+		free(v);
+		gbench_runs_free(runs, nruns);
+		return r;
+	}
+	*ret_samples = v;
+	*ret_runs = runs;
+	*ret_nruns = nruns;
+	return 0;
+}
+
+/*
+ * s->res from its runs (Google Benchmark's own figures, taken), and said
+ * when benchtrap's samples v[0..nruns) (NULL: none) disagree with them:
+ * 0 or -ENOMEM. *v is freed when the result failed.
+ */
+static int side_result(struct gside *s, struct gbench_run *runs, size_t nruns, double **v)
+{
+	int r = runs ? gbench_result_from_runs(runs, nruns, s->res) : 0;
+
+	if (r == 0 && *v && s->res->status == BENCH_OK)
+		r = own_disagrees(s, *v, runs, nruns);
+	if (r < 0 || s->res->status != BENCH_OK) {
+		free(*v);
+		*v = NULL;
+	}
 	gbench_runs_free(runs, nruns);
 	return r;
 }
@@ -441,7 +471,7 @@ static int take_samples(struct bench_result *res, double *v, size_t n, const str
 {
 	struct stats_options so = stats_options_default();
 	size_t nd = 0;
-	const char *const *d = bracket_diagnostics(s->br, &nd);
+	const char *const *d = s->br ? bracket_diagnostics(s->br, &nd) : NULL;
 
 	for (size_t i = 0; i < nd; i++)
 		if (bench_result_diagnose(res, "%s", d[i]) < 0)
@@ -451,7 +481,7 @@ static int take_samples(struct bench_result *res, double *v, size_t n, const str
 	free(res->samples);
 	res->samples = v;
 	res->nsamples = n;
-	res->iterations = s->counts[s->ncounts - 1];
+	res->iterations = s->iterations;
 	if (stats_summarize(res->samples, n, &so, &res->stats) < 0) {
 		res->status = BENCH_FAILED;
 		free(res->error);
@@ -467,6 +497,7 @@ int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *
 {
 	struct gside s = { .t = t, .spec = spec, .res = res, .dir = dir };
 	struct trace_failure *f = calloc(1, sizeof(*f));
+	struct gbench_run *runs = NULL;
 	double *v = NULL;
 	size_t n = 0;
 	int r;
@@ -477,7 +508,9 @@ int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *
 	while (r == 0 && s.live)
 		r = side_step(&s, f) < 0 ? -ENOMEM : 0;
 	if (r == 0)
-		r = side_finish(&s, &v, &n);
+		r = side_samples(&s, &runs, &n, &v);
+	if (r == 0)
+		r = side_result(&s, runs, n, &v);
 	if (r == 0 && s.br)
 		r = take_samples(res, v, n, &s);
 	else
@@ -512,39 +545,75 @@ static double *pair_up(const double *b, size_t nb, const double *h, size_t nh, s
 	return v;
 }
 
-int gbench_bracket_paired(const struct measure_target *base, const struct measure_target *head,
-			  const struct bench_spec *bspec, const struct bench_spec *hspec,
-			  const struct measure_plan *plan, const char *const dirs[2],
-			  struct bench_result *bres, struct bench_result *hres)
+/* The page cache's copy of 'path' dropped (where no process maps it), so
+ * that the next process of it runs from pages of its own: where a binary's
+ * code lands in physical memory moves its speed (snappy's BM_UIOVecSink/3
+ * read +1.2 % and -1.1 % between two byte-identical copies of a binary,
+ * +0.1 % against the same file). */
+static void drop_cached(const char *path)
 {
-	struct measure_target tb = *base, th = *head;
-	struct gside s[2] = {
-		{ .t = &tb, .spec = bspec, .res = bres, .dir = dirs[0] },
-		{ .t = &th, .spec = hspec, .res = hres, .dir = dirs[1] },
-	};
-	struct trace_failure *f = calloc(1, sizeof(*f));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+}
+
+/* What one pair of processes gives and the pairs before it gave. */
+struct gacc {
+	struct gbench_run *runs; /* base's and head's runs, in order */
+	size_t nruns;
+	double *v; /* and benchtrap's samples, one per run; NULL: none */
+	size_t nv;
+	bool lost; /* a round had runs and no samples */
+	bool loop; /* timed by the library's loop (the last pair's) */
+	uint64_t iterations; /* the final batches' count (the last pair's) */
+};
+
+/* Round's runs r[0..nr) and samples v (taken) appended to a. */
+static int acc_take(struct gacc *a, struct gbench_run *r, size_t nr, double *v)
+{
+	struct gbench_run *nrv = realloc(a->runs, (a->nruns + nr + 1) * sizeof(*nrv));
+
+	if (!nrv) {
+		gbench_runs_free(r, nr);
+		free(v);
+		return -ENOMEM;
+	}
+	a->runs = nrv;
+	memcpy(a->runs + a->nruns, r, nr * sizeof(*r));
+	a->nruns += nr;
+	free(r); /* the runs' strings are a's now */
+	if (!v) {
+		a->lost = a->lost || nr;
+		return 0;
+	}
+	double *nv = realloc(a->v, (a->nv + nr + 1) * sizeof(*nv));
+
+	if (!nv) {
+		free(v);
+		return -ENOMEM;
+	}
+	a->v = nv;
+	memcpy(a->v + a->nv, v, nr * sizeof(*v));
+	a->nv += nr;
+	free(v);
+	return 0;
+}
+
+/* One pair of processes: s[0] base, s[1] head, started with plan; their
+ * runs and samples into acc[], their pair ratios appended to hres. */
+static int paired_round(struct gside s[2], const struct measure_plan *plan, struct gacc acc[2],
+			struct trace_failure *f)
+{
+	struct gbench_run *runs[2] = { NULL, NULL };
 	double *v[2] = { NULL, NULL };
-	size_t n[2] = { 0, 0 }, q = 0;
+	size_t nr[2] = { 0, 0 }, q = 0;
 	uint64_t common = 0;
 	bool aligned = false, alike;
 	int r;
 
-	if (!f)
-		return -ENOMEM;
-	/* Both children on one CPU, unless told otherwise: two CPUs of a VM
-	 * differ in speed, which identical code measured as steady changes
-	 * of 15%. Not an instance on several threads, which would take
-	 * turns on it. */
-	if (tb.cpu < 0 && th.cpu < 0 && gbench_name_threads(bspec->name) == 1) {
-		cpu_set_t set;
-
-		if (sched_getaffinity(0, sizeof(set), &set) == 0)
-			for (int c = 0; c < CPU_SETSIZE && tb.cpu < 0; c++)
-				if (CPU_ISSET(c, &set))
-					tb.cpu = th.cpu = c;
-	} else if (tb.cpu_single && gbench_name_threads(bspec->name) > 1) {
-		tb.cpu = th.cpu = -1;
-	}
 	r = side_start(&s[0], plan);
 	if (r == 0)
 		r = side_start(&s[1], plan);
@@ -585,14 +654,14 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 		r = side_step(&s[k], f) < 0 ? -ENOMEM : 0;
 	}
 	for (int k = 0; r == 0 && k < 2; k++)
-		r = side_finish(&s[k], &v[k], &n[k]);
+		r = side_samples(&s[k], &runs[k], &nr[k], &v[k]);
 	if (r == 0 && !common && v[0] && v[1] && s[0].ncounts && s[1].ncounts) {
 		uint64_t cb = s[0].counts[s[0].ncounts - 1], ch = s[1].counts[s[1].ncounts - 1];
 
 		/* Each build's library chose its own batch and the counts
 		 * could not be set (bracket_set_count). */
 		if (apart(cb, ch) &&
-		    bench_result_diagnose(hres,
+		    bench_result_diagnose(s[1].res,
 					  "base ran %" PRIu64 " iteration(s) a batch and head %" PRIu64
 					  ", as each build's Google Benchmark chose: a change may be "
 					  "the batches' and not the code's; a --benchmark_min_time "
@@ -600,21 +669,139 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 					  cb, ch) < 0)
 			r = -ENOMEM;
 	}
-	if (r == 0 && v[0] && v[1] && bres->status == BENCH_OK && hres->status == BENCH_OK) {
-		hres->pair_ratios = pair_up(v[0], n[0], v[1], n[1], &hres->npairs);
-		if (!hres->pair_ratios)
+	if (r == 0 && v[0] && v[1]) {
+		struct bench_result *h = s[1].res;
+		size_t np = 0;
+		double *p = pair_up(v[0], nr[0], v[1], nr[1], &np);
+		double *all = p ? realloc(h->pair_ratios, (h->npairs + np + 1) * sizeof(*all)) : NULL;
+		size_t *groups = all ? realloc(h->pair_groups,
+					       (h->npair_groups + 1) * sizeof(*groups))
+				     : NULL;
+
+		if (all)
+			h->pair_ratios = all;
+		if (groups)
+			h->pair_groups = groups;
+		if (!groups) {
 			r = -ENOMEM;
-		else if (hres->npairs == 0) {
-			free(hres->pair_ratios);
-			hres->pair_ratios = NULL;
+		} else if (np) {
+			memcpy(h->pair_ratios + h->npairs, p, np * sizeof(*p));
+			h->npairs += np;
+			h->pair_groups[h->npair_groups++] = np;
 		}
+		free(p);
 	}
 	for (int k = 0; k < 2; k++) {
-		if (r == 0 && s[k].br)
-			r = take_samples(s[k].res, v[k], n[k], &s[k]);
-		else
+		size_t nd = 0;
+		const char *const *d = s[k].br ? bracket_diagnostics(s[k].br, &nd) : NULL;
+
+		for (size_t i = 0; r == 0 && i < nd; i++)
+			r = bench_result_diagnose(s[k].res, "%s", d[i]);
+		acc[k].loop = s[k].loop;
+		if (s[k].iterations)
+			acc[k].iterations = s[k].iterations;
+		if (r == 0)
+			r = acc_take(&acc[k], runs[k], nr[k], v[k]);
+		else {
+			gbench_runs_free(runs[k], nr[k]);
 			free(v[k]);
+		}
 		side_free(&s[k]);
+	}
+	return r;
+}
+
+int gbench_bracket_paired(const struct measure_target *base, const struct measure_target *head,
+			  const struct bench_spec *bspec, const struct bench_spec *hspec,
+			  const struct measure_plan *plan, const char *const dirs[2],
+			  struct bench_result *bres, struct bench_result *hres)
+{
+	struct measure_target tb = *base, th = *head;
+	struct trace_failure *f = calloc(1, sizeof(*f));
+	struct gacc acc[2] = { { 0 } };
+	struct measure_plan all;
+	size_t rounds, reps, done = 0;
+	int r = 0;
+
+	if (!f)
+		return -ENOMEM;
+	/* Both children on one CPU, unless told otherwise: two CPUs of a VM
+	 * differ in speed, which identical code measured as steady changes
+	 * of 15%. Not an instance on several threads, which would take
+	 * turns on it. */
+	if (tb.cpu < 0 && th.cpu < 0 && gbench_name_threads(bspec->name) == 1) {
+		cpu_set_t set;
+
+		if (sched_getaffinity(0, sizeof(set), &set) == 0)
+			for (int c = 0; c < CPU_SETSIZE && tb.cpu < 0; c++)
+				if (CPU_ISSET(c, &set))
+					tb.cpu = th.cpu = c;
+	} else if (tb.cpu_single && gbench_name_threads(bspec->name) > 1) {
+		tb.cpu = th.cpu = -1;
+	}
+	/*
+	 * The repetitions in several pairs of processes, each pair from
+	 * binaries read into the page cache afresh: what one process's
+	 * placement in memory does to its speed varies between pairs, and
+	 * compare's interval over the pairs of processes holds it
+	 * (stats_paired_ratio_groups).
+	 */
+	bracket_plan(plan, &all);
+	reps = all.min_samples;
+	rounds = reps / GBENCH_PAIR_REPS;
+	if (rounds > GBENCH_PAIR_PROCESSES)
+		rounds = GBENCH_PAIR_PROCESSES;
+	if (rounds < 1)
+		rounds = 1;
+	for (size_t k = 0; r == 0 && k < rounds; k++) {
+		struct gside s[2] = {
+			{ .t = &tb, .spec = bspec, .res = bres, .dir = dirs[0] },
+			{ .t = &th, .spec = hspec, .res = hres, .dir = dirs[1] },
+		};
+		struct measure_plan one = all;
+		size_t n = (reps - done) / (rounds - k);
+
+		one.min_samples = one.max_samples = n;
+		one.time_ns = (uint64_t)n * GBENCH_BATCH_NS;
+		done += n;
+		if (k) {
+			drop_cached(tb.binary);
+			drop_cached(th.binary);
+		}
+		r = paired_round(s, &one, acc, f);
+		if (r == 0 && (bres->status != BENCH_OK || hres->status != BENCH_OK ||
+			       acc[0].lost || acc[1].lost))
+			break;
+	}
+	for (int k = 0; k < 2; k++) {
+		struct gside s = { .res = k ? hres : bres,
+				   .loop = acc[k].loop,
+				   .iterations = acc[k].iterations };
+
+		if (acc[k].lost) {
+			free(acc[k].v);
+			acc[k].v = NULL;
+		}
+		if (r == 0)
+			r = side_result(&s, acc[k].runs, acc[k].nruns, &acc[k].v);
+		else
+			gbench_runs_free(acc[k].runs, acc[k].nruns);
+		if (r == 0 && acc[k].v)
+			r = take_samples(s.res, acc[k].v, acc[k].nv, &s);
+		else
+			free(acc[k].v);
+	}
+	if (r == 0 && (bres->status != BENCH_OK || hres->status != BENCH_OK || !hres->npairs)) {
+		free(hres->pair_ratios);
+		free(hres->pair_groups);
+		hres->pair_ratios = NULL;
+		hres->pair_groups = NULL;
+		hres->npairs = hres->npair_groups = 0;
+	}
+	if (hres->npair_groups < 2) {
+		free(hres->pair_groups);
+		hres->pair_groups = NULL;
+		hres->npair_groups = 0;
 	}
 	free(f);
 	return r;

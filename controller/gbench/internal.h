@@ -92,6 +92,10 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
  * (docs/gbench.md says why this length).
  */
 #define GBENCH_BATCH_NS 1000000
+/* A paired compare's repetitions run in up to this many pairs of
+ * processes, at least this many repetitions in each (gbench/bracket.c). */
+#define GBENCH_PAIR_PROCESSES 6
+#define GBENCH_PAIR_REPS 25
 /* Said when an instance's function is not known and Google Benchmark's own
  * timing is read instead. */
 #define GBENCH_NO_FUNCTION                                                                    \

@@ -159,6 +159,7 @@ void bench_result_clear(struct bench_result *r)
 	free(r->error);
 	free(r->samples);
 	free(r->pair_ratios);
+	free(r->pair_groups);
 	free(r->threads);
 	free(r->reported_cpu_ns);
 	free(r->reported_label);
@@ -191,6 +192,14 @@ int bench_result_diagnose(struct bench_result *r, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return -ENOMEM;
+	/* Said once, however many processes said it. */
+	for (size_t i = 0; i < r->ndiagnostics; i++) {
+		if (!strcmp(v[i], v[r->ndiagnostics])) {
+			free(v[r->ndiagnostics]);
+			v[r->ndiagnostics] = NULL;
+			return 0;
+		}
+	}
 	v[++r->ndiagnostics] = NULL;
 	return 0;
 }

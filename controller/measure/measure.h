@@ -368,6 +368,11 @@ struct bench_result {
 	 * to back; NULL otherwise. */
 	double *pair_ratios;
 	size_t npairs;
+	/* ... taken in several pairs of processes: pair_groups[k] consecutive
+	 * ratios from the k-th (npair_groups, adding up to npairs); NULL: one
+	 * pair of processes. */
+	size_t *pair_groups;
+	size_t npair_groups;
 	/* spec->threads > 1: each thread's own figure per call, in the
 	 * threads' creation order (walltime: the median over the recorded
 	 * rounds of the thread's own interval over the iterations; callgrind,

@@ -201,11 +201,19 @@ static json_t *bench_json(const struct bench_result *r)
 	if (b && r->status == BENCH_OK && r->npairs) {
 		json_t *ratios = json_array();
 
+		json_t *paired;
+
 		for (size_t i = 0; i < r->npairs; i++)
 			json_array_append_new(ratios, results_json_num(r->pair_ratios[i]));
-		json_object_set_new(
-			b, "paired",
-			json_pack("{s:I, s:o}", "pairs", (json_int_t)r->npairs, "ratios", ratios));
+		paired = json_pack("{s:I, s:o}", "pairs", (json_int_t)r->npairs, "ratios", ratios);
+		if (paired && r->npair_groups > 1) {
+			json_t *groups = json_array();
+
+			for (size_t k = 0; k < r->npair_groups; k++)
+				json_array_append_new(groups, json_integer((json_int_t)r->pair_groups[k]));
+			json_object_set_new(paired, "processes", groups);
+		}
+		json_object_set_new(b, "paired", paired);
 	}
 	return b;
 }

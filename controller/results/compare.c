@@ -206,8 +206,8 @@ static int judge_paired(struct results_pair *p, const struct results_compare_opt
 
 	if (p->head->npairs < 2)
 		return -EDOM;
-	r = stats_paired_ratio(p->head->pair_ratios, p->head->npairs, &so, &ratio, &low, &high,
-			       &used);
+	r = stats_paired_ratio_groups(p->head->pair_ratios, p->head->npairs, p->head->pair_groups,
+				      p->head->npair_groups, &so, &ratio, &low, &high, &used);
 	if (r < 0)
 		return r;
 	p->ratio = ratio;

@@ -321,6 +321,35 @@ static int get_numbers(struct parser *p, const json_t *obj, const char *base, co
 	return 0;
 }
 
+/* "paired.processes": whole numbers from 1 that add up to the ratios. */
+static int parse_pair_groups(struct parser *p, const json_t *obj, const char *base,
+			     struct results_bench *r)
+{
+	const json_t *v = json_object_get(obj, "processes"), *d;
+	size_t i, sum = 0;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v))
+		return results_failf(p, base, "processes: expected an array, not %s", type_name(v));
+	r->pair_groups = calloc(json_array_size(v) + 1, sizeof(*r->pair_groups));
+	if (!r->pair_groups)
+		return nomem(p);
+	json_array_foreach(v, i, d)
+	{
+		if (!json_is_integer(d) || json_integer_value(d) < 1)
+			return bad_element(p, base, "processes", i, "a whole number from 1", d);
+		r->pair_groups[i] = (size_t)json_integer_value(d);
+		sum += r->pair_groups[i];
+	}
+	r->npair_groups = json_array_size(v);
+	if (sum != r->npairs)
+		return results_failf(p, base,
+				     "processes: %zu ratios in all, but %zu in \"ratios\"", sum,
+				     r->npairs);
+	return 0;
+}
+
 /* "threads" and "per_thread" of a benchmark run on several threads:
  * absent, or a count from 1 and at most that many {"tid", "value"}. */
 static int parse_threads(struct parser *p, const json_t *b, const char *base,
@@ -546,7 +575,8 @@ static int parse_bench(struct parser *p, const json_t *b, size_t idx, struct res
 		if (!json_is_object(v))
 			return results_failf(p, base, "paired: expected an object, not %s", type_name(v));
 		snprintf(pwhere, sizeof(pwhere), "%s.paired", base);
-		if (get_numbers(p, v, pwhere, "ratios", true, &r->pair_ratios, &r->npairs) < 0)
+		if (get_numbers(p, v, pwhere, "ratios", true, &r->pair_ratios, &r->npairs) < 0 ||
+		    parse_pair_groups(p, v, pwhere, r) < 0)
 			return -EINVAL;
 	}
 	return failed(p) ? -EINVAL : 0;
@@ -562,6 +592,7 @@ static void bench_clear(struct results_bench *b)
 	free(b->error);
 	free(b->raw);
 	free(b->pair_ratios);
+	free(b->pair_groups);
 	free(b->per_thread);
 	str_free_n(b->counter_names, b->ncounters);
 	free(b->counter_values);

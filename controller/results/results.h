@@ -100,6 +100,11 @@ struct results_bench {
 	 * back (a paired comparison's head side); NULL otherwise. */
 	double *pair_ratios;
 	size_t npairs;
+	/* "paired.processes": how many consecutive ratios each pair of
+	 * processes gave (adding up to npairs); NULL: one pair, or an older
+	 * file. */
+	size_t *pair_groups;
+	size_t npair_groups;
 	/* "threads": the benchmark ran on this many threads at once (2 or
 	 * more); 0 when absent (one thread). "per_thread": each thread's own
 	 * figure, at most 'threads' of them (none when failed); NULL when

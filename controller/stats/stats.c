@@ -742,3 +742,103 @@ int stats_paired_ratio(const double *ratios, size_t n, const struct stats_option
 	*ret_used = k;
 	return 0;
 }
+
+/* Student's t density's integral from 0 to x, df degrees of freedom, by
+ * Simpson's rule on the substitution that keeps the tail finite. */
+static double t_half_cdf(double x, unsigned df)
+{
+	double nu = df, c = exp(lgamma((nu + 1) / 2) - lgamma(nu / 2)) / sqrt(nu * M_PI);
+	const int steps = 4000; /* even */
+	double h = x / steps, sum = 0;
+
+	for (int k = 0; k <= steps; k++) {
+		double t = k * h, f = c * pow(1 + t * t / nu, -(nu + 1) / 2);
+
+		sum += (k == 0 || k == steps ? 1 : k % 2 ? 4 : 2) * f;
+	}
+	return sum * h / 3;
+}
+
+double stats_t_quantile(double q, unsigned df)
+{
+	double lo = 0, hi = 1, want;
+	bool upper;
+
+	if (df == 0 || !(q > 0 && q < 1))
+		return NAN;
+	if (q == 0.5)
+		return 0;
+	upper = q > 0.5;
+	want = (upper ? q : 1 - q) - 0.5;
+	while (t_half_cdf(hi, df) < want && hi < 1e6)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-10; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (t_half_cdf(mid, df) < want)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return upper ? (lo + hi) / 2 : -(lo + hi) / 2;
+}
+
+int stats_paired_ratio_groups(const double *ratios, size_t n, const size_t *groups,
+			      size_t ngroups, const struct stats_options *opt, double *ret_ratio,
+			      double *ret_low, double *ret_high, size_t *ret_used)
+{
+	double *meds, *logs, ratio, low, high, mean = 0, ss = 0, half, t;
+	size_t used, k = 0, at = 0, total = 0;
+	int r;
+
+	if (!ratios || !ret_ratio || !ret_low || !ret_high || !ret_used)
+		return -EINVAL;
+	for (size_t g = 0; groups && g < ngroups; g++)
+		total += groups[g];
+	if (!groups || ngroups < 2 || total != n)
+		return stats_paired_ratio(ratios, n, opt, ret_ratio, ret_low, ret_high, ret_used);
+	r = stats_paired_ratio(ratios, n, opt, &ratio, &low, &high, &used);
+	if (r < 0)
+		return r;
+	meds = malloc(ngroups * sizeof(*meds));
+	logs = malloc((n ? n : 1) * sizeof(*logs));
+	if (!meds || !logs) {
+		free(meds);
+		free(logs);
+		return -ENOMEM;
+	}
+	for (size_t g = 0; g < ngroups; g++, at += groups[g - 1]) {
+		size_t m = 0;
+
+		for (size_t i = at; i < at + groups[g]; i++)
+			if (isfinite(ratios[i]) && ratios[i] > 0.0)
+				logs[m++] = log(ratios[i]);
+		if (m < 2)
+			continue;
+		qsort(logs, m, sizeof(*logs), cmp_double);
+		meds[k++] = m % 2 ? logs[m / 2] : (logs[m / 2 - 1] + logs[m / 2]) / 2;
+	}
+	free(logs);
+	if (k < 2) {
+		free(meds);
+		*ret_ratio = ratio;
+		*ret_low = low;
+		*ret_high = high;
+		*ret_used = used;
+		return 0;
+	}
+	for (size_t g = 0; g < k; g++)
+		mean += meds[g] / (double)k;
+	for (size_t g = 0; g < k; g++)
+		ss += (meds[g] - mean) * (meds[g] - mean);
+	free(meds);
+	t = stats_t_quantile(1 - (1 - (opt ? opt->confidence : stats_options_default().confidence)) /
+					 2,
+			     (unsigned)(k - 1));
+	half = t * sqrt(ss / (double)(k - 1) / (double)k);
+	*ret_ratio = exp(mean);
+	*ret_low = fmin(exp(mean - half), low);
+	*ret_high = fmax(exp(mean + half), high);
+	*ret_used = used;
+	return 0;
+}

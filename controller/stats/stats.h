@@ -197,6 +197,28 @@ int stats_bootstrap_ratio(const double *base_sorted, size_t nbase, const double 
 int stats_paired_ratio(const double *ratios, size_t n, const struct stats_options *opt,
 		       double *ret_ratio, double *ret_low, double *ret_high, size_t *ret_used);
 
+/*
+ * The same over pairs taken in several processes (docs/statistics.md,
+ * "Pairs from several processes"): ratios[0..n) in groups of groups[0],
+ * groups[1], ... consecutive ratios (ngroups of them, adding up to n), one
+ * group a pair of processes. What stays the same within a process (where
+ * its code and data landed in memory and cache, the page cache's pages of
+ * its binary) varies between groups, and a single group's interval cannot
+ * see it. With two groups or more, each group's median log ratio is one
+ * observation: the estimate is their mean, and the interval Student's t
+ * over them (ngroups - 1 degrees of freedom), widened where needed to hold
+ * the bootstrap interval of all the ratios pooled. With one group (or
+ * groups NULL), stats_paired_ratio(). A group with fewer than two usable
+ * ratios is left out. Returns as stats_paired_ratio().
+ */
+int stats_paired_ratio_groups(const double *ratios, size_t n, const size_t *groups,
+			      size_t ngroups, const struct stats_options *opt, double *ret_ratio,
+			      double *ret_low, double *ret_high, size_t *ret_used);
+
+/* The q-quantile of Student's t with df degrees of freedom (df >= 1,
+ * 0 < q < 1), to 1e-9; NAN outside that. */
+double stats_t_quantile(double q, unsigned df);
+
 /* The ratio of one pair, head / base, or NAN when either side is not
  * finite and positive: a per-call time at or below zero is an empty pass
  * that was preempted, and two of them would make a positive ratio of

@@ -81,9 +81,21 @@ expect_json 'all(b["status"] == "ok" for b in d["benchmarks"])'
 expect_json 'all(b["paired"]["pairs"] > 4 and len(b["paired"]["ratios"]) == b["paired"]["pairs"] for b in d["benchmarks"])'
 expect_json 'all(all(r > 0 for r in b["paired"]["ratios"]) for b in d["benchmarks"])'
 expect_json '[b["name"] for b in d["paired"]["base"]["benchmarks"]] == ["BM_same", "BM_5pct", "BM_threads/threads:2"]'
+# In several pairs of processes (100 repetitions: 4 of 25), each pair's
+# ratios counted apart, so that the interval holds what varies between them.
+expect_json 'all(len(b["paired"]["processes"]) == 4 and sum(b["paired"]["processes"]) == b["paired"]["pairs"] for b in d["benchmarks"])'
 run compare "$TMP/paired.json" --format json
 expect_status_in 0 1
 expect_json 'all(b["verdict"] in ("regressed", "improved", "unchanged", "inconclusive") and b["ci_low_pct"] <= b["change_pct"] <= b["ci_high_pct"] for b in d["benchmarks"])'
+# Groups that do not add up to the ratios: a damaged file, refused.
+python3 - "$TMP/paired.json" "$TMP/bad-groups.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["benchmarks"][0]["paired"]["processes"][0] += 1
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run compare "$TMP/bad-groups.json"
+expect_usage_error 'paired: processes: [0-9]+ ratios in all, but [0-9]+ in "ratios"'
 expect_no_orphans "$A"
 expect_no_orphans "$B"
 checks=$((checks + 1))

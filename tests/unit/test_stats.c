@@ -630,6 +630,75 @@ static void test_paired_host_doubles(void **state)
 	assert_true(uhi - ulo > 20.0 * (hi - lo));
 }
 
+/* Student's t quantiles against the tables' values. */
+static void test_t_quantile(void **state)
+{
+	(void)state;
+	assert_near(stats_t_quantile(0.975, 1), 12.7062, 1e-3);
+	assert_near(stats_t_quantile(0.995, 3), 5.8409, 1e-3);
+	assert_near(stats_t_quantile(0.995, 7), 3.4995, 1e-3);
+	assert_near(stats_t_quantile(0.975, 10), 2.2281, 1e-3);
+	assert_near(stats_t_quantile(0.025, 10), -2.2281, 1e-3);
+	assert_near(stats_t_quantile(0.5, 4), 0.0, 1e-12);
+	assert_true(isnan(stats_t_quantile(0.975, 0)));
+	assert_true(isnan(stats_t_quantile(1.0, 3)));
+}
+
+/*
+ * Pairs from several processes: within each, the ratios are tight around
+ * a level of that process (where it landed in memory), which varies from
+ * one process to the next around 1. The pooled bootstrap sees only the
+ * within-process noise and excludes 1; the groups' interval holds it.
+ * One group, or groups that do not add up, is the pooled interval.
+ */
+static void test_paired_groups(void **state)
+{
+	static const double level[6] = { 1.008, 1.004, 1.006, 0.997, 1.005, 1.002 };
+	double ratio[6 * 100], r, lo, hi, pr, plo, phi;
+	size_t groups[6], used;
+	struct stats_options o = opts(10000, 0.99, STATS_DEFAULT_SEED);
+
+	(void)state;
+	lcg_state = 77;
+	for (size_t g = 0; g < 6; g++) {
+		groups[g] = 100;
+		for (size_t i = 0; i < 100; i++)
+			ratio[g * 100 + i] = level[g] * (1.0 + 0.002 * (test_uniform() - 0.5));
+	}
+	assert_int_equal(stats_paired_ratio(ratio, 600, &o, &pr, &plo, &phi, &used), 0);
+	assert_int_equal(
+		stats_paired_ratio_groups(ratio, 600, groups, 6, &o, &r, &lo, &hi, &used), 0);
+	print_message("groups: pooled %.4f [%.4f, %.4f], groups %.4f [%.4f, %.4f]\n", pr, plo,
+		      phi, r, lo, hi);
+	assert_int_equal(used, 600);
+	assert_true(plo > 1.0); /* the pooled interval: a confident wrong answer */
+	assert_true(lo < 1.0 && 1.0 < hi);
+	assert_true(lo <= plo && phi <= hi);
+	assert_true(lo <= r && r <= hi);
+	/* The mean of the six levels, on the log scale. */
+	assert_near(r, exp((log(1.008) + log(1.004) + log(1.006) + log(0.997) + log(1.005) +
+			    log(1.002)) / 6),
+		    5e-4);
+	/* One group: the pooled interval. */
+	groups[0] = 600;
+	assert_int_equal(
+		stats_paired_ratio_groups(ratio, 600, groups, 1, &o, &r, &lo, &hi, &used), 0);
+	assert_true(r == pr && lo == plo && hi == phi);
+	/* Groups not adding up to n: the pooled interval, not a wrong one. */
+	groups[0] = 100;
+	assert_int_equal(
+		stats_paired_ratio_groups(ratio, 600, groups, 2, &o, &r, &lo, &hi, &used), 0);
+	assert_true(r == pr && lo == plo && hi == phi);
+	/* A real change stands out of the groups' interval too. */
+	for (size_t i = 0; i < 600; i++)
+		ratio[i] *= 1.05;
+	for (size_t g = 0; g < 6; g++)
+		groups[g] = 100;
+	assert_int_equal(
+		stats_paired_ratio_groups(ratio, 600, groups, 6, &o, &r, &lo, &hi, &used), 0);
+	assert_true(lo > 1.02);
+}
+
 static void test_paired_slower(void **state)
 {
 	double base[PAIRS], head[PAIRS], ratio[PAIRS];
@@ -848,6 +917,8 @@ int main(void)
 		cmocka_unit_test(test_bootstrap_coverage),
 		cmocka_unit_test(test_paired_host_doubles),
 		cmocka_unit_test(test_paired_slower),
+		cmocka_unit_test(test_t_quantile),
+		cmocka_unit_test(test_paired_groups),
 		cmocka_unit_test(test_paired_log_scale),
 		cmocka_unit_test(test_paired_errors),
 		cmocka_unit_test(test_paired_left_out),
