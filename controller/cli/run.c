@@ -106,7 +106,9 @@ static const char usage_tail[] =
 	"  -o, --output FILE   also write the results document to FILE, checked before\n"
 	"                      measuring: a file is replaced atomically, a device,\n"
 	"                      FIFO or /dev/stdout written through; another user's\n"
-	"                      symbolic link in /tmp is not followed (docs/results.md)\n"
+	"                      symbolic link in /tmp is not followed (docs/results.md);\n"
+	"                      while measuring, each result also goes to FILE.journal\n"
+	"                      (JSON lines), removed once FILE is written whole\n"
 	"  --markers FILE      write start/end markers of every benchmark and sample as\n"
 	"                      JSON lines (CLOCK_MONOTONIC ns, pid, name)\n"
 	"  --quiet             no progress on stderr: by default a terminal shows the\n"
@@ -124,8 +126,13 @@ static const char usage_tail[] =
 	"  benchtrap run ./bm_gbench --bench 'BM_memcpy/*' -- --benchmark_min_time=0.2\n"
 	"  benchtrap run ./prog --symbol 'checksum(4096)' -- --config test.conf\n"
 	"\n"
+	"Ctrl-C (SIGINT), SIGTERM or SIGHUP stops the run: the benchmark running is\n"
+	"ended, those measured are kept, and the table and FILE are written with the\n"
+	"run marked partial (a second signal ends benchtrap at once)\n"
+	"\n"
 	"exit status: 0 all measured, 1 a benchmark failed (crashed, exited, timed\n"
-	"out: the others still run), 2 bad usage or bad input\n";
+	"out: the others still run), 2 bad usage or bad input, 128+N stopped by\n"
+	"signal N (the results measured written)\n";
 
 static void print_usage(void)
 {

@@ -835,10 +835,13 @@ int stats_paired_ratio_groups(const double *ratios, size_t n, const size_t *grou
 	t = stats_t_quantile(1 - (1 - (opt ? opt->confidence : stats_options_default().confidence)) /
 					 2,
 			     (unsigned)(k - 1));
+	/* The estimate stays the pooled median (one process that read far
+	 * off moves it little); how far the processes' own medians spread
+	 * is the interval's half-width about it. */
 	half = t * sqrt(ss / (double)(k - 1) / (double)k);
-	*ret_ratio = exp(mean);
-	*ret_low = fmin(exp(mean - half), low);
-	*ret_high = fmax(exp(mean + half), high);
+	*ret_ratio = ratio;
+	*ret_low = fmin(exp(log(ratio) - half), low);
+	*ret_high = fmax(exp(log(ratio) + half), high);
 	*ret_used = used;
 	return 0;
 }

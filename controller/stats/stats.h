@@ -204,10 +204,11 @@ int stats_paired_ratio(const double *ratios, size_t n, const struct stats_option
  * group a pair of processes. What stays the same within a process (where
  * its code and data landed in memory and cache, the page cache's pages of
  * its binary) varies between groups, and a single group's interval cannot
- * see it. With two groups or more, each group's median log ratio is one
- * observation: the estimate is their mean, and the interval Student's t
- * over them (ngroups - 1 degrees of freedom), widened where needed to hold
- * the bootstrap interval of all the ratios pooled. With one group (or
+ * see it. With two groups or more, the estimate is the median of all the
+ * ratios (stats_paired_ratio's), and its interval reaches Student's t
+ * (ngroups - 1 degrees of freedom) times the standard error of the groups'
+ * median log ratios on either side of it, and at least the bootstrap
+ * interval of all the ratios pooled. With one group (or
  * groups NULL), stats_paired_ratio(). A group with fewer than two usable
  * ratios is left out. Returns as stats_paired_ratio().
  */

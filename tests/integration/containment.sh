@@ -76,15 +76,6 @@ for sig in INT TERM KILL; do
 	expect_no_orphans "$ESC"
 done
 
-# Ends within a bound, or the test fails (never hangs the suite).
-wait_bounded() {
-	for _ in $(seq 400); do
-		kill -0 "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }
-		sleep 0.05
-	done
-	fail "$2: benchtrap did not end"
-}
-
 # ---- a traced child with threads, each stopped at its exit event -----------------------
 # The threads of the pool fixture exist from its constructor on.
 for sig in INT TERM KILL; do

@@ -46,20 +46,6 @@ temp_dirs() {
 	ls -d "$TMPDIR"/benchtrap-callgrind.* 2>/dev/null
 }
 
-# Ends within a bound, or the test fails (never hangs the suite); sets
-# $status to its exit status.
-wait_bounded() {
-	for _ in $(seq 600); do
-		if ! kill -0 "$1" 2>/dev/null; then
-			wait "$1" 2>/dev/null
-			status=$?
-			return 0
-		fi
-		sleep 0.05
-	done
-	fail "$2: benchtrap did not end"
-}
-
 # Polls up to 30 s until hangs says on stderr (file $1, through
 # --show-output) that it is spinning. (Markers would not do: they reach
 # their file when it is closed.)

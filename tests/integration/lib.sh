@@ -62,13 +62,39 @@ expect_usage_error() {
 	expect_err "$1"
 }
 
+# The JSON file $1: each line of $2 a Python expression over it (bound to
+# 'd') that must be true, one Python start for a block of them (it is slow
+# on some machines).
+expect_json_in() {
+	local n
+	n=$(grep -c . <<<"$2")
+	checks=$((checks + n))
+	python3 - "$1" "$2" <<'PY' || fail "JSON check of $1 failed (above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for line in sys.argv[2].splitlines():
+    if line.strip() and not eval(line):
+        sys.exit("false: " + line)
+PY
+}
+
 # JSON on stdout: check it parses and run a Python expression over it
-# (bound to 'd') that must be true.
+# (bound to 'd', over as many lines as it takes) that must be true.
 expect_json() {
 	checks=$((checks + 1))
 	python3 -c 'import json,sys
 d = json.load(open(sys.argv[1]))
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$TMP/out" "$1" || fail "JSON check failed: $1"
+}
+
+# Process $1 ends within 60 s (its exit status in $status), or the test
+# fails for $2: never a hung suite.
+wait_bounded() {
+	for _ in $(seq 1200); do
+		kill -0 "$1" 2>/dev/null || { wait "$1" 2>/dev/null; status=$?; return 0; }
+		sleep 0.05
+	done
+	fail "$2: benchtrap did not end"
 }
 
 # Wait until process $1 runs the program $2: a job started with & is a copy

@@ -26,22 +26,6 @@ wait_journal() {
 	fail "the journal $1 never held $2 benchmarks: $(cat "$1" 2>/dev/null | head -c 300)"
 }
 
-# A Python expression over the JSON file $1 (bound to 'd') that must be true.
-expect_json_file() {
-	checks=$((checks + 1))
-	python3 -c 'import json,sys
-d = json.load(open(sys.argv[1]))
-sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2" || fail "JSON check of $1 failed: $2"
-}
-
-wait_bounded() {
-	for _ in $(seq 1200); do
-		kill -0 "$1" 2>/dev/null || { wait "$1"; status=$?; return 0; }
-		sleep 0.05
-	done
-	fail "$2: benchtrap did not end"
-}
-
 # $1: the results file; what it must hold after a stop by $2 (INT, TERM).
 check_partial() {
 	checks=$((checks + 1))
@@ -104,7 +88,7 @@ expect_json '[b["name"] for b in d["benchmarks"]] == ["quick[1]", "quick[2]", "q
 expect_json 'any("partial" in w for w in d["warnings"])'
 run merge "$R.journal" --output "$TMP/merged.json"
 expect_status 0
-expect_json_file "$TMP/merged.json" '[b["name"] for b in d["benchmarks"]] == ["quick[1]", "quick[2]", "quick[3]"] and d["partial"]["journal"] is True'
+expect_json_in "$TMP/merged.json" '[b["name"] for b in d["benchmarks"]] == ["quick[1]", "quick[2]", "quick[3]"] and d["partial"]["journal"] is True'
 # A journal left by a run that did not finish is never replaced.
 run run "$S" --bench 'quick*' "${FAST[@]}" --output "$R"
 expect_usage_error "$R.journal: left by a run that did not finish"
@@ -122,5 +106,5 @@ run run "$S" --bench 'quick*' "${FAST[@]}" --output "$TMP/whole.json"
 expect_status 0
 checks=$((checks + 1))
 [[ -f $TMP/whole.json && ! -e $TMP/whole.json.journal ]] || fail "a whole run left its journal"
-expect_json_file "$TMP/whole.json" '"partial" not in d'
+expect_json_in "$TMP/whole.json" '"partial" not in d'
 done_ok
