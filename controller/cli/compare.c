@@ -103,8 +103,10 @@ static const char usage_binaries[] =
 	"exit status: 0 no regression beyond the threshold, 1 a regression or a\n"
 	"benchmark that failed in HEAD, 2 bad usage or bad input (an unreadable or\n"
 	"malformed file, an unknown schema version, a binary that cannot run, two\n"
-	"binaries with no benchmark in common). Files with the same build_id\n"
-	"measured one binary twice: their regressions are noise and exit 0.\n";
+	"binaries with no benchmark in common), 128+N two binaries' run stopped by\n"
+	"signal N (Ctrl-C: the benchmarks both measured are judged and written).\n"
+	"Files with the same build_id measured one binary twice: their regressions\n"
+	"are noise and exit 0.\n";
 
 enum { OPT_THRESHOLD = CLI_OPT_RUN_END, OPT_MAX_BYTES, OPT_FULL_REPORT };
 

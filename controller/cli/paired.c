@@ -103,6 +103,73 @@ static int measure(struct build *base, struct build *head, size_t ncommon,
 	return r;
 }
 
+/* Whether results[i] was measured to its end, not cut short by a stop. */
+static bool measured(const struct bench_result *r)
+{
+	return r->ended && !r->interrupted;
+}
+
+/* Results [from, b->n) of build b: those a stop cut short cleared, the
+ * others moved down to start at 'from'; b->n updated. */
+static void keep_own(struct build *b, size_t from)
+{
+	size_t k = from;
+
+	for (size_t i = from; i < b->n; i++) {
+		if (!measured(&b->results[i])) {
+			bench_result_clear(&b->results[i]);
+			continue;
+		}
+		if (k != i) {
+			b->results[k] = b->results[i];
+			b->results[i] = (struct bench_result){ 0 };
+		}
+		k++;
+	}
+	b->n = k;
+}
+
+/*
+ * After a stop (cli_stop_signals): what both builds measured whole. A
+ * benchmark of both is kept only when both sides ended, so that the
+ * common ones stay first and in step; one build's own are kept alone.
+ */
+static void keep_measured(struct build *base, struct build *head, size_t *ncommon)
+{
+	struct build *sides[2] = { base, head };
+	size_t k = 0, nc = *ncommon;
+
+	for (size_t i = 0; i < nc; i++) {
+		bool both = measured(&base->results[i]) && measured(&head->results[i]);
+
+		for (int s = 0; s < 2; s++) {
+			struct bench_result *v = sides[s]->results;
+
+			if (!both) {
+				bench_result_clear(&v[i]);
+				v[i] = (struct bench_result){ 0 };
+			} else if (k != i) {
+				v[k] = v[i];
+				v[i] = (struct bench_result){ 0 };
+			}
+		}
+		k += both;
+	}
+	for (int s = 0; s < 2; s++) {
+		struct build *b = sides[s];
+
+		/* Close the gap between the common ones kept and the own. */
+		for (size_t i = nc; i < b->n; i++) {
+			b->results[k + (i - nc)] = b->results[i];
+			if (k + (i - nc) != i)
+				b->results[i] = (struct bench_result){ 0 };
+		}
+		b->n -= nc - k;
+		keep_own(b, k);
+	}
+	*ncommon = k;
+}
+
 static int open_build(struct build *b, const struct cli_run_opts *o)
 {
 	return cli_suite_open(&b->s, b->path, o);
@@ -321,10 +388,11 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 	cli_progress_init(&hs, o, base.n + head.n);
 	hs.head = head.results;
 	hs.nhead = head.n;
-	cli_fatal_signals();
+	cli_stop_signals();
 	r = measure(&base, &head, ncommon, o, &hooks, &error);
 	cli_progress_end(&hs);
-	if (r < 0) {
+	/* What a stop refused to start is no fault of the binaries'. */
+	if (r < 0 && !cli_stopped()) {
 		char *nl = error ? strchr(error, '\n') : NULL;
 
 		if (nl)
@@ -337,7 +405,10 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 	}
 
 	struct build *sides[2] = { &base, &head };
+	size_t selected[2] = { base.n, head.n }, common = ncommon;
 
+	if (cli_stopped())
+		keep_measured(&base, &head, &ncommon);
 	for (int k = 0; k < 2; k++) {
 		struct build *b = sides[k];
 
@@ -352,12 +423,26 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 		b->rep.argc = argc;
 		b->rep.results = b->results;
 		b->rep.n = b->n;
+		if (cli_stopped()) {
+			b->rep.stopped_by = cli_stopped();
+			b->rep.selected = selected[k];
+		}
 	}
 	head.rep.paired_base = &base.rep;
 	code = cli_compare_conclude(&head.rep, copts, o, base_path, head_path);
 	if (code != EXIT_USAGE &&
 	    (cli_unwritten(base.results, base.n) || cli_unwritten(head.results, head.n)))
 		code = EXIT_USAGE;
+	if (cli_stopped() && code != EXIT_USAGE) {
+		const char *abbrev = sigabbrev_np(cli_stopped());
+
+		cli_note("stopped by SIG%s: %zu of %zu benchmarks of both builds measured and "
+			 "judged%s%s%s",
+			 abbrev ? abbrev : "?", ncommon, common,
+			 o->output ? " (in " : "", o->output ? o->output : "",
+			 o->output ? ", marked partial)" : "");
+		code = 128 + cli_stopped();
+	}
 out:
 	if (cli_close_markers(&hs, o->markers, code != EXIT_USAGE))
 		code = EXIT_USAGE;

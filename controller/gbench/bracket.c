@@ -782,11 +782,13 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 			free(acc[k].v);
 			acc[k].v = NULL;
 		}
-		if (r == 0)
+		/* A side that failed in a pair of processes (killed by a stop,
+		 * crashed) stays failed: the pairs before it are not all. */
+		if (r == 0 && s.res->status == BENCH_OK)
 			r = side_result(&s, acc[k].runs, acc[k].nruns, &acc[k].v);
 		else
 			gbench_runs_free(acc[k].runs, acc[k].nruns);
-		if (r == 0 && acc[k].v)
+		if (r == 0 && acc[k].v && s.res->status == BENCH_OK)
 			r = take_samples(s.res, acc[k].v, acc[k].nv, &s);
 		else
 			free(acc[k].v);

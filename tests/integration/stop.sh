@@ -5,6 +5,8 @@
 #   memory and callgrind: exit 128 + the signal, the table and --output hold
 #   the three quick ones, the document marked partial (selected 5, measured
 #   3), stderr says so, the journal is gone, nothing of the fixture is left;
+# - compare BASE HEAD stopped so: the three quick ones of both builds
+#   judged, the document partial on both sides, exit 128 + the signal;
 # - SIGKILL of the worker itself: FILE.journal holds the three, and reads as
 #   a results file (compare, merge), marked partial; a run given the same
 #   --output then refuses to start, and the journal stays as it was.
@@ -66,6 +68,32 @@ for inst in "${instruments[@]}"; do
 		grep -q "hangs" <<<"$out" && fail "$inst, SIG$sig: the interrupted benchmark is in the table"
 		expect_no_orphans "$S"
 	done
+done
+
+# compare BASE HEAD stopped while "hangs" runs in both builds: the three
+# quick ones of both judged and kept, the document partial on both sides.
+cp "$S" "$TMP/stop_head"
+for sig in INT TERM; do
+	R=$TMP/c-$sig.json
+	"$BENCHTRAP" compare "$S" "$TMP/stop_head" "${SEL[@]}" "${FAST[@]}" --timeout 300 \
+		--output "$R" >"$TMP/out" 2>"$TMP/err" &
+	bt=$!
+	for _ in $(seq 1200); do
+		[[ $(grep -c 'quick\[3\] (head)' "$TMP/err") -ge 1 ]] && break
+		sleep 0.05
+	done
+	sleep 0.3
+	kill -s "$sig" "$bt"
+	wait_bounded "$bt" "compare, SIG$sig"
+	out=$(cat "$TMP/out") err=$(cat "$TMP/err")
+	expect_status $((128 + $(kill -l "$sig")))
+	expect_err "stopped by SIG$sig: 3 of 5 benchmarks of both builds measured and judged \(in $R, marked partial\)"
+	expect_out "quick\[3\]"
+	expect_json_in "$R" '[b["name"] for b in d["benchmarks"]] == ["quick[1]", "quick[2]", "quick[3]"]
+[b["name"] for b in d["paired"]["base"]["benchmarks"]] == ["quick[1]", "quick[2]", "quick[3]"]
+d["partial"] == d["paired"]["base"]["partial"] == {"signal": "SIG'"$sig"'", "selected": 5, "measured": 3}'
+	expect_no_orphans "$S"
+	expect_no_orphans "$TMP/stop_head"
 done
 
 # The worker killed outright: the journal is what is left.
