@@ -33,7 +33,9 @@
 #include "measure/driver-env.h"
 #include "measure/valgrind.h"
 #include "util/launch.h"
-#include "gbench/internal.h"
+#include "measure/failure.h"
+#include "util/launch.h"
+#include "util/strutil.h"
 #include "criterion/internal.h"
 
 /* Calls one run may have: 2^63 iterations are more than any run. */
@@ -114,9 +116,9 @@ static int valgrind_argv(const char *valgrind, const char *dir, const struct cri
 			seen |= !strcmp(fns[k].name, fns[i].name);
 		if (seen)
 			continue;
-		r = measure_env_push(argv, na, gbench_fmt("--dump-before=%s", fns[i].name));
+		r = measure_env_push(argv, na, str_fmt("--dump-before=%s", fns[i].name));
 		if (r == 0)
-			r = measure_env_push(argv, na, gbench_fmt("--dump-after=%s", fns[i].name));
+			r = measure_env_push(argv, na, str_fmt("--dump-after=%s", fns[i].name));
 	}
 	return r < 0 ? -ENOMEM : 0;
 }
@@ -151,7 +153,7 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 	}
 	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (errfd < 0) {
-		gbench_fail(res, gbench_fmt("cannot create %s: %s", errpath, strerror(errno)));
+		bench_result_fail(res, str_fmt("cannot create %s: %s", errpath, strerror(errno)));
 		goto out;
 	}
 	launch_opts_init(&lo, valgrind, argv);
@@ -163,20 +165,20 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 	lo.cpu = t->cpu;
 	r = launch_start(&lo, &l, &exec_errno);
 	if (r < 0) {
-		gbench_fail(res, gbench_fmt("cannot execute %s: %s", valgrind,
+		bench_result_fail(res, str_fmt("cannot execute %s: %s", valgrind,
 					    strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r)));
 		r = 0;
 		goto out;
 	}
 	res->pid = l.pid;
-	r = gbench_wait_plain(l.pid, res->t_start_ns + plan->timeout_ns, &st, &killed);
+	r = launch_wait_until(l.pid, res->t_start_ns + plan->timeout_ns, &st, &killed);
 	if (r < 0) {
-		gbench_fail(res, gbench_fmt("lost valgrind's process: %s", strerror(-r)));
+		bench_result_fail(res, str_fmt("lost valgrind's process: %s", strerror(-r)));
 		r = 0;
 		goto out;
 	}
 	if (killed) {
-		gbench_fail(res, valgrind_timeout_words(plan->timeout_ns));
+		bench_result_fail(res, valgrind_timeout_words(plan->timeout_ns));
 		goto out;
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -190,13 +192,13 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 		if (WIFSIGNALED(st)) {
 			char *words = valgrind_signal_words(WTERMSIG(st));
 
-			gbench_fail(res, words ? gbench_fmt("%s%s", words, acc ? acc : "") : NULL);
+			bench_result_fail(res, words ? str_fmt("%s%s", words, acc ? acc : "") : NULL);
 			free(words);
 		} else {
 			char *said = criterion_said(errpath);
 
-			gbench_fail(res,
-				    gbench_fmt("exited with status %d under valgrind%s%s%s",
+			bench_result_fail(res,
+				    str_fmt("exited with status %d under valgrind%s%s%s",
 					       WEXITSTATUS(st), acc ? acc : "",
 					       said ? "; its last words:" : "", said ? said : ""));
 			free(said);
@@ -206,13 +208,13 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 	}
 	r = read_dumps(dir, l.pid, dumps, MAX_DUMPS, &ndumps);
 	if (r == 0 && ndumps == 0) {
-		gbench_fail(res, gbench_fmt("the binary ran no benchmark named '%s' (FILTER %s)",
+		bench_result_fail(res, str_fmt("the binary ran no benchmark named '%s' (FILTER %s)",
 					    s->name, filter));
 		goto out;
 	}
 	if (r < 0 || criterion_callgrind_slope(dumps, ndumps, &per) < 0) {
-		gbench_fail(res,
-			    gbench_fmt("cannot make a count per iteration of callgrind's %zu "
+		bench_result_fail(res,
+			    str_fmt("cannot make a count per iteration of callgrind's %zu "
 				       "profiles (one per call of criterion's batch "
 				       "function, two at least): %s",
 				       ndumps, r < 0 ? strerror(-r) : "the counts do not grow"));
@@ -265,21 +267,21 @@ int criterion_callgrind(const struct measure_target *t, const struct bench_spec 
 	if (r == 0 && nfns == 0)
 		r = -ENOENT;
 	if (r < 0) {
-		*ret_error = gbench_fmt("%s: cannot find criterion's batch functions "
+		*ret_error = str_fmt("%s: cannot find criterion's batch functions "
 					"(criterion::bencher::Bencher<M>::iter): %s",
 					specs[0].object, what ? what : strerror(-r));
 		goto out;
 	}
 	r = criterion_make_dir(dir, sizeof(dir));
 	if (r < 0) {
-		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		goto out;
 	}
 	input = measure_open_input(t);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (input < 0 || devnull < 0) {
 		r = input < 0 ? input : -errno;
-		*ret_error = gbench_fmt("cannot open the child's input: %s", strerror(-r));
+		*ret_error = str_fmt("cannot open the child's input: %s", strerror(-r));
 		goto out_dir;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -292,7 +294,7 @@ int criterion_callgrind(const struct measure_target *t, const struct bench_spec 
 		r = callgrind_one(t, valgrind, fns, nfns, &specs[i], plan, dir, input, devnull,
 				  res);
 		if (r < 0) {
-			*ret_error = gbench_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
+			*ret_error = str_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
 			goto out_dir;
 		}
 		res->t_end_ns = measure_now_ns();

@@ -5,8 +5,9 @@
 /*
  * What run.c, callgrind.c and walltime.c share to run one benchmark of a
  * criterion binary; not the module's interface (criterion.h is). The
- * plain-child helpers are gbench/internal.h's (gbench_fmt, gbench_push,
- * gbench_wait_plain, gbench_fail...): one copy for both kinds.
+ * plain-child helpers every kind uses are util/strutil.h's (str_fmt,
+ * str_tail_lines), util/launch.h's (launch_wait_until) and
+ * measure/failure.h's (bench_result_fail).
  */
 #include <stdbool.h>
 #include <stddef.h>

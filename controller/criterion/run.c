@@ -22,7 +22,9 @@
 #include "suite/suite.h"
 #include "util/launch.h"
 #include "util/strutil.h"
-#include "gbench/internal.h"
+#include "measure/failure.h"
+#include "util/launch.h"
+#include "util/strutil.h"
 #include "criterion/internal.h"
 
 extern char **environ;
@@ -63,7 +65,7 @@ int criterion_make_dir(char *dir, size_t size)
 
 char **criterion_env(const char *home, bool clean)
 {
-	char *set = gbench_fmt("CRITERION_HOME=%s", home);
+	char *set = str_fmt("CRITERION_HOME=%s", home);
 	const char *extra[] = { set, NULL };
 	char **env = NULL;
 	size_t n = 0;
@@ -78,9 +80,9 @@ char **criterion_env(const char *home, bool clean)
 	}
 	for (size_t i = 0; environ[i] && r == 0; i++)
 		if (strncmp(environ[i], "CRITERION_HOME=", 15))
-			r = gbench_push(&env, &n, strdup(environ[i]));
+			r = measure_env_push(&env, &n, strdup(environ[i]));
 	if (r == 0)
-		r = gbench_push(&env, &n, set);
+		r = measure_env_push(&env, &n, set);
 	else
 		free(set);
 	if (r < 0) {
@@ -95,24 +97,24 @@ int criterion_argv(const struct measure_target *t, const char *const *pre, const
 {
 	int r = 0;
 
-	r |= gbench_push(argv, na, strdup(t->argv[0]));
-	r |= gbench_push(argv, na, strdup("--bench"));
+	r |= measure_env_push(argv, na, strdup(t->argv[0]));
+	r |= measure_env_push(argv, na, strdup("--bench"));
 	for (size_t i = 0; pre && pre[i]; i++)
-		r |= gbench_push(argv, na, strdup(pre[i]));
+		r |= measure_env_push(argv, na, strdup(pre[i]));
 	for (size_t i = 1; post != list_post && t->argv[i]; i++)
-		r |= gbench_push(argv, na, strdup(t->argv[i]));
+		r |= measure_env_push(argv, na, strdup(t->argv[i]));
 	/* No gnuplot started, no plot drawn. */
-	r |= gbench_push(argv, na, strdup("--noplot"));
-	r |= gbench_push(argv, na, strdup("--plotting-backend"));
-	r |= gbench_push(argv, na, strdup("plotters"));
+	r |= measure_env_push(argv, na, strdup("--noplot"));
+	r |= measure_env_push(argv, na, strdup("--plotting-backend"));
+	r |= measure_env_push(argv, na, strdup("plotters"));
 	for (size_t i = 0; post && post[i]; i++)
-		r |= gbench_push(argv, na, strdup(post[i]));
+		r |= measure_env_push(argv, na, strdup(post[i]));
 	return r ? -ENOMEM : 0;
 }
 
 char *criterion_said(const char *path)
 {
-	char *text = gbench_read_file(path, NULL), *out = NULL;
+	char *text = str_read_file(path, NULL), *out = NULL;
 
 	/* clap's "error: ..." and a panic's message say what went wrong;
 	 * what follows them (usage, a note on RUST_BACKTRACE) does not. */
@@ -122,10 +124,10 @@ char *criterion_said(const char *path)
 			*end = '\0';
 		if (!str_has_control(line) &&
 		    (!strncmp(line, "error: ", 7) || !strncmp(line, "thread '", 8)))
-			out = gbench_fmt("\n  %s", line);
+			out = str_fmt("\n  %s", line);
 	}
 	free(text);
-	return out ? out : gbench_tail_lines(path, 3);
+	return out ? out : str_tail_lines(path, 3);
 }
 
 bool criterion_has_arg(char *const *argv, const char *flag)
@@ -155,7 +157,7 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, 
 	*ret_error = NULL;
 	r = criterion_make_dir(dir, sizeof(dir));
 	if (r < 0) {
-		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		return r;
 	}
 	snprintf(out, sizeof(out), "%s/list", dir);
@@ -172,7 +174,7 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, 
 	}
 	if (r < 0) {
 		*ret_error =
-			gbench_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
+			str_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
 		goto out;
 	}
 	launch_opts_init(&lo, t->argv[0], argv);
@@ -184,27 +186,27 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, 
 	lo.aslr = t->aslr;
 	r = launch_start(&lo, &l, &exec_errno);
 	if (r < 0) {
-		*ret_error = gbench_fmt("cannot execute %s: %s", t->binary,
+		*ret_error = str_fmt("cannot execute %s: %s", t->binary,
 					strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
 		goto out;
 	}
-	r = gbench_wait_plain(l.pid, measure_now_ns() + c->list_timeout_ns, &st, &killed);
+	r = launch_wait_until(l.pid, measure_now_ns() + c->list_timeout_ns, &st, &killed);
 	if (r == 0 && killed) {
-		*ret_error = gbench_fmt("%s --bench --list did not end in %" PRIu64 " s", t->binary,
+		*ret_error = str_fmt("%s --bench --list did not end in %" PRIu64 " s", t->binary,
 					c->list_timeout_ns / 1000000000);
 		r = -ETIMEDOUT;
 	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		/* criterion says what it refused on stdout or stderr. */
 		said = criterion_said(errpath);
 		if (!said)
-			said = gbench_tail_lines(out, 1);
+			said = str_tail_lines(out, 1);
 		/* One line: the command line says it on one. */
 		if (said && strchr(said + 1, '\n'))
 			*strchr(said + 1, '\n') = '\0';
 		*ret_error = WIFSIGNALED(st)
-				     ? gbench_fmt("%s --bench --list died of SIG%s", t->binary,
-						  gbench_sig_name(WTERMSIG(st)))
-				     : gbench_fmt("%s --bench --list exited with status %d%s%s",
+				     ? str_fmt("%s --bench --list died of SIG%s", t->binary,
+						  str_signal_abbrev(WTERMSIG(st)))
+				     : str_fmt("%s --bench --list exited with status %d%s%s",
 						  t->binary, WEXITSTATUS(st), said ? ":" : "",
 						  said ? said + 2
 						       : " (are the arguments after '--' ones "
@@ -213,16 +215,16 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, 
 	}
 	if (r < 0)
 		goto out;
-	text = gbench_read_file(out, &len);
+	text = str_read_file(out, &len);
 	if (!text) {
 		r = -ENOMEM;
-		*ret_error = gbench_fmt("cannot read the list of %s", t->binary);
+		*ret_error = str_fmt("cannot read the list of %s", t->binary);
 		goto out;
 	}
 	r = criterion_parse_list(text, len, ret_names, ret_n);
 	if (r == -EINVAL)
 		*ret_error =
-			gbench_fmt("%s listed a benchmark id with a control character", t->binary);
+			str_fmt("%s listed a benchmark id with a control character", t->binary);
 out:
 	if (fd >= 0)
 		close(fd);

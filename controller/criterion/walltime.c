@@ -32,7 +32,9 @@
 #include "measure/bracket.h"
 #include "measure/driver-env.h"
 #include "util/launch.h"
-#include "gbench/internal.h"
+#include "measure/failure.h"
+#include "util/launch.h"
+#include "util/strutil.h"
 #include "criterion/internal.h"
 
 extern char **environ;
@@ -92,15 +94,15 @@ static int run_argv(const struct cside *s, const struct measure_plan *plan, char
 		samples = plan->max_samples;
 	if (!criterion_has_arg(s->t->argv, "--warm-up-time")) {
 		pre[np++] = strdup("--warm-up-time");
-		pre[np++] = gbench_fmt("%llu", (unsigned long long)whole_seconds(plan->warmup_ns));
+		pre[np++] = str_fmt("%llu", (unsigned long long)whole_seconds(plan->warmup_ns));
 	}
 	if (!criterion_has_arg(s->t->argv, "--measurement-time")) {
 		pre[np++] = strdup("--measurement-time");
-		pre[np++] = gbench_fmt("%llu", (unsigned long long)whole_seconds(plan->time_ns));
+		pre[np++] = str_fmt("%llu", (unsigned long long)whole_seconds(plan->time_ns));
 	}
 	if (!criterion_has_arg(s->t->argv, "--sample-size")) {
 		pre[np++] = strdup("--sample-size");
-		pre[np++] = gbench_fmt("%zu", samples);
+		pre[np++] = str_fmt("%zu", samples);
 	}
 	/* Its own analysis is not what benchtrap reports: kept short. */
 	if (!criterion_has_arg(s->t->argv, "--nresamples")) {
@@ -140,7 +142,7 @@ static int side_start(struct cside *s, const struct measure_plan *plan)
 	snprintf(path, sizeof(path), "%s/stderr", s->dir);
 	s->errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (s->errfd < 0) {
-		gbench_fail(s->res, gbench_fmt("cannot create %s: %s", path, strerror(errno)));
+		bench_result_fail(s->res, str_fmt("cannot create %s: %s", path, strerror(errno)));
 		goto out;
 	}
 	/* The engine spawns with the controller's environment (or a clean
@@ -174,7 +176,7 @@ static int side_start(struct cside *s, const struct measure_plan *plan)
 	}
 	environ = saved;
 	if (r < 0) {
-		gbench_fail(s->res, why ? why : gbench_fmt("cannot start %s", s->t->binary));
+		bench_result_fail(s->res, why ? why : str_fmt("cannot start %s", s->t->binary));
 		why = NULL;
 		side_free(s);
 		r = r == -ENOMEM ? r : 0;
@@ -222,7 +224,7 @@ static int side_step(struct cside *s, struct trace_failure *f)
 
 		snprintf(path, sizeof(path), "%s/stderr", s->dir);
 		said = criterion_said(path);
-		gbench_fail(s->res, gbench_fmt("exited with status %d%s%s", status,
+		bench_result_fail(s->res, str_fmt("exited with status %d%s%s", status,
 					       said ? "; its last words:" : "", said ? said : ""));
 		free(said);
 	} else if (r == -TRACE_E_FAILED) {
@@ -230,9 +232,9 @@ static int side_step(struct cside *s, struct trace_failure *f)
 			f->timeout_ms =
 				(int)(s->timeout_ns / 1000000 > INT_MAX ? INT_MAX
 									: s->timeout_ns / 1000000);
-		gbench_failure_text(s->res, f);
+		bench_result_fail_with(s->res, f);
 	} else {
-		gbench_fail(s->res, gbench_fmt("lost the child: %s", trace_strerror(r)));
+		bench_result_fail(s->res, str_fmt("lost the child: %s", trace_strerror(r)));
 	}
 	return r == -ENOMEM ? r : 0;
 }
@@ -258,7 +260,7 @@ static char *find_sample(const char *dir, int depth, size_t *ret_len)
 			char file[PATH_MAX + 16];
 
 			snprintf(file, sizeof(file), "%s/sample.json", path);
-			found = gbench_read_file(file, ret_len);
+			found = str_read_file(file, ret_len);
 		}
 		if (!found && e->d_type == DT_DIR && depth < 8)
 			found = find_sample(path, depth + 1, ret_len);
@@ -289,7 +291,7 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 	if (!text) {
 		char *re = criterion_filter_regex(s->spec->name);
 
-		gbench_fail(s->res, gbench_fmt("criterion wrote no sample.json: it ran no "
+		bench_result_fail(s->res, str_fmt("criterion wrote no sample.json: it ran no "
 					       "benchmark named '%s' (FILTER %s)",
 					       s->spec->name, re ? re : "?"));
 		free(re);
@@ -298,7 +300,7 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 	r = criterion_parse_sample(text, len, &iters, &times, &n);
 	free(text);
 	if (r == -EINVAL) {
-		gbench_fail(s->res, strdup("cannot read criterion's sample.json"));
+		bench_result_fail(s->res, strdup("cannot read criterion's sample.json"));
 		return 0;
 	}
 	if (r < 0)
@@ -325,8 +327,8 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 		v[i] = span[i] / (double)iters[i];
 	}
 	if (!match) {
-		gbench_fail(s->res,
-			    gbench_fmt("the calls of criterion's batch function (%zu) do not match "
+		bench_result_fail(s->res,
+			    str_fmt("the calls of criterion's batch function (%zu) do not match "
 				       "the %zu samples of its sample.json",
 				       s->ncalls, n));
 		goto out;
@@ -415,7 +417,7 @@ static int batch_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, s
 	}
 	elf_close(ef);
 	if (r < 0) {
-		*ret_error = gbench_fmt("%s: cannot find criterion's batch functions "
+		*ret_error = str_fmt("%s: cannot find criterion's batch functions "
 					"(criterion::bencher::Bencher<M>::iter): %s",
 					spec->object, what ? what : strerror(-r));
 		free(b);
@@ -474,7 +476,7 @@ int criterion_walltime(const struct measure_target *t, const struct bench_spec *
 		return r;
 	r = criterion_make_dir(dir, sizeof(dir));
 	if (r < 0) {
-		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -486,7 +488,7 @@ int criterion_walltime(const struct measure_target *t, const struct bench_spec *
 							     .t_ns = res->t_start_ns });
 		r = bracket_one(t, &specs[i], b, nfns, plan, dir, res);
 		if (r < 0) {
-			*ret_error = gbench_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
+			*ret_error = str_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
 			break;
 		}
 		res->t_end_ns = measure_now_ns();
@@ -604,7 +606,7 @@ int criterion_walltime_paired(const struct measure_target *base, const struct me
 		r = criterion_make_dir(dir[made], sizeof(dir[made]));
 		if (r < 0)
 			*ret_error =
-				gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+				str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		else
 			made++;
 	}
@@ -625,7 +627,7 @@ int criterion_walltime_paired(const struct measure_target *base, const struct me
 		r = paired_one(base, head, fb, nfns, &bspecs[i], &hspecs[i], plan, dirs, &bres[i],
 			       &hres[i]);
 		if (r < 0) {
-			*ret_error = gbench_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
+			*ret_error = str_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
 			goto out;
 		}
 		bres[i].t_end_ns = hres[i].t_end_ns = measure_now_ns();

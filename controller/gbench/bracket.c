@@ -37,6 +37,8 @@
 #include "stats/stats.h"
 #include "util/launch.h"
 #include "gbench/gbench.h"
+#include "util/strutil.h"
+#include "measure/failure.h"
 #include "gbench/internal.h"
 
 /* ---- the mapping of batches to samples (pure) ---------------------------- */
@@ -195,7 +197,7 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 	bracket_plan(plan, &bp);
 	r = gbench_instance_argv(s->t, s->spec, &bp, false, s->dir, &argv, &na);
 	if (r == 0)
-		r = gbench_push(&argv, &na, strdup("--v=2"));
+		r = measure_env_push(&argv, &na, strdup("--v=2"));
 	if (r < 0) {
 		measure_env_free(argv);
 		return r;
@@ -205,7 +207,7 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 	s->logfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->errfd < 0 || s->logfd < 0) {
 		r = -errno;
-		gbench_fail(s->res, gbench_fmt("cannot create %s: %s", path, strerror(-r)));
+		bench_result_fail(s->res, str_fmt("cannot create %s: %s", path, strerror(-r)));
 		measure_env_free(argv);
 		side_free(s);
 		return 0;
@@ -251,7 +253,7 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 	gbench_clock_free(&clock);
 	measure_env_free(argv);
 	if (r < 0) {
-		gbench_fail(s->res, why ? why : gbench_fmt("cannot start %s", s->t->binary));
+		bench_result_fail(s->res, why ? why : str_fmt("cannot start %s", s->t->binary));
 		side_free(s);
 		return r == -ENOMEM ? r : 0;
 	}
@@ -268,7 +270,7 @@ static void side_failed(struct gside *s, struct trace_failure *f)
 	if (f->kind == TRACE_FAIL_TIMEOUT)
 		f->timeout_ms = (int)(s->timeout_ns / 1000000 > INT_MAX ? INT_MAX
 									: s->timeout_ns / 1000000);
-	gbench_failure_text(s->res, f);
+	bench_result_fail_with(s->res, f);
 	s->live = false;
 }
 
@@ -305,15 +307,15 @@ static int side_step(struct gside *s, struct trace_failure *f)
 			char path[PATH_MAX + 16], *said;
 
 			snprintf(path, sizeof(path), "%s/stderr", s->dir);
-			said = gbench_tail_lines(path, 3);
-			gbench_fail(s->res,
-				    gbench_fmt("exited with status %d%s%s", status,
+			said = str_tail_lines(path, 3);
+			bench_result_fail(s->res,
+				    str_fmt("exited with status %d%s%s", status,
 					       said ? "; its last words:" : "", said ? said : ""));
 			free(said);
 		} else if (r == -TRACE_E_FAILED) {
 			side_failed(s, f);
 		} else {
-			gbench_fail(s->res, gbench_fmt("lost the child: %s", trace_strerror(r)));
+			bench_result_fail(s->res, str_fmt("lost the child: %s", trace_strerror(r)));
 		}
 		return r == -ENOMEM ? r : 0;
 	}

@@ -26,6 +26,8 @@
 #include "measure/valgrind.h"
 #include "util/launch.h"
 #include "gbench/gbench.h"
+#include "util/strutil.h"
+#include "measure/failure.h"
 #include "gbench/internal.h"
 
 /* Profiles one callgrind run of an instance may have. */
@@ -169,20 +171,20 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 		gbench_clock_free(&clock);
 		loop = r == 0;
 		r = 0;
-		if (loop && (gbench_push(&argv, &na, strdup("--dump-after=" LOOP_START)) < 0 ||
-			     gbench_push(&argv, &na, strdup("--dump-before=" LOOP_FINISH)) < 0))
+		if (loop && (measure_env_push(&argv, &na, strdup("--dump-after=" LOOP_START)) < 0 ||
+			     measure_env_push(&argv, &na, strdup("--dump-before=" LOOP_FINISH)) < 0))
 			goto nomem;
 	}
 	r = gbench_instance_argv(t, s, plan, true, dir, &inst, &ninst);
 	for (size_t i = 0; r == 0 && inst[i]; i++)
-		r = gbench_push(&argv, &na, strdup(inst[i]));
+		r = measure_env_push(&argv, &na, strdup(inst[i]));
 	env = r ? NULL : measure_child_env(NULL);
 	if (r || !env)
 		goto nomem;
 	snprintf(path, sizeof(path), "%s/stderr", dir);
 	errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (errfd < 0) {
-		gbench_fail(res, gbench_fmt("cannot create %s: %s", path, strerror(errno)));
+		bench_result_fail(res, str_fmt("cannot create %s: %s", path, strerror(errno)));
 		goto out;
 	}
 	launch_opts_init(&lo, valgrind, argv);
@@ -194,20 +196,20 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 	lo.cpu = t->cpu;
 	r = launch_start(&lo, &l, &exec_errno);
 	if (r < 0) {
-		gbench_fail(res, gbench_fmt("cannot execute %s: %s", valgrind,
+		bench_result_fail(res, str_fmt("cannot execute %s: %s", valgrind,
 					    strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r)));
 		r = 0;
 		goto out;
 	}
 	res->pid = l.pid;
-	r = gbench_wait_plain(l.pid, res->t_start_ns + plan->timeout_ns, &st, &killed);
+	r = launch_wait_until(l.pid, res->t_start_ns + plan->timeout_ns, &st, &killed);
 	if (r < 0) {
-		gbench_fail(res, gbench_fmt("lost valgrind's process: %s", strerror(-r)));
+		bench_result_fail(res, str_fmt("lost valgrind's process: %s", strerror(-r)));
 		r = 0;
 		goto out;
 	}
 	if (killed) {
-		gbench_fail(res, valgrind_timeout_words(plan->timeout_ns));
+		bench_result_fail(res, valgrind_timeout_words(plan->timeout_ns));
 		goto out;
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -218,13 +220,13 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 		if (WIFSIGNALED(st)) {
 			char *words = valgrind_signal_words(WTERMSIG(st));
 
-			gbench_fail(res, words ? gbench_fmt("%s%s", words, acc ? acc : "") : NULL);
+			bench_result_fail(res, words ? str_fmt("%s%s", words, acc ? acc : "") : NULL);
 			free(words);
 		} else {
-			char *said = gbench_tail_lines(path, 3);
+			char *said = str_tail_lines(path, 3);
 
-			gbench_fail(res,
-				    gbench_fmt("exited with status %d under valgrind%s%s%s",
+			bench_result_fail(res,
+				    str_fmt("exited with status %d under valgrind%s%s%s",
 					       WEXITSTATUS(st), acc ? acc : "",
 					       said ? "; its last words:" : "", said ? said : ""));
 			free(said);
@@ -239,7 +241,7 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/stderr", dir);
-	log = gbench_read_file(path, NULL);
+	log = str_read_file(path, NULL);
 	gbench_parse_batches(log ? log : "", s->name, iters, GBENCH_MAX_BATCHES, &nbatches);
 	dumps = calloc(GBENCH_MAX_DUMPS, sizeof(*dumps));
 	ends = calloc(GBENCH_MAX_DUMPS, sizeof(*ends));
@@ -248,9 +250,9 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 		goto nomem;
 	r = read_dumps(dir, l.pid, dumps, GBENCH_MAX_DUMPS, &ndumps);
 	if (r < 0 || nbatches == 0 || nbatches > GBENCH_MAX_BATCHES) {
-		gbench_fail(
+		bench_result_fail(
 			res,
-			gbench_fmt(
+			str_fmt(
 				"cannot read callgrind's profiles or the batches' iteration counts "
 				"(%zu profiles, %zu batches)",
 				ndumps, nbatches));
@@ -265,9 +267,9 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 					&with_setup);
 	with_setup &= !loop;
 	if (r < 0) {
-		gbench_fail(
+		bench_result_fail(
 			res,
-			gbench_fmt("callgrind's profiles (%zu) are not %u per batch (%zu batches): "
+			str_fmt("callgrind's profiles (%zu) are not %u per batch (%zu batches): "
 				   "does '%s' call itself, or run on threads of its own?",
 				   nends, runs[0].threads, nbatches, s->symbol));
 		r = 0;

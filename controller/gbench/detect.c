@@ -10,6 +10,7 @@
 
 #include "elf/elf.h"
 #include "gbench/gbench.h"
+#include "util/strutil.h"
 #include "gbench/internal.h"
 
 /* Mangled prefixes of the library's entry points (every overload). */
@@ -356,9 +357,9 @@ char *gbench_lookup_reason(const struct gbench_lookup *l, const char *name)
 	size_t l0 = name_component(name);
 
 	if (l->function && l->other)
-		return gbench_fmt("'%.*s' names more than one function: %s and %s", (int)l0, name,
+		return str_fmt("'%.*s' names more than one function: %s and %s", (int)l0, name,
 				  l->function, l->other);
-	return gbench_fmt("no function of the binary taking (benchmark::State&) is named '%.*s'%s",
+	return str_fmt("no function of the binary taking (benchmark::State&) is named '%.*s'%s",
 			  (int)l0, name,
 			  strchr(name, '/') ? " (nor a fixture's BenchmarkCase after it)" : "");
 }

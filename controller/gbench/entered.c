@@ -26,6 +26,7 @@
 #include "trace/trace.h"
 #include "util/launch.h"
 #include "gbench/gbench.h"
+#include "util/strutil.h"
 #include "gbench/internal.h"
 
 /* The candidates of 'ef', each function once (by address). */
@@ -89,7 +90,7 @@ int gbench_start_traced(const struct measure_target *t, const struct bench_spec 
 	r = trace_spawn(&so, &p, &exec_errno);
 	if (r < 0) {
 		*ret_why =
-			gbench_fmt("cannot execute %s: %s", t->binary,
+			str_fmt("cannot execute %s: %s", t->binary,
 				   r == -TRACE_E_EXEC ? strerror(exec_errno) : trace_strerror(r));
 		r = r == -ENOMEM ? r : 0;
 		goto out;
@@ -102,8 +103,8 @@ int gbench_start_traced(const struct measure_target *t, const struct bench_spec 
 	if (r == 0)
 		r = trace_auxv(p, AT_ENTRY, &at_entry);
 	if (r < 0) {
-		*ret_why = r == -TRACE_E_FAILED ? gbench_failure_words(f)
-						: gbench_fmt("cannot run %s to main: %s", t->binary,
+		*ret_why = r == -TRACE_E_FAILED ? measure_failure_line(f)
+						: str_fmt("cannot run %s to main: %s", t->binary,
 							     trace_strerror(r));
 		r = 0;
 		goto out;
@@ -137,7 +138,7 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 		r = trace_bp_insert(p, bias + cand[k]->addr);
 	if (!p || r < 0) {
 		if (p)
-			*ret_why = gbench_fmt("cannot stop it at the functions' entries: %s",
+			*ret_why = str_fmt("cannot stop it at the functions' entries: %s",
 					      trace_strerror(r));
 		r = r == -ENOMEM ? r : 0;
 		goto out;
@@ -151,13 +152,13 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 		if (r == 0)
 			r = ms > 0 ? trace_wait(p, ms, &ev) : -ETIMEDOUT;
 		if (r == -ETIMEDOUT) {
-			*ret_why = gbench_fmt("it entered none of them in %" PRIu64 " ms",
+			*ret_why = str_fmt("it entered none of them in %" PRIu64 " ms",
 					      plan->timeout_ns / 1000000);
 			r = 0;
 			goto out;
 		}
 		if (r < 0) {
-			*ret_why = gbench_fmt("lost the child: %s", trace_strerror(r));
+			*ret_why = str_fmt("lost the child: %s", trace_strerror(r));
 			r = 0;
 			goto out;
 		}
@@ -168,12 +169,12 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 			if (*ret_index >= 0)
 				goto out;
 		} else if (ev.kind == TRACE_EV_KILLED) {
-			*ret_why = gbench_fmt("it was killed by SIG%s before it entered one",
-					      gbench_sig_name(ev.sig));
+			*ret_why = str_fmt("it was killed by SIG%s before it entered one",
+					      str_signal_abbrev(ev.sig));
 			goto out;
 		} else if (ev.kind == TRACE_EV_EXITED) {
 			*ret_why =
-				gbench_fmt("it exited (status %d) without entering one", ev.code);
+				str_fmt("it exited (status %d) without entering one", ev.code);
 			goto out;
 		}
 	}
@@ -196,26 +197,26 @@ int gbench_entered(const struct measure_target *t, const struct bench_spec *s,
 	int r;
 
 	if (!s->in_main || !s->object) {
-		*ret_why = gbench_fmt("its functions are not the binary's own");
+		*ret_why = str_fmt("its functions are not the binary's own");
 		return 0;
 	}
 	r = elf_open(s->object, &ef, &what);
 	if (r < 0) {
-		*ret_why = gbench_fmt("cannot read %s: %s", s->object, strerror(-r));
+		*ret_why = str_fmt("cannot read %s: %s", s->object, strerror(-r));
 		return r == -ENOMEM ? r : 0;
 	}
 	r = candidates(ef, &cand, &n);
 	if (r < 0)
 		goto out;
 	if (!n) {
-		*ret_why = gbench_fmt("the binary has no function taking (benchmark::State&)");
+		*ret_why = str_fmt("the binary has no function taking (benchmark::State&)");
 		goto out;
 	}
 	r = first_entered(t, s, plan, dir, input, devnull, cand, n, &k, &why);
 	if (r < 0)
 		goto out;
 	if (k < 0) {
-		*ret_why = gbench_fmt("a run of it to see which of the binary's %zu functions "
+		*ret_why = str_fmt("a run of it to see which of the binary's %zu functions "
 				      "taking (benchmark::State&) it enters found none: %s",
 				      n, why ? why : "out of memory");
 		goto out;
@@ -274,7 +275,7 @@ int gbench_spec_resolve(const struct measure_target *t, const struct bench_spec 
 					  fn, reason ? reason : "none");
 		r = r < 0 ? r : 1;
 	} else {
-		gbench_fail(res, gbench_fmt("cannot tell which function runs '%s': %s; %s; %s "
+		bench_result_fail(res, str_fmt("cannot tell which function runs '%s': %s; %s; %s "
 					    "counts inside that function only",
 					    s->name, reason ? reason : "by its symbols, none",
 					    why ? why : "out of memory", instrument));

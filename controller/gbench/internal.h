@@ -18,24 +18,6 @@
 /* Batches one callgrind or memory run of an instance may have. */
 #define GBENCH_MAX_BATCHES 64
 
-/* measure_env_push: append s (malloc'ed; NULL: out of memory) to *v of *n. */
-int gbench_push(char ***v, size_t *n, char *s);
-/* A string formatted as by printf (malloc'ed), or NULL. */
-char *gbench_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-/* The signal's abbreviation ("SEGV"), or "?". */
-const char *gbench_sig_name(int sig);
-/* The whole of file 'path' (malloc'ed, NUL-terminated), or NULL. */
-char *gbench_read_file(const char *path, size_t *ret_len);
-/* The last 'max' non-empty lines of file 'path', each after "\n  ", or NULL. */
-char *gbench_tail_lines(const char *path, size_t max);
-/* Wait for an untraced process until 'deadline' (CLOCK_MONOTONIC ns), then kill it. */
-int gbench_wait_plain(pid_t pid, uint64_t deadline, int *ret_status, bool *ret_killed);
-/* The failure in words, its last newline left out (malloc'ed), or NULL. */
-char *gbench_failure_words(const struct trace_failure *f);
-/* res failed, its error the failure with its backtrace. */
-void gbench_failure_text(struct bench_result *res, const struct trace_failure *f);
-/* res failed, its error msg (taken; NULL: "failed"). */
-void gbench_fail(struct bench_result *res, char *msg);
 /* res failed for a child still running at its deadline, with where it was. */
 void gbench_timed_out(struct trace_proc *p, uint64_t timeout_ns, struct trace_failure *f,
 		      struct bench_result *res);

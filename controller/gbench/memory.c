@@ -27,6 +27,7 @@
 #include "util/launch.h"
 #include "util/procmaps.h"
 #include "gbench/gbench.h"
+#include "util/strutil.h"
 #include "gbench/internal.h"
 
 /* The allocator entry points stopped at, found in the child's libraries. */
@@ -236,7 +237,7 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 				&m->p, &bias, &res->pid, &why);
 	if (!m->p) {
 		if (r == 0)
-			gbench_fail(res, why);
+			bench_result_fail(res, why);
 		else
 			free(why);
 		goto out;
@@ -258,7 +259,7 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 		if (m->clock[k])
 			r = trace_bp_insert(m->p, m->clock[k]);
 	if (r < 0) {
-		gbench_fail(res, gbench_fmt("cannot stop the child at its allocator: %s",
+		bench_result_fail(res, str_fmt("cannot stop the child at its allocator: %s",
 					    trace_strerror(r)));
 		r = 0;
 		goto out;
@@ -277,15 +278,15 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 			goto out;
 		}
 		if (r < 0) {
-			gbench_fail(res, gbench_fmt("lost the child: %s", trace_strerror(r)));
+			bench_result_fail(res, str_fmt("lost the child: %s", trace_strerror(r)));
 			r = 0;
 			goto out;
 		}
 		if (ev.kind == TRACE_EV_BREAKPOINT) {
 			r = mem_breakpoint(m, ev.tid, ev.addr);
 			if (r < 0) {
-				gbench_fail(res,
-					    gbench_fmt("cannot follow the calls in the child: %s",
+				bench_result_fail(res,
+					    str_fmt("cannot follow the calls in the child: %s",
 						       trace_strerror(r)));
 				r = r == -ENOMEM ? r : 0;
 				goto out;
@@ -303,15 +304,15 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 				f->kind = TRACE_FAIL_KILLED;
 				f->sig = ev.sig;
 			}
-			gbench_failure_text(res, f);
+			bench_result_fail_with(res, f);
 			r = 0;
 			goto out;
 		}
 		if (ev.kind == TRACE_EV_EXITED) {
 			if (ev.code != 0) {
-				char *said = gbench_tail_lines(path, 3);
+				char *said = str_tail_lines(path, 3);
 
-				gbench_fail(res, gbench_fmt("exited with status %d%s%s", ev.code,
+				bench_result_fail(res, str_fmt("exited with status %d%s%s", ev.code,
 							    said ? "; its last words:" : "",
 							    said ? said : ""));
 				free(said);
@@ -330,7 +331,7 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 		r = gbench_result_from_runs(runs, nruns, res);
 		goto out;
 	}
-	log = gbench_read_file(path, NULL);
+	log = str_read_file(path, NULL);
 	gbench_parse_batches(log ? log : "", s->name, iters, GBENCH_MAX_BATCHES, &nbatches);
 	r = nbatches && nbatches <= GBENCH_MAX_BATCHES ? 0 : -EINVAL;
 	for (size_t k = 0; r == 0 && k < 3; k++)
@@ -338,8 +339,8 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 	if (r == -ENOMEM)
 		goto out;
 	if (r < 0) {
-		gbench_fail(res,
-			    gbench_fmt("the calls of '%s' (%zu) are not %u per batch (%zu batches)",
+		bench_result_fail(res,
+			    str_fmt("the calls of '%s' (%zu) are not %u per batch (%zu batches)",
 				       s->symbol, m->ncalls, runs[0].threads, nbatches));
 		r = 0;
 		goto out;

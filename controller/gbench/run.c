@@ -38,30 +38,6 @@
  * whose difference is the figure. */
 #define GBENCH_CALLGRIND_MIN_TIME "0.05"
 
-int gbench_push(char ***v, size_t *n, char *s)
-{
-	return measure_env_push(v, n, s);
-}
-
-char *gbench_fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
-
-const char *gbench_sig_name(int sig)
-{
-	const char *s = sigabbrev_np(sig);
-
-	return s ? s : "?";
-}
-
 static bool has_arg(char *const *argv, const char *flag)
 {
 	size_t l = strlen(flag);
@@ -70,76 +46,6 @@ static bool has_arg(char *const *argv, const char *flag)
 		if (!strncmp(argv[i], flag, l) && (argv[i][l] == '=' || !argv[i][l]))
 			return true;
 	return false;
-}
-
-char *gbench_read_file(const char *path, size_t *ret_len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return NULL;
-	buf = malloc(1);
-	while (buf) {
-		char chunk[8192];
-		size_t k = fread(chunk, 1, sizeof(chunk), f);
-		char *nb;
-
-		if (k == 0)
-			break;
-		nb = realloc(buf, len + k + 1);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = nb;
-		memcpy(buf + len, chunk, k);
-		len += k;
-	}
-	if (buf)
-		buf[len] = '\0';
-	fclose(f);
-	if (ret_len)
-		*ret_len = len;
-	return buf;
-}
-
-/* The last 'max' non-empty lines of file 'path', each on a line of its own
- * after "\n  " (malloc'ed), or NULL when there are none. */
-char *gbench_tail_lines(const char *path, size_t max)
-{
-	char *text = gbench_read_file(path, NULL), *out = NULL;
-	const char *starts[16];
-	size_t n = 0;
-
-	if (!text)
-		return NULL;
-	if (max > 16)
-		max = 16;
-	for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
-		end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		if (!*line || str_has_control(line))
-			continue;
-		if (n == max) {
-			memmove(starts, starts + 1, (max - 1) * sizeof(*starts));
-			n--;
-		}
-		starts[n++] = line;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char *next = gbench_fmt("%s\n  %s", out ? out : "", starts[i]);
-
-		free(out);
-		out = next;
-		if (!out)
-			break;
-	}
-	free(text);
-	return out;
 }
 
 static int make_dir(char *dir, size_t size, const char *what)
@@ -151,37 +57,6 @@ static int make_dir(char *dir, size_t size, const char *what)
 	if (snprintf(dir, size, "%s/benchtrap-%s.XXXXXX", tmpdir, what) >= (int)size)
 		return -ENAMETOOLONG;
 	return launch_temp_dir(dir);
-}
-
-/* A process not traced: wait for it until 'deadline' (CLOCK_MONOTONIC
- * ns), then kill it. *ret_status: its wait status; *ret_killed: killed. */
-int gbench_wait_plain(pid_t pid, uint64_t deadline, int *ret_status, bool *ret_killed)
-{
-	int st = 0;
-
-	*ret_killed = false;
-	for (;;) {
-		pid_t w = waitpid(pid, &st, WNOHANG);
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			return -errno;
-		if (measure_now_ns() >= deadline) {
-			launch_kill_reap(pid, true);
-			*ret_killed = true;
-			*ret_status = 0;
-			launch_sweep();
-			return 0;
-		}
-		nanosleep(&(struct timespec){ .tv_nsec = 2000000 }, NULL);
-	}
-	launch_forget(pid);
-	/* What the binary started and left behind goes with it. */
-	kill(-pid, SIGKILL);
-	launch_sweep();
-	*ret_status = st;
-	return 0;
 }
 
 /* ---- the list ------------------------------------------------------------ */
@@ -200,7 +75,7 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	*ret_error = NULL;
 	r = make_dir(dir, sizeof(dir), "gbench");
 	if (r < 0) {
-		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		return r;
 	}
 	snprintf(out, sizeof(out), "%s/list", dir);
@@ -210,12 +85,12 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	r = fd < 0 || devnull < 0 || errfd < 0 ? -errno : 0;
 	for (size_t i = 0; r == 0 && t->argv[i]; i++)
-		r = gbench_push(&argv, &na, strdup(t->argv[i]));
+		r = measure_env_push(&argv, &na, strdup(t->argv[i]));
 	if (r == 0)
-		r = gbench_push(&argv, &na, strdup("--benchmark_list_tests=true"));
+		r = measure_env_push(&argv, &na, strdup("--benchmark_list_tests=true"));
 	if (r < 0) {
 		*ret_error =
-			gbench_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
+			str_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
 		goto out;
 	}
 	launch_opts_init(&lo, t->argv[0], argv);
@@ -226,23 +101,23 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	lo.aslr = t->aslr;
 	r = launch_start(&lo, &l, &exec_errno);
 	if (r < 0) {
-		*ret_error = gbench_fmt("cannot execute %s: %s", t->binary,
+		*ret_error = str_fmt("cannot execute %s: %s", t->binary,
 					strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
 		goto out;
 	}
-	r = gbench_wait_plain(l.pid, measure_now_ns() + timeout_ns, &st, &killed);
+	r = launch_wait_until(l.pid, measure_now_ns() + timeout_ns, &st, &killed);
 	if (r == 0 && killed) {
 		*ret_error =
-			gbench_fmt("%s --benchmark_list_tests=true did not end in %" PRIu64 " s",
+			str_fmt("%s --benchmark_list_tests=true did not end in %" PRIu64 " s",
 				   t->binary, timeout_ns / 1000000000);
 		r = -ETIMEDOUT;
 	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		/* What it said, on the same line: the caller prints one. */
-		said = gbench_tail_lines(errpath, 1);
+		said = str_tail_lines(errpath, 1);
 		*ret_error = WIFSIGNALED(st)
-				     ? gbench_fmt("%s --benchmark_list_tests=true died of SIG%s",
-						  t->binary, gbench_sig_name(WTERMSIG(st)))
-				     : gbench_fmt("%s --benchmark_list_tests=true exited with "
+				     ? str_fmt("%s --benchmark_list_tests=true died of SIG%s",
+						  t->binary, str_signal_abbrev(WTERMSIG(st)))
+				     : str_fmt("%s --benchmark_list_tests=true exited with "
 						  "status %d%s%s",
 						  t->binary, WEXITSTATUS(st), said ? ":" : "",
 						  said ? said + 2
@@ -252,15 +127,15 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	}
 	if (r < 0)
 		goto out;
-	text = gbench_read_file(out, &len);
+	text = str_read_file(out, &len);
 	if (!text) {
 		r = -ENOMEM;
-		*ret_error = gbench_fmt("cannot read the list of %s", t->binary);
+		*ret_error = str_fmt("cannot read the list of %s", t->binary);
 		goto out;
 	}
 	r = gbench_parse_list(text, len, ret_names, ret_n);
 	if (r == -EINVAL)
-		*ret_error = gbench_fmt("%s listed a benchmark name with a control character",
+		*ret_error = str_fmt("%s listed a benchmark name with a control character",
 					t->binary);
 out:
 	if (fd >= 0)
@@ -278,42 +153,13 @@ out:
 
 /* ---- one instance, walltime ------------------------------------------------ */
 
-char *gbench_failure_words(const struct trace_failure *f)
-{
-	char *buf = measure_failure_words(f, 0);
-	size_t l = buf ? strlen(buf) : 0;
-
-	/* The format ends in a newline after the last frame. */
-	while (l && buf[l - 1] == '\n')
-		buf[--l] = '\0';
-	return buf;
-}
-
-void gbench_failure_text(struct bench_result *res, const struct trace_failure *f)
-{
-	char *buf = gbench_failure_words(f);
-
-	if (!buf)
-		return;
-	res->status = BENCH_FAILED;
-	free(res->error);
-	res->error = buf;
-}
-
-void gbench_fail(struct bench_result *res, char *msg)
-{
-	res->status = BENCH_FAILED;
-	free(res->error);
-	res->error = msg ? msg : strdup("failed");
-}
-
 /* A child still running at its deadline: res failed, with where the
  * thread the engine stops at was (the child is killed by its owner). */
 void gbench_timed_out(struct trace_proc *p, uint64_t timeout_ns, struct trace_failure *f,
 		      struct bench_result *res)
 {
 	measure_failure_timeout(p, timeout_ns, f);
-	gbench_failure_text(res, f);
+	bench_result_fail_with(res, f);
 }
 
 /* The arguments every instance is run with: the binary, benchtrap's
@@ -328,31 +174,31 @@ int gbench_instance_argv(const struct measure_target *t, const struct bench_spec
 
 	if (!re)
 		return -ENOMEM;
-	r |= gbench_push(argv, na, strdup(t->argv[0]));
+	r |= measure_env_push(argv, na, strdup(t->argv[0]));
 	if (callgrind) {
 		if (!has_arg(t->argv, "--benchmark_min_time"))
-			r |= gbench_push(argv, na,
+			r |= measure_env_push(argv, na,
 					 strdup("--benchmark_min_time=" GBENCH_CALLGRIND_MIN_TIME));
 	} else {
 		size_t reps = plan->min_samples ? plan->min_samples : 1;
 
 		if (!has_arg(t->argv, "--benchmark_repetitions"))
-			r |= gbench_push(argv, na, gbench_fmt("--benchmark_repetitions=%zu", reps));
+			r |= measure_env_push(argv, na, str_fmt("--benchmark_repetitions=%zu", reps));
 		if (!has_arg(t->argv, "--benchmark_min_time"))
-			r |= gbench_push(argv, na,
-					 gbench_fmt("--benchmark_min_time=%g",
+			r |= measure_env_push(argv, na,
+					 str_fmt("--benchmark_min_time=%g",
 						    (double)plan->time_ns / 1e9 / (double)reps));
 	}
 	for (size_t i = 1; t->argv[i]; i++)
-		r |= gbench_push(argv, na, strdup(t->argv[i]));
+		r |= measure_env_push(argv, na, strdup(t->argv[i]));
 	if (callgrind) {
 		/* One batch sequence, its counts in the log. */
-		r |= gbench_push(argv, na, strdup("--benchmark_repetitions=1"));
-		r |= gbench_push(argv, na, strdup("--v=2"));
+		r |= measure_env_push(argv, na, strdup("--benchmark_repetitions=1"));
+		r |= measure_env_push(argv, na, strdup("--v=2"));
 	}
-	r |= gbench_push(argv, na, gbench_fmt("--benchmark_filter=%s", re));
-	r |= gbench_push(argv, na, gbench_fmt("--benchmark_out=%s/out.json", dir));
-	r |= gbench_push(argv, na, strdup("--benchmark_out_format=json"));
+	r |= measure_env_push(argv, na, str_fmt("--benchmark_filter=%s", re));
+	r |= measure_env_push(argv, na, str_fmt("--benchmark_out=%s/out.json", dir));
+	r |= measure_env_push(argv, na, strdup("--benchmark_out_format=json"));
 	free(re);
 	return r ? -ENOMEM : 0;
 }
@@ -366,15 +212,15 @@ int gbench_read_results(const char *dir, const struct bench_spec *s, struct gben
 	int r;
 
 	snprintf(path, sizeof(path), "%s/out.json", dir);
-	text = gbench_read_file(path, &len);
+	text = str_read_file(path, &len);
 	if (!text) {
-		gbench_fail(res, strdup("the binary wrote no JSON output (--benchmark_out)"));
+		bench_result_fail(res, strdup("the binary wrote no JSON output (--benchmark_out)"));
 		return -ENOENT;
 	}
 	r = gbench_parse_json(text, len, s->name, runs, nruns, &err);
 	free(text);
 	if (r == -EINVAL) {
-		gbench_fail(res, gbench_fmt("cannot read the binary's JSON output: %s",
+		bench_result_fail(res, str_fmt("cannot read the binary's JSON output: %s",
 					    err ? err : "?"));
 		free(err);
 		return r;
@@ -382,9 +228,9 @@ int gbench_read_results(const char *dir, const struct bench_spec *s, struct gben
 	if (r == 0 && *nruns == 0) {
 		char *re = gbench_filter_regex(s->name);
 
-		gbench_fail(
+		bench_result_fail(
 			res,
-			gbench_fmt("the binary ran no benchmark named '%s' (--benchmark_filter=%s)",
+			str_fmt("the binary ran no benchmark named '%s' (--benchmark_filter=%s)",
 				   s->name, re ? re : "?"));
 		free(re);
 		gbench_runs_free(*runs, 0);
@@ -455,7 +301,7 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 	so.process_group = true;
 	r = trace_spawn(&so, &p, &exec_errno);
 	if (r < 0) {
-		gbench_fail(res, gbench_fmt("cannot execute %s: %s", t->binary,
+		bench_result_fail(res, str_fmt("cannot execute %s: %s", t->binary,
 					    r == -TRACE_E_EXEC ? strerror(exec_errno)
 							       : trace_strerror(r)));
 		r = r == -ENOMEM ? r : 0;
@@ -483,7 +329,7 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 			goto out;
 		}
 		if (r < 0) {
-			gbench_fail(res, gbench_fmt("lost the child: %s", trace_strerror(r)));
+			bench_result_fail(res, str_fmt("lost the child: %s", trace_strerror(r)));
 			r = 0;
 			goto out;
 		}
@@ -499,20 +345,20 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 			continue;
 		case TRACE_EV_KILLED:
 			if (have_pending && pending->sig == ev.sig) {
-				gbench_failure_text(res, pending);
+				bench_result_fail_with(res, pending);
 			} else {
 				memset(pending, 0, sizeof(*pending));
 				pending->kind = TRACE_FAIL_KILLED;
 				pending->sig = ev.sig;
-				gbench_failure_text(res, pending);
+				bench_result_fail_with(res, pending);
 			}
 			r = 0;
 			goto out;
 		case TRACE_EV_EXITED:
 			if (ev.code != 0) {
-				char *said = errfd >= 0 ? gbench_tail_lines(errpath, 3) : NULL;
+				char *said = errfd >= 0 ? str_tail_lines(errpath, 3) : NULL;
 
-				gbench_fail(res, gbench_fmt("exited with status %d%s%s", ev.code,
+				bench_result_fail(res, str_fmt("exited with status %d%s%s", ev.code,
 							    said ? "; its last words:" : "",
 							    said ? said : ""));
 				free(said);
@@ -571,7 +417,7 @@ int gbench_measure(const struct measure_target *t, enum measure_instrument_id in
 	}
 	r = make_dir(dir, sizeof(dir), "gbench");
 	if (r < 0) {
-		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		free(valgrind);
 		return r;
 	}
@@ -579,7 +425,7 @@ int gbench_measure(const struct measure_target *t, enum measure_instrument_id in
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (input < 0 || devnull < 0) {
 		r = input < 0 ? input : -errno;
-		*ret_error = gbench_fmt("cannot open the child's input: %s", strerror(-r));
+		*ret_error = str_fmt("cannot open the child's input: %s", strerror(-r));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -597,7 +443,7 @@ int gbench_measure(const struct measure_target *t, enum measure_instrument_id in
 		else
 			r = walltime_one(t, &specs[i], plan, dir, input, devnull, res, NULL, NULL);
 		if (r < 0) {
-			*ret_error = gbench_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
+			*ret_error = str_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
 			goto out;
 		}
 		if (res->status == BENCH_OK && !callgrind && !memory && res->value <= 0)
@@ -655,20 +501,20 @@ int gbench_measure_paired(const struct measure_target *base, const struct measur
 	one.time_ns = plan->time_ns / rounds;
 	r = make_dir(dir, sizeof(dir), "gbench");
 	if (r < 0) {
-		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		return r;
 	}
 	r = make_dir(hdir, sizeof(hdir), "gbench");
 	if (r < 0) {
 		hdir[0] = '\0';
-		*ret_error = gbench_fmt("cannot create a temporary directory: %s", strerror(-r));
+		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		goto out;
 	}
 	input = measure_open_input(head);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (input < 0 || devnull < 0) {
 		r = input < 0 ? input : -errno;
-		*ret_error = gbench_fmt("cannot open the child's input: %s", strerror(-r));
+		*ret_error = str_fmt("cannot open the child's input: %s", strerror(-r));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -776,7 +622,7 @@ ended:
 		free(fns[1]);
 		free(ratios);
 		if (r < 0) {
-			*ret_error = gbench_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
+			*ret_error = str_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
 			goto out;
 		}
 	}

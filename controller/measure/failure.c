@@ -10,6 +10,7 @@
 #include "trace/trace.h"
 #include "unwind/unwind.h"
 #include "measure/failure.h"
+#include "measure/measure.h"
 
 bool measure_fatal_signal(int sig)
 {
@@ -66,4 +67,33 @@ char *measure_failure_words(const struct trace_failure *f, uint64_t timeout_ns)
 	free(g);
 	free(buf);
 	return out;
+}
+
+char *measure_failure_line(const struct trace_failure *f)
+{
+	char *buf = measure_failure_words(f, 0);
+	size_t l = buf ? strlen(buf) : 0;
+
+	/* The format ends in a newline after the last frame. */
+	while (l && buf[l - 1] == '\n')
+		buf[--l] = '\0';
+	return buf;
+}
+
+void bench_result_fail_with(struct bench_result *res, const struct trace_failure *f)
+{
+	char *buf = measure_failure_line(f);
+
+	if (!buf)
+		return;
+	res->status = BENCH_FAILED;
+	free(res->error);
+	res->error = buf;
+}
+
+void bench_result_fail(struct bench_result *res, char *msg)
+{
+	res->status = BENCH_FAILED;
+	free(res->error);
+	res->error = msg ? msg : strdup("failed");
 }

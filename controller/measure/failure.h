@@ -34,4 +34,13 @@ void measure_failure_timeout(struct trace_proc *p, uint64_t timeout_ns, struct t
  * what was left of it when the last call started (0: as f says). */
 char *measure_failure_words(const struct trace_failure *f, uint64_t timeout_ns);
 
+struct bench_result;
+
+/* The failure in words, its last newline left out (malloc'ed), or NULL. */
+char *measure_failure_line(const struct trace_failure *f);
+/* res failed, its error the failure with its backtrace. */
+void bench_result_fail_with(struct bench_result *res, const struct trace_failure *f);
+/* res failed, its error msg (taken; NULL: "failed"). */
+void bench_result_fail(struct bench_result *res, char *msg);
+
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/fd.h"
 #include "util/guard.h"
 #include "util/launch.h"
@@ -605,4 +606,35 @@ int launch_guard(void)
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	raise(sig);
 	_exit(128 + sig);
+}
+
+/* A process not traced: wait for it until 'deadline' (CLOCK_MONOTONIC
+ * ns), then kill it. *ret_status: its wait status; *ret_killed: killed. */
+int launch_wait_until(pid_t pid, uint64_t deadline, int *ret_status, bool *ret_killed)
+{
+	int st = 0;
+
+	*ret_killed = false;
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		if ((uint64_t)clock_now_ns() >= deadline) {
+			launch_kill_reap(pid, true);
+			*ret_killed = true;
+			*ret_status = 0;
+			launch_sweep();
+			return 0;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 2000000 }, NULL);
+	}
+	launch_forget(pid);
+	/* What the binary started and left behind goes with it. */
+	kill(-pid, SIGKILL);
+	launch_sweep();
+	*ret_status = st;
+	return 0;
 }

@@ -40,6 +40,7 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Up to this many extra descriptors passed to a child. */
@@ -96,6 +97,14 @@ void launch_abort(struct launch *l);
 
 /* SIGKILL 'pid' (and its process group), reap it, forget it. */
 void launch_kill_reap(pid_t pid, bool group);
+
+/*
+ * Wait for process pid, not traced, until 'deadline' (CLOCK_MONOTONIC ns),
+ * then kill it and its process group: *ret_status its wait status, or 0
+ * with *ret_killed set. What it left behind is swept (launch_sweep). 0 or
+ * a negative errno of waitpid().
+ */
+int launch_wait_until(pid_t pid, uint64_t deadline, int *ret_status, bool *ret_killed);
 
 /* 'pid' (started by launch_start) has been reaped: forget it. */
 void launch_forget(pid_t pid);

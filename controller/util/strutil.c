@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,4 +225,93 @@ const char *str_errno(int errnum)
 	default:
 		return strerror(errnum);
 	}
+}
+
+char *str_fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+const char *str_signal_abbrev(int sig)
+{
+	const char *s = sigabbrev_np(sig);
+
+	return s ? s : "?";
+}
+
+char *str_read_file(const char *path, size_t *ret_len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	buf = malloc(1);
+	while (buf) {
+		char chunk[8192];
+		size_t k = fread(chunk, 1, sizeof(chunk), f);
+		char *nb;
+
+		if (k == 0)
+			break;
+		nb = realloc(buf, len + k + 1);
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = nb;
+		memcpy(buf + len, chunk, k);
+		len += k;
+	}
+	if (buf)
+		buf[len] = '\0';
+	fclose(f);
+	if (ret_len)
+		*ret_len = len;
+	return buf;
+}
+
+/* The last 'max' non-empty lines of file 'path', each on a line of its own
+ * after "\n  " (malloc'ed), or NULL when there are none. */
+char *str_tail_lines(const char *path, size_t max)
+{
+	char *text = str_read_file(path, NULL), *out = NULL;
+	const char *starts[16];
+	size_t n = 0;
+
+	if (!text)
+		return NULL;
+	if (max > 16)
+		max = 16;
+	for (char *line = text, *end; line && *line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (!*line || str_has_control(line))
+			continue;
+		if (n == max) {
+			memmove(starts, starts + 1, (max - 1) * sizeof(*starts));
+			n--;
+		}
+		starts[n++] = line;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *next = str_fmt("%s\n  %s", out ? out : "", starts[i]);
+
+		free(out);
+		out = next;
+		if (!out)
+			break;
+	}
+	free(text);
+	return out;
 }

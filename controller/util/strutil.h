@@ -45,6 +45,17 @@ const char *str_errno(int errnum);
 /* The last path component of 'path' (a pointer into it). */
 const char *str_basename(const char *path);
 
+/* A string formatted as by printf (malloc'ed), or NULL. */
+char *str_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+/* The signal's abbreviation ("SEGV"), or "?". */
+const char *str_signal_abbrev(int sig);
+/* The whole of file 'path' (malloc'ed, NUL-terminated; its length in
+ * *ret_len when not NULL), or NULL. */
+char *str_read_file(const char *path, size_t *ret_len);
+/* The last 'max' (16 at most) non-empty lines of file 'path' without
+ * control characters, each after "\n  " (malloc'ed), or NULL when none. */
+char *str_tail_lines(const char *path, size_t max);
+
 /*
  * A growable array of pointers, NULL-terminated. The usual C idiom, kept
  * here once: strv_push returns 0 or -ENOMEM and takes ownership of 's' only

@@ -233,18 +233,31 @@ static void test_fixture(void **state)
 	assert_null(k->leaf[MEASURE_MEMORY].run);
 	assert_non_null(k->leaf[MEASURE_MEMORY].refusal);
 	assert_int_equal(criterion_batch_fns(ef, &fns, &n), 0);
-	/* One instance per closure type: fib's (both parameters), sum's, the
-	 * chase's, the crash's and the twins' (all three). */
-	assert_int_equal(n, 5);
+	/* One instance per closure type: iter's for fib's (both parameters),
+	 * sum's, the chase's, the crash's, the twins' (all three) and
+	 * batched/plain's; iter_batched's for batched/setup's. */
+	assert_int_equal(n, 7);
+	size_t iters = 0, batched = 0;
+
 	for (size_t i = 0; i < n; i++) {
-		assert_string_equal(fns[i].name, "criterion::bencher::Bencher<M>::iter");
+		iters += !strcmp(fns[i].name, "criterion::bencher::Bencher<M>::iter");
+		batched += !strcmp(fns[i].name, "criterion::bencher::Bencher<M>::iter_batched");
 		assert_true(fns[i].link_addr != 0);
 		for (size_t j = 0; j < i; j++)
 			assert_true(fns[j].link_addr != fns[i].link_addr);
 	}
+	assert_int_equal(iters, 6);
+	assert_int_equal(batched, 1);
 	criterion_fns_free(fns, n);
+	/* The clock criterion's WallTime reads inside them. */
+	struct criterion_clock clock;
+
+	assert_int_equal(criterion_clock_fns(ef, &clock), 0);
+	assert_true(clock.now && clock.elapsed && clock.now != clock.elapsed);
+	assert_true(clock.now_size && clock.elapsed_size);
 	assert_int_equal(elf_open(OTHER_FIXTURE, &other, &what), 0);
 	assert_false(criterion_detect(other));
+	assert_int_equal(criterion_clock_fns(other, &clock), -ENOENT);
 	assert_string_not_equal(suite_kind_of(other)->name, "criterion");
 	elf_close(other);
 	elf_close(ef);
