@@ -10,22 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strutil.h"
 #include "measure/driver-env.h"
 #include "measure/valgrind.h"
-
-/* A string formatted as by printf (malloc'ed), or NULL. */
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
 
 int valgrind_callgrind_argv(char ***argv, size_t *na, const char *valgrind, const char *dir,
 			    const char *const *fns, size_t nfns, bool dump_after)
@@ -35,8 +22,8 @@ int valgrind_callgrind_argv(char ***argv, size_t *na, const char *valgrind, cons
 	r |= measure_env_push(argv, na, strdup(valgrind));
 	r |= measure_env_push(argv, na, strdup("--tool=callgrind"));
 	r |= measure_env_push(argv, na, strdup("--vgdb=no"));
-	r |= measure_env_push(argv, na, fmt("--log-file=%s/valgrind.log", dir));
-	r |= measure_env_push(argv, na, fmt("--callgrind-out-file=%s/callgrind.out.%%p", dir));
+	r |= measure_env_push(argv, na, str_fmt("--log-file=%s/valgrind.log", dir));
+	r |= measure_env_push(argv, na, str_fmt("--callgrind-out-file=%s/callgrind.out.%%p", dir));
 	r |= measure_env_push(argv, na, strdup("--collect-atstart=no"));
 	for (size_t i = 0; i < nfns && r == 0; i++) {
 		bool seen = false;
@@ -45,9 +32,9 @@ int valgrind_callgrind_argv(char ***argv, size_t *na, const char *valgrind, cons
 			seen |= !strcmp(fns[k], fns[i]);
 		if (seen)
 			continue;
-		r |= measure_env_push(argv, na, fmt("--toggle-collect=%s", fns[i]));
+		r |= measure_env_push(argv, na, str_fmt("--toggle-collect=%s", fns[i]));
 		if (dump_after)
-			r |= measure_env_push(argv, na, fmt("--dump-after=%s", fns[i]));
+			r |= measure_env_push(argv, na, str_fmt("--dump-after=%s", fns[i]));
 	}
 	return r ? -ENOMEM : 0;
 }
@@ -115,7 +102,7 @@ void valgrind_log_append(char **buf, const char *path, off_t from, size_t all, p
 	}
 	for (size_t i = 0; i < nkeep; i++) {
 		if (!all || i + all >= nkeep) {
-			char *nb = fmt("%s\n  %s", *buf ? *buf : "", keep[i]);
+			char *nb = str_fmt("%s\n  %s", *buf ? *buf : "", keep[i]);
 
 			if (nb) {
 				free(*buf);
@@ -131,13 +118,13 @@ void valgrind_log_append(char **buf, const char *path, off_t from, size_t all, p
 
 char *valgrind_timeout_words(uint64_t timeout_ns)
 {
-	return fmt("timed out after %" PRIu64 " ms under valgrind and was killed",
+	return str_fmt("timed out after %" PRIu64 " ms under valgrind and was killed",
 		   timeout_ns / 1000000);
 }
 
 char *valgrind_signal_words(int sig)
 {
-	return fmt("SIG%s (%s) under valgrind", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+	return str_fmt("SIG%s (%s) under valgrind", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
 		   strsignal(sig));
 }
 
