@@ -41,7 +41,7 @@
 #include "arch/agent.h"
 #include "arch/bracket.h"
 #include "arch/harness.h"
-#include "observe/observe.h"
+#include "arch/patch.h"
 #include "unwind/unwind.h"
 #include "util/fd.h"
 #include "util/procmaps.h"
@@ -319,7 +319,7 @@ static int patch_entry(struct bracket_run *r, const struct bracket_fn *f, size_t
 		       char **ret_error)
 {
 	struct bfn *b = &r->fns[i];
-	struct observe_patch pt;
+	struct arch_patch pt;
 	uint8_t tramp[AGENT_TRAMP_LEN], *code;
 	size_t size = f->size < MAX_CODE ? (size_t)f->size : MAX_CODE;
 	char why[256];
@@ -347,13 +347,13 @@ static int patch_entry(struct bracket_run *r, const struct bracket_fn *f, size_t
 				 "no room for a trampoline within reach of %s: %s", f->object,
 				 strerror(-e));
 	}
-	e = observe_patch_plan(code, size, b->addr, at, &pt, why, sizeof(why));
+	e = arch_patch_plan(code, size, b->addr, at, &pt, why, sizeof(why));
 	free(code);
 	if (e < 0)
 		return fail_with(ret_error, -ENOTSUP,
 				 "the entry of the function at %#llx of %s cannot be patched: %s",
 				 (unsigned long long)f->link_addr, f->object, why);
-	observe_tramp_build(tramp, at, r->code + arch_bracket_end_off, (uint32_t)i, &pt);
+	arch_tramp_build(tramp, at, r->code + arch_bracket_end_off, (uint32_t)i, &pt);
 	e = trace_write(r->p, at, tramp, sizeof(tramp));
 	if (e == 0)
 		e = trace_write(r->p, b->addr, pt.entry, pt.displaced);

@@ -225,7 +225,7 @@ static bool returns_oddly(const char *name)
  * keep breakpoints). */
 #define SCAN_MAX_SIZE (256u << 20)
 
-/* Object o's rel32 jump targets (observe_rel32_targets), built the first
+/* Object o's rel32 jump targets (arch_jump_targets), built the first
  * time a function of it is to be patched. */
 static int object_targets(struct obj *o, uint64_t bias)
 {
@@ -254,7 +254,7 @@ static int object_targets(struct obj *o, uint64_t bias)
 		return -ENOMEM;
 	r = file_bytes(o, bias + lo, code, hi - lo);
 	if (r == 0)
-		r = observe_rel32_targets(code, hi - lo, bias + lo, &o->jt, &o->njt);
+		r = arch_jump_targets(code, hi - lo, bias + lo, &o->jt, &o->njt);
 	free(code);
 	if (r == 0)
 		o->jt_failed = false;
@@ -291,7 +291,7 @@ static bool neighbour_jumps_into(struct obj *o, uint64_t bias, const struct elf_
 		if (!code)
 			return true;
 		hit = file_bytes(o, bias + n->addr, code, n->size) < 0 ||
-		      observe_patch_jumps_into(code, n->size, bias + n->addr, lo, hi);
+		      arch_patch_jumps_into(code, n->size, bias + n->addr, lo, hi);
 		free(code);
 		if (hit)
 			return true;
@@ -308,7 +308,7 @@ static int arm_patched(struct session *s, struct obj *o, const struct elf_symbol
 		       uint64_t addr)
 {
 	struct func *f = &s->funcs[fi];
-	struct observe_patch pt;
+	struct arch_patch pt;
 	char why[192] = "";
 	const char *w = NULL;
 	uint8_t *code = NULL;
@@ -344,7 +344,7 @@ static int arm_patched(struct session *s, struct obj *o, const struct elf_symbol
 		w = "no room for a trampoline within reach of its code";
 		goto out;
 	}
-	r = observe_patch_plan(code, sym->size, addr, at, &pt, why, sizeof(why));
+	r = arch_patch_plan(code, sym->size, addr, at, &pt, why, sizeof(why));
 	if (r < 0)
 		goto out;
 	{
@@ -355,7 +355,7 @@ static int arm_patched(struct session *s, struct obj *o, const struct elf_symbol
 			w = "its object's code could not be scanned for jumps into its first bytes";
 			goto out;
 		}
-		if (observe_targets_into(o->jt, o->njt, addr, addr + pt.displaced) ||
+		if (arch_targets_into(o->jt, o->njt, addr, addr + pt.displaced) ||
 		    neighbour_jumps_into(o, bias, sym, addr, addr + pt.displaced)) {
 			snprintf(why, sizeof(why),
 				 "a jump from elsewhere may land in its first %zu bytes",

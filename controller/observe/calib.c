@@ -66,7 +66,7 @@ static int arm_traps(struct session *s)
 /* The empty function patched, for the calls through the agent. */
 static int arm_patched(struct session *s)
 {
-	struct observe_patch pt;
+	struct arch_patch pt;
 	const char *why = NULL;
 	char buf[128];
 	uint64_t at, fn = s->calib_page + arch_code_calib_fn_off;
@@ -86,7 +86,7 @@ static int arm_patched(struct session *s)
 	s->calib_obj.hi = s->calib_page + 4096;
 	r = observe_fast_slot(s, &s->calib_obj, &at);
 	if (r == 0)
-		r = observe_patch_plan(arch_code_calib_roomy_fn, arch_code_calib_roomy_fn_len, fn,
+		r = arch_patch_plan(arch_code_calib_roomy_fn, arch_code_calib_roomy_fn_len, fn,
 				       at, &pt, buf, sizeof(buf));
 	if (r == 0)
 		r = observe_fast_install(s, &s->calib_obj, fi, at, &pt, &why);

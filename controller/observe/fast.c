@@ -244,7 +244,7 @@ static bool thread_inside(struct session *s, uint64_t lo, uint64_t hi)
 }
 
 int observe_fast_install(struct session *s, struct obj *o, uint32_t fi, uint64_t at,
-			 const struct observe_patch *pt, const char **why)
+			 const struct arch_patch *pt, const char **why)
 {
 	struct func *f = &s->funcs[fi];
 	uint8_t tramp[AGENT_TRAMP_LEN];
@@ -272,7 +272,7 @@ int observe_fast_install(struct session *s, struct obj *o, uint32_t fi, uint64_t
 	r = trace_read(s->p, f->addr, pd->orig, pd->len);
 	if (r < 0)
 		return r;
-	observe_tramp_build(tramp, at, s->agent + arch_agent_entry,
+	arch_tramp_build(tramp, at, s->agent + arch_agent_entry,
 			    f->calib ? AGENT_FUNC_CALIB : fi, pt);
 	r = trace_write(s->p, at, tramp, sizeof(tramp));
 	if (r == 0)

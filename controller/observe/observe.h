@@ -210,59 +210,6 @@ struct observe_object {
 int observe_parse_maps(const char *text, struct observe_object **ret, size_t *ret_n);
 void observe_objects_free(struct observe_object *v, size_t n);
 
-/* ---- patching: a jump at the entry instead of a breakpoint ------------------------ */
-
-/* The most bytes a patch replaces: up to 4 bytes of instructions before
- * the one that reaches the fifth, which is at most 15. */
-#define OBSERVE_PATCH_MAX 19
-
-/* What patching one function writes (patch.c). */
-struct observe_patch {
-	uint8_t entry[OBSERVE_PATCH_MAX]; /* over its first 'displaced' bytes: jmp
-					     rel32 to the trampoline, then int3s */
-	size_t displaced;    /* bytes replaced, whole instructions, >= 5 */
-	uint8_t code[64];    /* at the trampoline's AGENT_TRAMP_CODE: those
-				instructions relocated, then jmp rel32 back */
-	size_t code_len;
-	uint64_t call_return; /* a call was moved: the return address it pushes
-				 (at the trampoline's AGENT_TRAMP_RET), or 0 */
-	uint64_t inner_target; /* internal: a branch target near the entry */
-};
-
-/*
- * Whether the function at run-time address 'addr', whose code (the file's
- * bytes) is code[0..size), can have its entry replaced by a jump to a
- * trampoline at 'at' (AGENT_TRAMP_LEN bytes, within ±2 GiB): the
- * instructions moved are decoded whole; a direct jump among them is
- * rewritten to reach its target, and the last one may also be a return,
- * an indirect jump or a direct call (pushing the original return address,
- * then jumping); no other branch, and no trap, is moved; an operand
- * relative to rip is rewritten for the new place; and no direct branch in
- * the function lands inside the bytes replaced. 0 with
- * *ret filled, or a negative errno with the reason, a phrase, in why.
- */
-int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t at,
-		       struct observe_patch *ret, char *why, size_t whysize);
-
-/*
- * Jumps from elsewhere into the bytes a patch replaces, (lo, hi): whether
- * a direct branch of the code at 'addr' (a neighbouring function, decoded
- * whole) lands there; and, over an object's whole code, every place a
- * rel32 jump or call (e8, e9, 0f 8x) could land, read from every byte
- * that could start one (more than there are: a target not in the list is
- * never jumped to by one), sorted, to ask with observe_targets_into().
- */
-bool observe_patch_jumps_into(const uint8_t *code, size_t size, uint64_t addr, uint64_t lo,
-			      uint64_t hi);
-int observe_rel32_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t **ret,
-			  size_t *ret_n);
-bool observe_targets_into(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi);
-
-/* The trampoline of function index 'func' at run-time address 'at', going
- * to the agent's entry stub (arch/agent.h has its layout). */
-void observe_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_t func,
-			 const struct observe_patch *p);
-
 /* ---- sessions ----------------------------------------------------------------------- */
 
 /* What a session has seen so far, as each tick reports it. Kept by

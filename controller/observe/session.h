@@ -18,6 +18,7 @@
 
 #include "elf/elf.h"
 #include "util/folded.h"
+#include "arch/patch.h"
 #include "observe/observe.h"
 
 /* How often the tick callback runs when nothing happens, and at least. */
@@ -70,7 +71,7 @@ struct obj {
 /* A patched entry (fast.c): what was there. */
 struct patched {
 	uint64_t addr;
-	uint8_t orig[OBSERVE_PATCH_MAX];
+	uint8_t orig[ARCH_PATCH_MAX];
 	size_t len;
 	uint32_t func;
 	bool gone; /* restored, or unmapped with its object */
@@ -178,7 +179,7 @@ int observe_fast_slot(struct session *s, struct obj *o, uint64_t *ret);
 /* Write function fi's trampoline at 'at' and patch its entry; on failure
  * *why may name the reason for its row. */
 int observe_fast_install(struct session *s, struct obj *o, uint32_t fi, uint64_t at,
-			 const struct observe_patch *pt, const char **why);
+			 const struct arch_patch *pt, const char **why);
 void observe_fast_unpatch_all(struct session *s);
 /* Function fi's entry back as it was. */
 void observe_fast_unpatch(struct session *s, uint32_t fi);

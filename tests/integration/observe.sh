@@ -254,13 +254,19 @@ run observe --symbol thread_quits --symbol fib --output "$TMP/obs.json" -- "$REC
 expect_status 0
 expect_file_json '{b["name"]: (b["calls"], b["unmatched_returns"]) for b in d["benchmarks"]} == {"fib": (5, 0), "thread_quits": (0, 1)}'
 
-# C++: demangled names, an exception thrown through an observed function.
+# C++: demangled names, an exception thrown through an observed function:
+# no return, patched and under --no-patch alike.
 if [[ -x $OBS/throw ]]; then
-	run observe --symbol 'ns::thrower' --symbol '*ns::value<int>*' --output "$TMP/obs.json" -- "$OBS/throw"
-	expect_status 0
-	expect_out '^caught 5$'
-	expect_file_json '{b["name"]: (b["calls"], b["unmatched_returns"]) for b in d["benchmarks"]} == {"ns::thrower(int)": (0, 5), "int ns::value<int>(int)": (5, 0)}
-	[b["symbol"] for b in d["benchmarks"]] == ["_ZN2ns7throwerEi", "_ZN2ns5valueIiEET_S1_"]'
+	for mode in patched --no-patch; do
+		flag=()
+		[[ $mode == patched ]] || flag=(--no-patch)
+		run observe "${flag[@]}" --symbol 'ns::thrower' --symbol '*ns::value<int>*' \
+			--output "$TMP/obs.json" -- "$OBS/throw"
+		expect_status 0
+		expect_out '^caught 5$'
+		expect_file_json '{b["name"]: (b["calls"], b["unmatched_returns"]) for b in d["benchmarks"]} == {"ns::thrower(int)": (0, 5), "int ns::value<int>(int)": (5, 0)}
+		[b["symbol"] for b in d["benchmarks"]] == ["_ZN2ns7throwerEi", "_ZN2ns5valueIiEET_S1_"]'
+	done
 fi
 
 # --format json: the results document on stdout, as run's, after the

@@ -18,6 +18,7 @@
 #include "results/results.h"
 #include "unwind/unwind.h"
 #include "arch/agent.h"
+#include "arch/patch.h"
 #include "observe/observe.h"
 
 static void push(struct observe_stack *s, uint32_t func, uint64_t ret, uint64_t sp_after)
@@ -423,11 +424,11 @@ static void test_patch_prologue(void **state)
 	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83,
 					0xec, 0x10, 0x90, 0xc9, 0xc3 };
 	const uint64_t addr = 0x401000, at = 0x501000;
-	struct observe_patch pt;
+	struct arch_patch pt;
 	char why[160];
 
 	(void)state;
-	assert_int_equal(observe_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
+	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
 			 0);
 	/* whole instructions: push (1) + mov (3) + sub (4) = 8 >= 5 */
 	assert_int_equal(pt.displaced, 8);
@@ -450,11 +451,11 @@ static void test_patch_rip_relative(void **state)
 	 * addr + 7 + 0x100 from the trampoline */
 	static const uint8_t code[] = { 0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00, 0xc3 };
 	const uint64_t addr = 0x401000, at = 0x380000;
-	struct observe_patch pt;
+	struct arch_patch pt;
 	char why[160];
 
 	(void)state;
-	assert_int_equal(observe_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
+	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
 			 0);
 	assert_int_equal(pt.displaced, 7);
 	assert_memory_equal(pt.code, code, 3);
@@ -469,11 +470,11 @@ static void test_patch_branch(void **state)
 					0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
 					0x90, 0x90, 0x90, 0x90, 0x90, 0xc3 };
 	const uint64_t addr = 0x401000, at = 0x480000;
-	struct observe_patch pt;
+	struct arch_patch pt;
 	char why[160];
 
 	(void)state;
-	assert_int_equal(observe_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
+	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
 			 0);
 	assert_int_equal(pt.displaced, 5);
 	assert_memory_equal(pt.code, code, 3);
@@ -494,11 +495,11 @@ static void test_patch_rip_prefixed(void **state)
 	 * instruction whose displacement Capstone 4 reports as 2 bytes */
 	static const uint8_t code[] = { 0x66, 0x0f, 0x2f, 0x05, 0x28, 0x49, 0x1b, 0x00, 0xc3 };
 	const uint64_t addr = 0x5abdd0, at = 0x480000;
-	struct observe_patch pt;
+	struct arch_patch pt;
 	char why[160];
 
 	(void)state;
-	assert_int_equal(observe_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
+	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
 			 0);
 	assert_int_equal(pt.displaced, 8);
 	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 8) + rel32_at(pt.code + 4),
@@ -515,22 +516,22 @@ static void test_patch_last(void **state)
 	/* jmp [rdi + 0x30] at +3, after a 3-byte instruction */
 	static const uint8_t thunk[] = { 0x48, 0x89, 0xf8, 0xff, 0x67, 0x30 };
 	const uint64_t addr = 0x401000, at = 0x480000;
-	struct observe_patch pt;
+	struct arch_patch pt;
 	uint8_t t[AGENT_TRAMP_LEN];
 	uint64_t v;
 	char why[160];
 
 	(void)state;
 	assert_int_equal(
-		observe_patch_plan(getter, sizeof(getter), addr, at, &pt, why, sizeof(why)), 0);
+		arch_patch_plan(getter, sizeof(getter), addr, at, &pt, why, sizeof(why)), 0);
 	assert_int_equal(pt.displaced, 5);
 	assert_memory_equal(pt.code, getter, 5);
-	assert_int_equal(observe_patch_plan(thunk, sizeof(thunk), addr, at, &pt, why, sizeof(why)),
+	assert_int_equal(arch_patch_plan(thunk, sizeof(thunk), addr, at, &pt, why, sizeof(why)),
 			 0);
 	assert_int_equal(pt.displaced, 6);
 	assert_memory_equal(pt.code, thunk, 6);
 	assert_int_equal(
-		observe_patch_plan(caller, sizeof(caller), addr, at, &pt, why, sizeof(why)), 0);
+		arch_patch_plan(caller, sizeof(caller), addr, at, &pt, why, sizeof(why)), 0);
 	assert_int_equal(pt.displaced, 9);
 	assert_memory_equal(pt.code, caller, 4);
 	/* push qword [rip + d]: the return address slot of the trampoline */
@@ -543,7 +544,7 @@ static void test_patch_last(void **state)
 	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 15) + rel32_at(pt.code + 11),
 			 (int64_t)(addr + 9 + 0x100));
 	assert_int_equal(pt.call_return, addr + 9);
-	observe_tramp_build(t, at, 0x7f0000001000ull, 3, &pt);
+	arch_tramp_build(t, at, 0x7f0000001000ull, 3, &pt);
 	memcpy(&v, t + AGENT_TRAMP_RET, 8);
 	assert_int_equal(v, addr + 9);
 }
@@ -553,12 +554,12 @@ static void test_patch_longest(void **state)
 	/* endbr64; movq $-1, %fs:-8 (13 bytes): 17 bytes replaced */
 	static const uint8_t code[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x64, 0x48, 0xc7, 0x04, 0x25,
 					0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xc3 };
-	struct observe_patch pt;
+	struct arch_patch pt;
 	char why[160];
 
 	(void)state;
 	assert_int_equal(
-		observe_patch_plan(code, sizeof(code), 0x401000, 0x480000, &pt, why, sizeof(why)),
+		arch_patch_plan(code, sizeof(code), 0x401000, 0x480000, &pt, why, sizeof(why)),
 		0);
 	assert_int_equal(pt.displaced, 17);
 	assert_true(pt.displaced <= sizeof(pt.entry));
@@ -581,16 +582,16 @@ static void test_patch_foreign_jumps(void **state)
 	size_t n = 0;
 
 	(void)state;
-	assert_true(observe_patch_jumps_into(neighbour, sizeof(neighbour), 0x1000, 0x1010, 0x1015));
+	assert_true(arch_patch_jumps_into(neighbour, sizeof(neighbour), 0x1000, 0x1010, 0x1015));
 	assert_false(
-		observe_patch_jumps_into(neighbour, sizeof(neighbour), 0x1000, 0x1013, 0x1018));
-	assert_int_equal(observe_rel32_targets(code, sizeof(code), 0x2000, &v, &n), 0);
+		arch_patch_jumps_into(neighbour, sizeof(neighbour), 0x1000, 0x1013, 0x1018));
+	assert_int_equal(arch_jump_targets(code, sizeof(code), 0x2000, &v, &n), 0);
 	/* every rel32 that lands inside the code: 0x2010, 0x2013, 0x2020 */
 	assert_true(n >= 3);
-	assert_true(observe_targets_into(v, n, 0x2010, 0x2015));  /* 0x2013 */
-	assert_false(observe_targets_into(v, n, 0x2013, 0x2014)); /* (lo, hi) open */
-	assert_true(observe_targets_into(v, n, 0x201c, 0x2021));  /* 0x2020 */
-	assert_false(observe_targets_into(v, n, 0x2014, 0x201f));
+	assert_true(arch_targets_into(v, n, 0x2010, 0x2015));  /* 0x2013 */
+	assert_false(arch_targets_into(v, n, 0x2013, 0x2014)); /* (lo, hi) open */
+	assert_true(arch_targets_into(v, n, 0x201c, 0x2021));  /* 0x2020 */
+	assert_false(arch_targets_into(v, n, 0x2014, 0x201f));
 	free(v);
 }
 
@@ -608,40 +609,40 @@ static void test_patch_refused(void **state)
 	static const uint8_t junk[] = {
 		0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3, 0x06, 0x06
 	}; /* push es: none in 64-bit mode */
-	struct observe_patch pt;
+	struct arch_patch pt;
 	char why[160];
 
 	(void)state;
 	assert_int_equal(
-		observe_patch_plan(tiny, sizeof(tiny), 0x1000, 0x2000, &pt, why, sizeof(why)),
+		arch_patch_plan(tiny, sizeof(tiny), 0x1000, 0x2000, &pt, why, sizeof(why)),
 		-EINVAL);
 	assert_non_null(strstr(why, "too short for a jump (4 bytes)"));
-	assert_int_equal(observe_patch_plan(early_ret, sizeof(early_ret), 0x1000, 0x2000, &pt, why,
+	assert_int_equal(arch_patch_plan(early_ret, sizeof(early_ret), 0x1000, 0x2000, &pt, why,
 					    sizeof(why)),
 			 -EINVAL);
 	assert_non_null(strstr(why, "a branch in its first 5 bytes that cannot be moved (ret"));
-	assert_int_equal(observe_patch_plan(starts_with_call, sizeof(starts_with_call), 0x1000,
+	assert_int_equal(arch_patch_plan(starts_with_call, sizeof(starts_with_call), 0x1000,
 					    0x2000, &pt, why, sizeof(why)),
 			 -EINVAL);
 	assert_non_null(strstr(why, "(call"));
 	assert_int_equal(
-		observe_patch_plan(loop_in, sizeof(loop_in), 0x1000, 0x2000, &pt, why, sizeof(why)),
+		arch_patch_plan(loop_in, sizeof(loop_in), 0x1000, 0x2000, &pt, why, sizeof(why)),
 		-EINVAL);
 	assert_non_null(strstr(why, "a jump into its first 5 bytes (to +1)"));
 	/* a trampoline out of reach of the function */
-	assert_int_equal(observe_patch_plan(prologue, sizeof(prologue), 0x1000,
+	assert_int_equal(arch_patch_plan(prologue, sizeof(prologue), 0x1000,
 					    0x1000 + (3ull << 30), &pt, why, sizeof(why)),
 			 -EINVAL);
 	assert_non_null(strstr(why, "within reach"));
 	/* what a rip-relative operand addresses out of the trampoline's reach */
-	assert_int_equal(observe_patch_plan(rip, sizeof(rip), 0x7f0000000000ull,
+	assert_int_equal(arch_patch_plan(rip, sizeof(rip), 0x7f0000000000ull,
 					    0x7f0000000000ull - 0x7ffffff0ull, &pt, why,
 					    sizeof(why)),
 			 -EINVAL);
 	assert_non_null(strstr(why, "reach"));
 	/* bytes that do not decode: no way to rule out a jump into the entry */
 	assert_int_equal(
-		observe_patch_plan(junk, sizeof(junk), 0x1000, 0x2000, &pt, why, sizeof(why)),
+		arch_patch_plan(junk, sizeof(junk), 0x1000, 0x2000, &pt, why, sizeof(why)),
 		-EINVAL);
 	assert_non_null(strstr(why, "cannot be decoded"));
 }
@@ -649,7 +650,7 @@ static void test_patch_refused(void **state)
 static void test_tramp_build(void **state)
 {
 	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3 };
-	struct observe_patch pt;
+	struct arch_patch pt;
 	uint8_t t[AGENT_TRAMP_LEN];
 	uint64_t at = 0x501000, stub = 0x7f0000001000ull, v;
 	uint32_t fn;
@@ -657,8 +658,8 @@ static void test_tramp_build(void **state)
 
 	(void)state;
 	assert_int_equal(
-		observe_patch_plan(code, sizeof(code), 0x401000, at, &pt, why, sizeof(why)), 0);
-	observe_tramp_build(t, at, stub, 42, &pt);
+		arch_patch_plan(code, sizeof(code), 0x401000, at, &pt, why, sizeof(why)), 0);
+	arch_tramp_build(t, at, stub, 42, &pt);
 	/* call [rip + 2]; .quad stub; .long 42 */
 	(void)at;
 	assert_memory_equal(t, ((const uint8_t[]){ 0xff, 0x15, 0x02, 0, 0, 0 }), 6);

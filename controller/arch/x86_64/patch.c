@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Whether a function's entry can be patched with a jump to a trampoline,
- * and the trampoline's code (observe.h, "patching").
+ * and the trampoline's code (arch/patch.h).
  *
  * The instructions decoded by Capstone (libcapstone): a prologue is any
  * instruction, and an instruction copied elsewhere must be decoded whole to
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "arch/agent.h"
-#include "observe/observe.h"
+#include "arch/patch.h"
 
 #define JMP_LEN 5
 
@@ -133,8 +133,8 @@ static size_t relocate_branch(const cs_insn *in, uint64_t addr, size_t moved, ui
 	return n;
 }
 
-int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t at,
-		       struct observe_patch *ret, char *why, size_t whysize)
+int arch_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t at,
+		       struct arch_patch *ret, char *why, size_t whysize)
 {
 	uint64_t code_at = at + AGENT_TRAMP_CODE, back;
 	const size_t room = AGENT_TRAMP_CODE_MAX;
@@ -267,7 +267,7 @@ int observe_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t
 		goto out;
 	}
 	ret->inner_target = 0;
-	if (moved > OBSERVE_PATCH_MAX) {
+	if (moved > ARCH_PATCH_MAX) {
 		snprintf(why, whysize, "its first instructions are too long to move");
 		goto out;
 	}
@@ -301,8 +301,8 @@ out:
 	return r;
 }
 
-void observe_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_t func,
-			 const struct observe_patch *p)
+void arch_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_t func,
+			 const struct arch_patch *p)
 {
 	memset(out, 0xcc, AGENT_TRAMP_LEN);
 	/* call [rip + 2]: the qword at +8 */
@@ -316,7 +316,7 @@ void observe_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_
 		memcpy(out + AGENT_TRAMP_RET, &p->call_return, 8);
 }
 
-bool observe_patch_jumps_into(const uint8_t *code, size_t size, uint64_t addr, uint64_t lo,
+bool arch_patch_jumps_into(const uint8_t *code, size_t size, uint64_t addr, uint64_t lo,
 			      uint64_t hi)
 {
 	cs_insn *insn = NULL;
@@ -339,7 +339,7 @@ bool observe_patch_jumps_into(const uint8_t *code, size_t size, uint64_t addr, u
 	return hit;
 }
 
-int observe_rel32_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t **ret,
+int arch_jump_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t **ret,
 			  size_t *ret_n)
 {
 	uint64_t *v = NULL;
@@ -379,7 +379,7 @@ int observe_rel32_targets(const uint8_t *code, size_t size, uint64_t addr, uint6
 	return 0;
 }
 
-bool observe_targets_into(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
+bool arch_targets_into(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
 {
 	size_t a = 0, b = n;
 
