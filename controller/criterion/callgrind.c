@@ -32,7 +32,6 @@
 #include "measure/callgrind.h"
 #include "measure/driver-env.h"
 #include "measure/valgrind.h"
-#include "util/launch.h"
 #include "measure/failure.h"
 #include "util/launch.h"
 #include "util/strutil.h"
@@ -131,18 +130,14 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 			 struct bench_result *res)
 {
 	char **argv = NULL, **env = NULL, *filter = criterion_filter_regex(s->name);
-	char home[PATH_MAX + 16], errpath[PATH_MAX + 16];
+	char home[PATH_MAX + 16];
 	const char *post[] = { "--profile-time", "1", filter, NULL };
 	uint64_t dumps[MAX_DUMPS];
 	size_t na = 0, ndumps = 0;
-	struct launch l;
-	struct launch_opts lo;
-	int errfd = -1, exec_errno = 0, st = 0, r;
-	bool killed = false;
+	int r;
 	double per;
 
 	snprintf(home, sizeof(home), "%s/home", dir);
-	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
 	r = filter ? valgrind_argv(valgrind, dir, fns, nfns, &argv, &na) : -ENOMEM;
 	if (r == 0)
 		r = criterion_argv(t, NULL, post, &argv, &na);
@@ -151,62 +146,11 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 		r = -ENOMEM;
 		goto out;
 	}
-	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (errfd < 0) {
-		bench_result_fail(res, str_fmt("cannot create %s: %s", errpath, strerror(errno)));
+	r = valgrind_run(argv, env, t->cpu, input, devnull, dir, res->t_start_ns + plan->timeout_ns,
+			 plan->timeout_ns, criterion_said, res);
+	if (r <= 0)
 		goto out;
-	}
-	launch_opts_init(&lo, valgrind, argv);
-	lo.envp = env;
-	lo.stdio[0] = input;
-	lo.stdio[1] = devnull;
-	lo.stdio[2] = errfd;
-	lo.process_group = true;
-	lo.cpu = t->cpu;
-	r = launch_start(&lo, &l, &exec_errno);
-	if (r < 0) {
-		bench_result_fail(res, str_fmt("cannot execute %s: %s", valgrind,
-					    strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r)));
-		r = 0;
-		goto out;
-	}
-	res->pid = l.pid;
-	r = launch_wait_until(l.pid, res->t_start_ns + plan->timeout_ns, &st, &killed);
-	if (r < 0) {
-		bench_result_fail(res, str_fmt("lost valgrind's process: %s", strerror(-r)));
-		r = 0;
-		goto out;
-	}
-	if (killed) {
-		bench_result_fail(res, valgrind_timeout_words(plan->timeout_ns));
-		goto out;
-	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char *acc = NULL, logpath[PATH_MAX + 16];
-
-		/* valgrind's account of a fatal signal, or its own panic; for
-		 * a signal, what the program said before is criterion's
-		 * progress, not why. */
-		snprintf(logpath, sizeof(logpath), "%s/valgrind.log", dir);
-		valgrind_log_append(&acc, logpath, 0, 0, 0);
-		if (WIFSIGNALED(st)) {
-			char *words = valgrind_signal_words(WTERMSIG(st));
-
-			bench_result_fail(res, words ? str_fmt("%s%s", words, acc ? acc : "") : NULL);
-			free(words);
-		} else {
-			char *said = criterion_said(errpath);
-
-			bench_result_fail(res,
-				    str_fmt("exited with status %d under valgrind%s%s%s",
-					       WEXITSTATUS(st), acc ? acc : "",
-					       said ? "; its last words:" : "", said ? said : ""));
-			free(said);
-		}
-		free(acc);
-		goto out;
-	}
-	r = read_dumps(dir, l.pid, dumps, MAX_DUMPS, &ndumps);
+	r = read_dumps(dir, res->pid, dumps, MAX_DUMPS, &ndumps);
 	if (r == 0 && ndumps == 0) {
 		bench_result_fail(res, str_fmt("the binary ran no benchmark named '%s' (FILTER %s)",
 					    s->name, filter));
@@ -230,8 +174,6 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 	if (res->status == BENCH_OK && per < MEASURE_MIN_INSTRUCTIONS)
 		res->no_time = true;
 out:
-	if (errfd >= 0)
-		close(errfd);
 	free(filter);
 	measure_env_free(argv);
 	measure_env_free(env);

@@ -23,7 +23,6 @@
 #include "util/launch.h"
 #include "util/strutil.h"
 #include "measure/failure.h"
-#include "util/launch.h"
 #include "util/strutil.h"
 #include "criterion/internal.h"
 

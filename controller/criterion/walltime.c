@@ -33,7 +33,6 @@
 #include "measure/driver-env.h"
 #include "util/launch.h"
 #include "measure/failure.h"
-#include "util/launch.h"
 #include "util/strutil.h"
 #include "criterion/internal.h"
 

@@ -139,10 +139,8 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 	uint64_t *ends = NULL, *loops = NULL, iters[GBENCH_MAX_BATCHES];
 	struct dump *dumps = NULL;
 	size_t nends = 0, nloops = 0;
-	struct launch l;
-	struct launch_opts lo;
-	int errfd = -1, exec_errno = 0, st = 0, r = 0;
-	bool killed = false, with_setup = false, loop = false;
+	int r = 0;
+	bool with_setup = false, loop = false;
 	char **inst = NULL;
 	double per;
 	struct bench_spec found = { 0 };
@@ -181,59 +179,13 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 	env = r ? NULL : measure_child_env(NULL);
 	if (r || !env)
 		goto nomem;
-	snprintf(path, sizeof(path), "%s/stderr", dir);
-	errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (errfd < 0) {
-		bench_result_fail(res, str_fmt("cannot create %s: %s", path, strerror(errno)));
+	r = valgrind_run(argv, env, t->cpu, input, devnull, dir, res->t_start_ns + plan->timeout_ns,
+			 plan->timeout_ns, NULL, res);
+	if (r < 0)
+		goto nomem;
+	if (r == 0)
 		goto out;
-	}
-	launch_opts_init(&lo, valgrind, argv);
-	lo.envp = env;
-	lo.stdio[0] = input;
-	lo.stdio[1] = devnull;
-	lo.stdio[2] = errfd;
-	lo.process_group = true;
-	lo.cpu = t->cpu;
-	r = launch_start(&lo, &l, &exec_errno);
-	if (r < 0) {
-		bench_result_fail(res, str_fmt("cannot execute %s: %s", valgrind,
-					    strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r)));
-		r = 0;
-		goto out;
-	}
-	res->pid = l.pid;
-	r = launch_wait_until(l.pid, res->t_start_ns + plan->timeout_ns, &st, &killed);
-	if (r < 0) {
-		bench_result_fail(res, str_fmt("lost valgrind's process: %s", strerror(-r)));
-		r = 0;
-		goto out;
-	}
-	if (killed) {
-		bench_result_fail(res, valgrind_timeout_words(plan->timeout_ns));
-		goto out;
-	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char *acc = NULL, logpath[PATH_MAX + 16];
-
-		snprintf(logpath, sizeof(logpath), "%s/valgrind.log", dir);
-		valgrind_log_append(&acc, logpath, 0, 0, 0);
-		if (WIFSIGNALED(st)) {
-			char *words = valgrind_signal_words(WTERMSIG(st));
-
-			bench_result_fail(res, words ? str_fmt("%s%s", words, acc ? acc : "") : NULL);
-			free(words);
-		} else {
-			char *said = str_tail_lines(path, 3);
-
-			bench_result_fail(res,
-				    str_fmt("exited with status %d under valgrind%s%s%s",
-					       WEXITSTATUS(st), acc ? acc : "",
-					       said ? "; its last words:" : "", said ? said : ""));
-			free(said);
-		}
-		free(acc);
-		goto out;
-	}
+	r = 0;
 	if (gbench_read_results(dir, s, &runs, &nruns, res) < 0)
 		goto out;
 	if (runs[0].error) {
@@ -248,7 +200,7 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 	loops = calloc(GBENCH_MAX_DUMPS, sizeof(*loops));
 	if (!dumps || !ends || !loops)
 		goto nomem;
-	r = read_dumps(dir, l.pid, dumps, GBENCH_MAX_DUMPS, &ndumps);
+	r = read_dumps(dir, res->pid, dumps, GBENCH_MAX_DUMPS, &ndumps);
 	if (r < 0 || nbatches == 0 || nbatches > GBENCH_MAX_BATCHES) {
 		bench_result_fail(
 			res,
@@ -294,8 +246,6 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 nomem:
 	r = -ENOMEM;
 out:
-	if (errfd >= 0)
-		close(errfd);
 	free(log);
 	free(dumps);
 	free(ends);

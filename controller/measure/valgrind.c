@@ -3,14 +3,21 @@
  * valgrind's command line and log, for every callgrind run (valgrind.h).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "util/launch.h"
 #include "util/strutil.h"
+#include "measure/failure.h"
+#include "measure/measure.h"
 #include "measure/driver-env.h"
 #include "measure/valgrind.h"
 
@@ -145,4 +152,67 @@ bool valgrind_launcher_line(const char *path, char **ret_line)
 	if (f)
 		fclose(f);
 	return found;
+}
+
+int valgrind_run(char *const *argv, char *const *env, int cpu, int input, int devnull,
+		 const char *dir, uint64_t deadline, uint64_t timeout_ns,
+		 char *(*said)(const char *path), struct bench_result *res)
+{
+	char errpath[PATH_MAX + 16], logpath[PATH_MAX + 16], *acc = NULL;
+	struct launch_opts lo;
+	struct launch l;
+	int errfd, exec_errno = 0, st = 0, r;
+	bool killed = false;
+
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	snprintf(logpath, sizeof(logpath), "%s/valgrind.log", dir);
+	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (errfd < 0) {
+		bench_result_fail(res, str_fmt("cannot create %s: %s", errpath, strerror(errno)));
+		return 0;
+	}
+	launch_opts_init(&lo, argv[0], argv);
+	lo.envp = env;
+	lo.stdio[0] = input;
+	lo.stdio[1] = devnull;
+	lo.stdio[2] = errfd;
+	lo.process_group = true;
+	lo.cpu = cpu;
+	r = launch_start(&lo, &l, &exec_errno);
+	close(errfd);
+	if (r < 0) {
+		bench_result_fail(res, str_fmt("cannot execute %s: %s", argv[0],
+					       strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r)));
+		return 0;
+	}
+	res->pid = l.pid;
+	r = launch_wait_until(l.pid, deadline, &st, &killed);
+	if (r < 0) {
+		bench_result_fail(res, str_fmt("lost valgrind's process: %s", strerror(-r)));
+		return 0;
+	}
+	if (killed) {
+		bench_result_fail(res, valgrind_timeout_words(timeout_ns));
+		return 0;
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 1;
+	/* valgrind's account of a fatal signal, or its own panic; for a
+	 * signal, what the program said before is its progress, not why. */
+	valgrind_log_append(&acc, logpath, 0, 0, 0);
+	if (WIFSIGNALED(st)) {
+		char *words = valgrind_signal_words(WTERMSIG(st));
+
+		bench_result_fail(res, words ? str_fmt("%s%s", words, acc ? acc : "") : NULL);
+		free(words);
+	} else {
+		char *last = said ? said(errpath) : str_tail_lines(errpath, 3);
+
+		bench_result_fail(res, str_fmt("exited with status %d under valgrind%s%s%s",
+					       WEXITSTATUS(st), acc ? acc : "",
+					       last ? "; its last words:" : "", last ? last : ""));
+		free(last);
+	}
+	free(acc);
+	return 0;
 }

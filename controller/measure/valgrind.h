@@ -44,6 +44,23 @@ char *valgrind_timeout_words(uint64_t timeout_ns);
 /* "SIGSEGV (Segmentation fault) under valgrind" (malloc'ed). */
 char *valgrind_signal_words(int sig);
 
+struct bench_result;
+
+/*
+ * One valgrind run of a suite's own main: argv (valgrind's path first, its
+ * --log-file DIR/valgrind.log) with environment env, in a process group of
+ * its own on CPU 'cpu' (-1: any), stdin 'input', stdout 'devnull', stderr
+ * DIR/stderr, waited for until 'deadline' (CLOCK_MONOTONIC ns; killed
+ * there). 1 when it exited with status 0 (res->pid its pid); 0 when it did
+ * not, res failed in words: the signal with valgrind's account of it, or
+ * the exit status with valgrind's complaint and what the program said last
+ * (said(DIR/stderr), malloc'ed or NULL; NULL: its last three lines); the
+ * timeout after timeout_ns. -ENOMEM.
+ */
+int valgrind_run(char *const *argv, char *const *env, int cpu, int input, int devnull,
+		 const char *dir, uint64_t deadline, uint64_t timeout_ns,
+		 char *(*said)(const char *path), struct bench_result *res);
+
 /*
  * What valgrind's launcher said in file 'path' (the run's stderr) when it
  * could not start the program at all ("valgrind: ./x: No such file..."):
