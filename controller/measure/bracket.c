@@ -276,7 +276,6 @@ static int near_slot(struct bracket_run *r, uint64_t lo, uint64_t hi, uint64_t *
 		struct procmaps_iter it;
 		struct procmaps_entry m;
 		uint64_t at, olo = lo, ohi = hi;
-		int64_t res;
 		char *text;
 		int e;
 
@@ -292,16 +291,7 @@ static int near_slot(struct bracket_run *r, uint64_t lo, uint64_t hi, uint64_t *
 				}
 			free(text);
 		}
-		e = procmaps_free_near(trace_pid(r->p), olo, ohi, PAGE, NEAR_REACH, &at);
-		if (e == 0)
-			e = trace_syscall(r->p, SYS_mmap,
-					  (const uint64_t[6]){ at, PAGE, PROT_READ | PROT_EXEC,
-							       MAP_PRIVATE | MAP_ANONYMOUS |
-								       MAP_FIXED_NOREPLACE,
-							       (uint64_t)-1, 0 },
-					  &res);
-		if (e == 0 && (uint64_t)res != at)
-			e = res < 0 && res > -4096 ? (int)res : -ENOSPC;
+		e = trace_map_near(r->p, olo, ohi, PAGE, NEAR_REACH, &at);
 		if (e < 0)
 			return e;
 		n = &r->near[r->nnear++];

@@ -207,20 +207,10 @@ int observe_fast_slot(struct session *s, struct obj *o, uint64_t *ret)
 {
 	if (!o->tramp || o->tramp_used + AGENT_TRAMP_LEN > REGION_SIZE) {
 		uint64_t at;
-		int64_t res;
-		int r = procmaps_free_near(s->pid, o->lo, o->hi, REGION_SIZE, REACH, &at);
+		int r = trace_map_near(s->p, o->lo, o->hi, REGION_SIZE, REACH, &at);
 
 		if (r < 0)
 			return r;
-		r = remote(s, SYS_mmap, at, REGION_SIZE, PROT_READ | PROT_EXEC,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, (uint64_t)-1, 0,
-			   &res);
-		if (r < 0)
-			return r;
-		if ((uint64_t)res != at) {
-			remote(s, SYS_munmap, (uint64_t)res, REGION_SIZE, 0, 0, 0, 0, &res);
-			return -ENOSPC;
-		}
 		o->tramp = at;
 		o->tramp_used = 0;
 	}

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "util/clock.h"
+#include "util/procmaps.h"
 #include "trace/internal.h"
 
 /* Scratch page layout: the system call template at 0, the return trap of
@@ -403,6 +404,33 @@ int trace_map_exec(struct trace_proc *p, size_t size, uint64_t *ret_addr, bool *
 	*ret_addr = (uint64_t)res;
 	if (ret_writable)
 		*ret_writable = writable;
+	return 0;
+}
+
+int trace_map_near(struct trace_proc *p, uint64_t lo, uint64_t hi, size_t size, uint64_t reach,
+		   uint64_t *ret_addr)
+{
+	uint64_t at;
+	int64_t res;
+	int r = procmaps_free_near(trace_pid(p), lo, hi, size, reach, &at);
+
+	if (r < 0)
+		return r;
+	r = trace_syscall(p, SYS_mmap,
+			  (const uint64_t[6]){ at, size, PROT_READ | PROT_EXEC,
+					       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+					       (uint64_t)-1, 0 },
+			  &res);
+	if (r < 0)
+		return r;
+	if (res < 0 && res > -4096)
+		return (int)res;
+	if ((uint64_t)res != at) {
+		/* A kernel before MAP_FIXED_NOREPLACE took it as a hint. */
+		trace_syscall(p, SYS_munmap, (const uint64_t[6]){ (uint64_t)res, size }, &res);
+		return -ENOSPC;
+	}
+	*ret_addr = at;
 	return 0;
 }
 

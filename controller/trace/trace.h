@@ -290,6 +290,16 @@ int trace_syscall(struct trace_proc *p, long nr, const uint64_t args[6], int64_t
 int trace_map_exec(struct trace_proc *p, size_t size, uint64_t *ret_addr, bool *ret_writable);
 
 /*
+ * Map 'size' bytes, readable and executable, in the child within 'reach'
+ * of every byte of [lo, hi) (a free range found in its mappings, mapped
+ * MAP_FIXED_NOREPLACE, a mapping the kernel put elsewhere undone): for code
+ * a rel32 jump from [lo, hi) must reach. 0 with *ret_addr, -ENOSPC when no
+ * free range is near, or the call's negative errno.
+ */
+int trace_map_near(struct trace_proc *p, uint64_t lo, uint64_t hi, size_t size, uint64_t reach,
+		   uint64_t *ret_addr);
+
+/*
  * What an injected call made the engine handle besides the call itself
  * (trace_call_opts.counts): each is a ptrace stop, tens of microseconds on
  * a VM, inside the call.
