@@ -353,7 +353,7 @@ static int take_samples(struct bench_result *res, double *v, size_t n, double sl
 {
 	struct stats_options so = stats_options_default();
 	size_t nd = 0;
-	const char *const *d = bracket_diagnostics(s->br, &nd);
+	const char *const *d = s->br ? bracket_diagnostics(s->br, &nd) : NULL;
 
 	for (size_t i = 0; i < nd; i++)
 		if (bench_result_diagnose(res, "%s", d[i]) < 0)
@@ -502,6 +502,35 @@ out:
 
 /* ---- two builds, paired ------------------------------------------------------ */
 
+static int cmp_slope(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Round's samples v[0..n) (taken) appended to *all, *nall. */
+static int append_samples(double **all, size_t *nall, double *v, size_t n)
+{
+	double *w = realloc(*all, (*nall + n + 1) * sizeof(*w));
+
+	if (!w) {
+		free(v);
+		return -ENOMEM;
+	}
+	memcpy(w + *nall, v, n * sizeof(*v));
+	*all = w;
+	*nall += n;
+	free(v);
+	return 0;
+}
+
+/* How many pairs of processes a paired benchmark runs in: criterion's
+ * samples split so that each process takes 30 at least, 3 processes at
+ * most (each costs criterion's warm-up and a whole second of measuring). */
+#define CRITERION_PAIR_PROCESSES 3
+#define CRITERION_PAIR_SAMPLES 30
+
 static int paired_one(const struct measure_target *base, const struct measure_target *head,
 		      const struct bracket_fn *const fns[2], const size_t nfns[2],
 		      const struct bench_spec *bspec, const struct bench_spec *hspec,
@@ -509,26 +538,11 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 		      struct bench_result *bres, struct bench_result *hres)
 {
 	struct measure_target tb = *base, th = *head;
-	struct cside s[2] = {
-		{ .t = &tb,
-		  .spec = bspec,
-		  .res = bres,
-		  .dir = dirs[0],
-		  .fns = fns[0],
-		  .nfns = nfns[0],
-		  .errfd = -1 },
-		{ .t = &th,
-		  .spec = hspec,
-		  .res = hres,
-		  .dir = dirs[1],
-		  .fns = fns[1],
-		  .nfns = nfns[1],
-		  .errfd = -1 },
-	};
+	struct bench_result *res[2] = { bres, hres };
 	struct trace_failure *f = calloc(1, sizeof(*f));
-	double *v[2] = { NULL, NULL }, slope[2] = { 0, 0 };
-	size_t n[2] = { 0, 0 }, q = 0;
-	int r;
+	double *all[2] = { NULL, NULL }, slopes[2][CRITERION_PAIR_PROCESSES] = { { 0 } };
+	size_t nall[2] = { 0, 0 }, rounds, samples;
+	int r = 0;
 
 	if (!f)
 		return -ENOMEM;
@@ -542,43 +556,122 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 				if (CPU_ISSET(c, &set))
 					tb.cpu = th.cpu = c;
 	}
-	r = side_start(&s[0], plan);
-	if (r == 0)
-		r = side_start(&s[1], plan);
-	/* base, head; head, base; ...: one call of each in turn, so that
-	 * whatever favours a position favours each build alike. */
-	while (r == 0 && (s[0].live || s[1].live)) {
-		int k = (int)((q % 2) ^ ((q / 2) % 2));
+	/*
+	 * The samples in several pairs of processes, each pair from binaries
+	 * read into the page cache afresh, as for Google Benchmark
+	 * (gbench/bracket.c): compare's interval is over the pairs of
+	 * processes, and holds what varies between them.
+	 */
+	samples = plan->sample_target_ns ? plan->time_ns / plan->sample_target_ns : 0;
+	rounds = samples / CRITERION_PAIR_SAMPLES;
+	if (rounds > CRITERION_PAIR_PROCESSES)
+		rounds = CRITERION_PAIR_PROCESSES;
+	if (rounds < 1)
+		rounds = 1;
+	for (size_t k = 0; r == 0 && k < rounds; k++) {
+		struct cside s[2] = {
+			{ .t = &tb,
+			  .spec = bspec,
+			  .res = bres,
+			  .dir = dirs[0],
+			  .fns = fns[0],
+			  .nfns = nfns[0],
+			  .errfd = -1 },
+			{ .t = &th,
+			  .spec = hspec,
+			  .res = hres,
+			  .dir = dirs[1],
+			  .fns = fns[1],
+			  .nfns = nfns[1],
+			  .errfd = -1 },
+		};
+		struct measure_plan one = *plan;
+		double *v[2] = { NULL, NULL };
+		size_t n[2] = { 0, 0 }, q = 0;
 
-		q++;
-		if (!s[k].live)
-			k = 1 - k;
-		r = side_step(&s[k], f) < 0 ? -ENOMEM : 0;
-	}
-	for (int k = 0; r == 0 && k < 2; k++)
-		r = side_finish(&s[k], &v[k], &n[k], &slope[k]);
-	if (r == 0 && v[0] && v[1] && bres->status == BENCH_OK && hres->status == BENCH_OK) {
-		size_t m = n[0] < n[1] ? n[0] : n[1], k = 0;
-
-		hres->pair_ratios = calloc(m + 1, sizeof(double));
-		if (!hres->pair_ratios)
-			r = -ENOMEM;
-		/* Sample j of each build: taken one after the other. */
-		for (size_t j = 0; r == 0 && j < m; j++)
-			if (v[0][j] > 0 && v[1][j] > 0)
-				hres->pair_ratios[k++] = v[1][j] / v[0][j];
-		hres->npairs = k;
-		if (r == 0 && k == 0) {
-			free(hres->pair_ratios);
-			hres->pair_ratios = NULL;
+		one.time_ns = plan->time_ns / rounds;
+		if (k) {
+			/* criterion's files of the pair before (its baseline) out */
+			launch_temp_dir_empty(dirs[0]);
+			launch_temp_dir_empty(dirs[1]);
+			measure_drop_cached(tb.binary);
+			measure_drop_cached(th.binary);
 		}
+		r = side_start(&s[0], &one);
+		if (r == 0)
+			r = side_start(&s[1], &one);
+		/* base, head; head, base; ...: one call of each in turn, so that
+		 * whatever favours a position favours each build alike. */
+		while (r == 0 && (s[0].live || s[1].live)) {
+			int j = (int)((q % 2) ^ ((q / 2) % 2));
+
+			q++;
+			if (!s[j].live)
+				j = 1 - j;
+			r = side_step(&s[j], f) < 0 ? -ENOMEM : 0;
+		}
+		for (int j = 0; r == 0 && j < 2; j++)
+			r = side_finish(&s[j], &v[j], &n[j], &slopes[j][k]);
+		if (r == 0 && v[0] && v[1] && bres->status == BENCH_OK &&
+		    hres->status == BENCH_OK) {
+			/* Sample j of each build: taken one after the other. */
+			size_t m = n[0] < n[1] ? n[0] : n[1], got = 0;
+			double *pr = realloc(hres->pair_ratios, (hres->npairs + m + 1) * sizeof(*pr));
+			size_t *g = pr ? realloc(hres->pair_groups,
+						 (hres->npair_groups + 1) * sizeof(*g))
+				       : NULL;
+
+			if (pr)
+				hres->pair_ratios = pr;
+			if (g)
+				hres->pair_groups = g;
+			if (!g)
+				r = -ENOMEM;
+			for (size_t j = 0; r == 0 && j < m; j++)
+				if (v[0][j] > 0 && v[1][j] > 0)
+					hres->pair_ratios[hres->npairs + got++] = v[1][j] / v[0][j];
+			if (r == 0 && got) {
+				hres->npairs += got;
+				hres->pair_groups[hres->npair_groups++] = got;
+			}
+		}
+		for (int j = 0; j < 2; j++) {
+			size_t nd = 0;
+			const char *const *d = s[j].br ? bracket_diagnostics(s[j].br, &nd) : NULL;
+
+			for (size_t i = 0; r == 0 && i < nd; i++)
+				r = bench_result_diagnose(res[j], "%s", d[i]);
+			if (r == 0 && v[j] && res[j]->status == BENCH_OK)
+				r = append_samples(&all[j], &nall[j], v[j], n[j]);
+			else
+				free(v[j]);
+			side_free(&s[j]);
+		}
+		if (bres->status != BENCH_OK || hres->status != BENCH_OK)
+			break;
 	}
-	for (int k = 0; k < 2; k++) {
-		if (r == 0 && s[k].br && s[k].res->status == BENCH_OK)
-			r = take_samples(s[k].res, v[k], n[k], slope[k], &s[k]);
+	for (int j = 0; j < 2; j++) {
+		struct cside none = { .res = res[j] };
+		double slope;
+
+		/* The slope: the median of the processes'. */
+		qsort(slopes[j], rounds, sizeof(slopes[j][0]), cmp_slope);
+		slope = rounds % 2 ? slopes[j][rounds / 2]
+				   : (slopes[j][rounds / 2 - 1] + slopes[j][rounds / 2]) / 2;
+		if (r == 0 && all[j] && res[j]->status == BENCH_OK)
+			r = take_samples(res[j], all[j], nall[j], slope, &none);
 		else
-			free(v[k]);
-		side_free(&s[k]);
+			free(all[j]);
+	}
+	if (bres->status != BENCH_OK || hres->status != BENCH_OK || !hres->npairs) {
+		free(hres->pair_ratios);
+		hres->pair_ratios = NULL;
+		hres->npairs = 0;
+	}
+	if (hres->npair_groups < 2 || !hres->npairs) {
+		free(hres->pair_groups);
+		hres->pair_groups = NULL;
+		hres->npair_groups = 0;
 	}
 	free(f);
 	return r;

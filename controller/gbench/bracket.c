@@ -547,21 +547,6 @@ static double *pair_up(const double *b, size_t nb, const double *h, size_t nh, s
 	return v;
 }
 
-/* The page cache's copy of 'path' dropped (where no process maps it), so
- * that the next process of it runs from pages of its own: where a binary's
- * code lands in physical memory moves its speed (snappy's BM_UIOVecSink/3
- * read +1.2 % and -1.1 % between two byte-identical copies of a binary,
- * +0.1 % against the same file). */
-static void drop_cached(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	close(fd);
-}
-
 /* What one pair of processes gives and the pairs before it gave. */
 struct gacc {
 	struct gbench_run *runs; /* base's and head's runs, in order */
@@ -767,8 +752,8 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 		one.time_ns = (uint64_t)n * GBENCH_BATCH_NS;
 		done += n;
 		if (k) {
-			drop_cached(tb.binary);
-			drop_cached(th.binary);
+			measure_drop_cached(tb.binary);
+			measure_drop_cached(th.binary);
 		}
 		r = paired_round(s, &one, acc, f);
 		if (r == 0 && (bres->status != BENCH_OK || hres->status != BENCH_OK ||

@@ -230,3 +230,13 @@ void measure_emit_end(const struct measure_hooks *h, struct bench_result *res, p
 
 	measure_emit(h, &ev);
 }
+
+void measure_drop_cached(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+}

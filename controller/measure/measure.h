@@ -394,6 +394,13 @@ struct measure_thread {
 };
 
 void bench_result_clear(struct bench_result *r);
+
+/* The page cache's copy of file 'path' dropped where no process maps it
+ * (posix_fadvise DONTNEED), so that the next process of it runs from pages
+ * of its own: where a binary's code lands in physical memory moves its
+ * speed for the process's whole life (docs/statistics.md, "Pairs from
+ * several processes"). Nothing when it cannot be opened. */
+void measure_drop_cached(const char *path);
 int bench_result_diagnose(struct bench_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The output file 'path' (--profile, --keep-profiles, --alloc-stacks) could

@@ -178,11 +178,14 @@ expect_out "sum_1000 failed: exited with status 1; its last words:"
 expect_out "error: Found argument '--no-such-flag'"
 expect_no_orphans "$S"
 
-# compare BASE HEAD: the two builds paired, call by call.
-run compare "$S" "$SLOW" --bench sum_1000 --bench fib/10 --time 1 --format json
+# compare BASE HEAD: the two builds paired, call by call, in three pairs of
+# processes (--time 1), each pair's ratios counted apart.
+run compare "$S" "$SLOW" --bench sum_1000 --bench fib/10 --time 1 --format json \
+	--output "$TMP/cpair.json"
 [[ $status -eq 0 || $status -eq 1 ]] || fail "compare exited with $status"
 checks=$((checks + 1))
 expect_json 'd["paired"] is True and sorted(b["name"] for b in d["benchmarks"]) == ["fib/10", "sum_1000"]'
+expect_json_in "$TMP/cpair.json" 'all(len(b["paired"]["processes"]) == 3 and sum(b["paired"]["processes"]) == b["paired"]["pairs"] for b in d["benchmarks"])'
 expect_json 'all(b["base_status"] == "ok" and b["head_status"] == "ok" and b["paired"] is True for b in d["benchmarks"])'
 expect_json 'all(b["base"] > 0 and b["head"] > 0 and b["ratio"] > 0 for b in d["benchmarks"])'
 expect_no_orphans "$S"
