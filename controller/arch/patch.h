@@ -19,12 +19,12 @@
 struct arch_patch {
 	uint8_t entry[ARCH_PATCH_MAX]; /* over its first 'displaced' bytes: jmp
 					     rel32 to the trampoline, then int3s */
-	size_t displaced;    /* bytes replaced, whole instructions, >= 5 */
-	uint8_t code[64];    /* at the trampoline's AGENT_TRAMP_CODE: those
-				instructions relocated, then jmp rel32 back */
+	size_t displaced;	       /* bytes replaced, whole instructions, >= 5 */
+	uint8_t code[64];	       /* at the trampoline's AGENT_TRAMP_CODE: those
+					  instructions relocated, then jmp rel32 back */
 	size_t code_len;
-	uint64_t call_return; /* a call was moved: the return address it pushes
-				 (at the trampoline's AGENT_TRAMP_RET), or 0 */
+	uint64_t call_return;  /* a call was moved: the return address it pushes
+				  (at the trampoline's AGENT_TRAMP_RET), or 0 */
 	uint64_t inner_target; /* internal: a branch target near the entry */
 };
 
@@ -41,7 +41,7 @@ struct arch_patch {
  * *ret filled, or a negative errno with the reason, a phrase, in why.
  */
 int arch_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t at,
-		       struct arch_patch *ret, char *why, size_t whysize);
+		    struct arch_patch *ret, char *why, size_t whysize);
 
 /*
  * Jumps from elsewhere into the bytes a patch replaces, (lo, hi): whether
@@ -52,14 +52,14 @@ int arch_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t at
  * never jumped to by one), sorted, to ask with arch_targets_into().
  */
 bool arch_patch_jumps_into(const uint8_t *code, size_t size, uint64_t addr, uint64_t lo,
-			      uint64_t hi);
+			   uint64_t hi);
 int arch_jump_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t **ret,
-			  size_t *ret_n);
+		      size_t *ret_n);
 bool arch_targets_into(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi);
 
 /* The trampoline of function index 'func' at run-time address 'at', going
  * to the agent's entry stub (arch/agent.h has its layout). */
 void arch_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_t func,
-			 const struct arch_patch *p);
+		      const struct arch_patch *p);
 
 #endif

@@ -438,9 +438,8 @@ int cli_compare_binaries(const char *base_path, const char *head_path, struct cl
 
 		cli_note("stopped by SIG%s: %zu of %zu benchmarks of both builds measured and "
 			 "judged%s%s%s",
-			 abbrev ? abbrev : "?", ncommon, common,
-			 o->output ? " (in " : "", o->output ? o->output : "",
-			 o->output ? ", marked partial)" : "");
+			 abbrev ? abbrev : "?", ncommon, common, o->output ? " (in " : "",
+			 o->output ? o->output : "", o->output ? ", marked partial)" : "");
 		code = 128 + cli_stopped();
 	}
 out:

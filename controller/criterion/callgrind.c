@@ -153,15 +153,15 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 	r = read_dumps(dir, res->pid, dumps, MAX_DUMPS, &ndumps);
 	if (r == 0 && ndumps == 0) {
 		bench_result_fail(res, str_fmt("the binary ran no benchmark named '%s' (FILTER %s)",
-					    s->name, filter));
+					       s->name, filter));
 		goto out;
 	}
 	if (r < 0 || criterion_callgrind_slope(dumps, ndumps, &per) < 0) {
 		bench_result_fail(res,
-			    str_fmt("cannot make a count per iteration of callgrind's %zu "
-				       "profiles (one per call of criterion's batch "
-				       "function, two at least): %s",
-				       ndumps, r < 0 ? strerror(-r) : "the counts do not grow"));
+				  str_fmt("cannot make a count per iteration of callgrind's %zu "
+					  "profiles (one per call of criterion's batch "
+					  "function, two at least): %s",
+					  ndumps, r < 0 ? strerror(-r) : "the counts do not grow"));
 		r = 0;
 		goto out;
 	}
@@ -210,8 +210,8 @@ int criterion_callgrind(const struct measure_target *t, const struct bench_spec 
 		r = -ENOENT;
 	if (r < 0) {
 		*ret_error = str_fmt("%s: cannot find criterion's batch functions "
-					"(criterion::bencher::Bencher<M>::iter): %s",
-					specs[0].object, what ? what : strerror(-r));
+				     "(criterion::bencher::Bencher<M>::iter): %s",
+				     specs[0].object, what ? what : strerror(-r));
 		goto out;
 	}
 	r = criterion_make_dir(dir, sizeof(dir));

@@ -186,13 +186,13 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, 
 	r = launch_start(&lo, &l, &exec_errno);
 	if (r < 0) {
 		*ret_error = str_fmt("cannot execute %s: %s", t->binary,
-					strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
+				     strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
 		goto out;
 	}
 	r = launch_wait_until(l.pid, measure_now_ns() + c->list_timeout_ns, &st, &killed);
 	if (r == 0 && killed) {
 		*ret_error = str_fmt("%s --bench --list did not end in %" PRIu64 " s", t->binary,
-					c->list_timeout_ns / 1000000000);
+				     c->list_timeout_ns / 1000000000);
 		r = -ETIMEDOUT;
 	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		/* criterion says what it refused on stdout or stderr. */
@@ -204,12 +204,12 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, 
 			*strchr(said + 1, '\n') = '\0';
 		*ret_error = WIFSIGNALED(st)
 				     ? str_fmt("%s --bench --list died of SIG%s", t->binary,
-						  str_signal_abbrev(WTERMSIG(st)))
+					       str_signal_abbrev(WTERMSIG(st)))
 				     : str_fmt("%s --bench --list exited with status %d%s%s",
-						  t->binary, WEXITSTATUS(st), said ? ":" : "",
-						  said ? said + 2
-						       : " (are the arguments after '--' ones "
-							 "it takes?)");
+					       t->binary, WEXITSTATUS(st), said ? ":" : "",
+					       said ? said + 2
+						    : " (are the arguments after '--' ones "
+						      "it takes?)");
 		r = -EINVAL;
 	}
 	if (r < 0)

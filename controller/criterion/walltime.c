@@ -223,8 +223,9 @@ static int side_step(struct cside *s, struct trace_failure *f)
 
 		snprintf(path, sizeof(path), "%s/stderr", s->dir);
 		said = criterion_said(path);
-		bench_result_fail(s->res, str_fmt("exited with status %d%s%s", status,
-					       said ? "; its last words:" : "", said ? said : ""));
+		bench_result_fail(s->res,
+				  str_fmt("exited with status %d%s%s", status,
+					  said ? "; its last words:" : "", said ? said : ""));
 		free(said);
 	} else if (r == -TRACE_E_FAILED) {
 		if (f->kind == TRACE_FAIL_TIMEOUT)
@@ -291,8 +292,8 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 		char *re = criterion_filter_regex(s->spec->name);
 
 		bench_result_fail(s->res, str_fmt("criterion wrote no sample.json: it ran no "
-					       "benchmark named '%s' (FILTER %s)",
-					       s->spec->name, re ? re : "?"));
+						  "benchmark named '%s' (FILTER %s)",
+						  s->spec->name, re ? re : "?"));
 		free(re);
 		return 0;
 	}
@@ -326,10 +327,11 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 		v[i] = span[i] / (double)iters[i];
 	}
 	if (!match) {
-		bench_result_fail(s->res,
-			    str_fmt("the calls of criterion's batch function (%zu) do not match "
-				       "the %zu samples of its sample.json",
-				       s->ncalls, n));
+		bench_result_fail(
+			s->res,
+			str_fmt("the calls of criterion's batch function (%zu) do not match "
+				"the %zu samples of its sample.json",
+				s->ncalls, n));
 		goto out;
 	}
 	r = criterion_slope(iters, span, n, ret_slope);
@@ -417,8 +419,8 @@ static int batch_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, s
 	elf_close(ef);
 	if (r < 0) {
 		*ret_error = str_fmt("%s: cannot find criterion's batch functions "
-					"(criterion::bencher::Bencher<M>::iter): %s",
-					spec->object, what ? what : strerror(-r));
+				     "(criterion::bencher::Bencher<M>::iter): %s",
+				     spec->object, what ? what : strerror(-r));
 		free(b);
 		return r;
 	}
@@ -616,7 +618,8 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 		    hres->status == BENCH_OK) {
 			/* Sample j of each build: taken one after the other. */
 			size_t m = n[0] < n[1] ? n[0] : n[1], got = 0;
-			double *pr = realloc(hres->pair_ratios, (hres->npairs + m + 1) * sizeof(*pr));
+			double *pr =
+				realloc(hres->pair_ratios, (hres->npairs + m + 1) * sizeof(*pr));
 			size_t *g = pr ? realloc(hres->pair_groups,
 						 (hres->npair_groups + 1) * sizeof(*g))
 				       : NULL;

@@ -79,7 +79,7 @@ struct gside {
 	const char *dir;
 	struct bracket_run *br;
 	bool loop; /* timed by the library's own clock functions */
-	bool sized; /* its batches' counts can be set (bracket_set_count) */
+	bool sized;	     /* its batches' counts can be set (bracket_set_count) */
 	uint64_t iterations; /* its final batches' count, per thread */
 	int errfd, logfd;
 	unsigned threads;
@@ -308,9 +308,9 @@ static int side_step(struct gside *s, struct trace_failure *f)
 
 			snprintf(path, sizeof(path), "%s/stderr", s->dir);
 			said = str_tail_lines(path, 3);
-			bench_result_fail(s->res,
-				    str_fmt("exited with status %d%s%s", status,
-					       said ? "; its last words:" : "", said ? said : ""));
+			bench_result_fail(s->res, str_fmt("exited with status %d%s%s", status,
+							  said ? "; its last words:" : "",
+							  said ? said : ""));
 			free(said);
 		} else if (r == -TRACE_E_FAILED) {
 			side_failed(s, f);
@@ -553,8 +553,8 @@ struct gacc {
 	size_t nruns;
 	double *v; /* and benchtrap's samples, one per run; NULL: none */
 	size_t nv;
-	bool lost; /* a round had runs and no samples */
-	bool loop; /* timed by the library's loop (the last pair's) */
+	bool lost;	     /* a round had runs and no samples */
+	bool loop;	     /* timed by the library's loop (the last pair's) */
 	uint64_t iterations; /* the final batches' count (the last pair's) */
 };
 
@@ -648,22 +648,24 @@ static int paired_round(struct gside s[2], const struct measure_plan *plan, stru
 		/* Each build's library chose its own batch and the counts
 		 * could not be set (bracket_set_count). */
 		if (apart(cb, ch) &&
-		    bench_result_diagnose(s[1].res,
-					  "base ran %" PRIu64 " iteration(s) a batch and head %" PRIu64
-					  ", as each build's Google Benchmark chose: a change may be "
-					  "the batches' and not the code's; a --benchmark_min_time "
-					  "after -- that makes both batches long makes them alike",
-					  cb, ch) < 0)
+		    bench_result_diagnose(
+			    s[1].res,
+			    "base ran %" PRIu64 " iteration(s) a batch and head %" PRIu64
+			    ", as each build's Google Benchmark chose: a change may be "
+			    "the batches' and not the code's; a --benchmark_min_time "
+			    "after -- that makes both batches long makes them alike",
+			    cb, ch) < 0)
 			r = -ENOMEM;
 	}
 	if (r == 0 && v[0] && v[1]) {
 		struct bench_result *h = s[1].res;
 		size_t np = 0;
 		double *p = pair_up(v[0], nr[0], v[1], nr[1], &np);
-		double *all = p ? realloc(h->pair_ratios, (h->npairs + np + 1) * sizeof(*all)) : NULL;
-		size_t *groups = all ? realloc(h->pair_groups,
-					       (h->npair_groups + 1) * sizeof(*groups))
-				     : NULL;
+		double *all =
+			p ? realloc(h->pair_ratios, (h->npairs + np + 1) * sizeof(*all)) : NULL;
+		size_t *groups =
+			all ? realloc(h->pair_groups, (h->npair_groups + 1) * sizeof(*groups))
+			    : NULL;
 
 		if (all)
 			h->pair_ratios = all;

@@ -169,8 +169,9 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 		gbench_clock_free(&clock);
 		loop = r == 0;
 		r = 0;
-		if (loop && (measure_env_push(&argv, &na, strdup("--dump-after=" LOOP_START)) < 0 ||
-			     measure_env_push(&argv, &na, strdup("--dump-before=" LOOP_FINISH)) < 0))
+		if (loop &&
+		    (measure_env_push(&argv, &na, strdup("--dump-after=" LOOP_START)) < 0 ||
+		     measure_env_push(&argv, &na, strdup("--dump-before=" LOOP_FINISH)) < 0))
 			goto nomem;
 	}
 	r = gbench_instance_argv(t, s, plan, true, dir, &inst, &ninst);
@@ -204,8 +205,7 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 	if (r < 0 || nbatches == 0 || nbatches > GBENCH_MAX_BATCHES) {
 		bench_result_fail(
 			res,
-			str_fmt(
-				"cannot read callgrind's profiles or the batches' iteration counts "
+			str_fmt("cannot read callgrind's profiles or the batches' iteration counts "
 				"(%zu profiles, %zu batches)",
 				ndumps, nbatches));
 		r = 0;
@@ -222,8 +222,8 @@ int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
 		bench_result_fail(
 			res,
 			str_fmt("callgrind's profiles (%zu) are not %u per batch (%zu batches): "
-				   "does '%s' call itself, or run on threads of its own?",
-				   nends, runs[0].threads, nbatches, s->symbol));
+				"does '%s' call itself, or run on threads of its own?",
+				nends, runs[0].threads, nbatches, s->symbol));
 		r = 0;
 		goto out;
 	}

@@ -358,10 +358,10 @@ char *gbench_lookup_reason(const struct gbench_lookup *l, const char *name)
 
 	if (l->function && l->other)
 		return str_fmt("'%.*s' names more than one function: %s and %s", (int)l0, name,
-				  l->function, l->other);
+			       l->function, l->other);
 	return str_fmt("no function of the binary taking (benchmark::State&) is named '%.*s'%s",
-			  (int)l0, name,
-			  strchr(name, '/') ? " (nor a fixture's BenchmarkCase after it)" : "");
+		       (int)l0, name,
+		       strchr(name, '/') ? " (nor a fixture's BenchmarkCase after it)" : "");
 }
 
 /* ---- the library's own clock -------------------------------------------- */
@@ -411,7 +411,8 @@ int gbench_count_arg(const char *ctor)
  * code), into c->fns[c->n]: 1 found, 0 not, -ENOMEM. */
 static int find_size(const struct elf_file *obj, struct gbench_clock *c)
 {
-	static const char *const prefixes[] = { "_ZN9benchmark5StateC2E", "_ZN9benchmark5StateC1E" };
+	static const char *const prefixes[] = { "_ZN9benchmark5StateC2E",
+						"_ZN9benchmark5StateC1E" };
 
 	for (size_t pi = 0; pi < 2; pi++) {
 		for (size_t i = 0; i < elf_symbol_count(obj); i++) {

@@ -89,8 +89,7 @@ int gbench_start_traced(const struct measure_target *t, const struct bench_spec 
 	so.process_group = true;
 	r = trace_spawn(&so, &p, &exec_errno);
 	if (r < 0) {
-		*ret_why =
-			str_fmt("cannot execute %s: %s", t->binary,
+		*ret_why = str_fmt("cannot execute %s: %s", t->binary,
 				   r == -TRACE_E_EXEC ? strerror(exec_errno) : trace_strerror(r));
 		r = r == -ENOMEM ? r : 0;
 		goto out;
@@ -105,7 +104,7 @@ int gbench_start_traced(const struct measure_target *t, const struct bench_spec 
 	if (r < 0) {
 		*ret_why = r == -TRACE_E_FAILED ? measure_failure_line(f)
 						: str_fmt("cannot run %s to main: %s", t->binary,
-							     trace_strerror(r));
+							  trace_strerror(r));
 		r = 0;
 		goto out;
 	}
@@ -139,7 +138,7 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 	if (!p || r < 0) {
 		if (p)
 			*ret_why = str_fmt("cannot stop it at the functions' entries: %s",
-					      trace_strerror(r));
+					   trace_strerror(r));
 		r = r == -ENOMEM ? r : 0;
 		goto out;
 	}
@@ -153,7 +152,7 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 			r = ms > 0 ? trace_wait(p, ms, &ev) : -ETIMEDOUT;
 		if (r == -ETIMEDOUT) {
 			*ret_why = str_fmt("it entered none of them in %" PRIu64 " ms",
-					      plan->timeout_ns / 1000000);
+					   plan->timeout_ns / 1000000);
 			r = 0;
 			goto out;
 		}
@@ -170,11 +169,10 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 				goto out;
 		} else if (ev.kind == TRACE_EV_KILLED) {
 			*ret_why = str_fmt("it was killed by SIG%s before it entered one",
-					      str_signal_abbrev(ev.sig));
+					   str_signal_abbrev(ev.sig));
 			goto out;
 		} else if (ev.kind == TRACE_EV_EXITED) {
-			*ret_why =
-				str_fmt("it exited (status %d) without entering one", ev.code);
+			*ret_why = str_fmt("it exited (status %d) without entering one", ev.code);
 			goto out;
 		}
 	}
@@ -217,8 +215,8 @@ int gbench_entered(const struct measure_target *t, const struct bench_spec *s,
 		goto out;
 	if (k < 0) {
 		*ret_why = str_fmt("a run of it to see which of the binary's %zu functions "
-				      "taking (benchmark::State&) it enters found none: %s",
-				      n, why ? why : "out of memory");
+				   "taking (benchmark::State&) it enters found none: %s",
+				   n, why ? why : "out of memory");
 		goto out;
 	}
 	*ret_function = strdup(cand[k]->demangled);
@@ -276,9 +274,9 @@ int gbench_spec_resolve(const struct measure_target *t, const struct bench_spec 
 		r = r < 0 ? r : 1;
 	} else {
 		bench_result_fail(res, str_fmt("cannot tell which function runs '%s': %s; %s; %s "
-					    "counts inside that function only",
-					    s->name, reason ? reason : "by its symbols, none",
-					    why ? why : "out of memory", instrument));
+					       "counts inside that function only",
+					       s->name, reason ? reason : "by its symbols, none",
+					       why ? why : "out of memory", instrument));
 	}
 out:
 	if (r == 1) {

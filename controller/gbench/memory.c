@@ -260,7 +260,7 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 			r = trace_bp_insert(m->p, m->clock[k]);
 	if (r < 0) {
 		bench_result_fail(res, str_fmt("cannot stop the child at its allocator: %s",
-					    trace_strerror(r)));
+					       trace_strerror(r)));
 		r = 0;
 		goto out;
 	}
@@ -285,9 +285,9 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 		if (ev.kind == TRACE_EV_BREAKPOINT) {
 			r = mem_breakpoint(m, ev.tid, ev.addr);
 			if (r < 0) {
-				bench_result_fail(res,
-					    str_fmt("cannot follow the calls in the child: %s",
-						       trace_strerror(r)));
+				bench_result_fail(
+					res, str_fmt("cannot follow the calls in the child: %s",
+						     trace_strerror(r)));
 				r = r == -ENOMEM ? r : 0;
 				goto out;
 			}
@@ -313,8 +313,8 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 				char *said = str_tail_lines(path, 3);
 
 				bench_result_fail(res, str_fmt("exited with status %d%s%s", ev.code,
-							    said ? "; its last words:" : "",
-							    said ? said : ""));
+							       said ? "; its last words:" : "",
+							       said ? said : ""));
 				free(said);
 				r = 0;
 				goto out;
@@ -339,9 +339,9 @@ int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s
 	if (r == -ENOMEM)
 		goto out;
 	if (r < 0) {
-		bench_result_fail(res,
-			    str_fmt("the calls of '%s' (%zu) are not %u per batch (%zu batches)",
-				       s->symbol, m->ncalls, runs[0].threads, nbatches));
+		bench_result_fail(
+			res, str_fmt("the calls of '%s' (%zu) are not %u per batch (%zu batches)",
+				     s->symbol, m->ncalls, runs[0].threads, nbatches));
 		r = 0;
 		goto out;
 	}

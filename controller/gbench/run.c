@@ -102,27 +102,26 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	r = launch_start(&lo, &l, &exec_errno);
 	if (r < 0) {
 		*ret_error = str_fmt("cannot execute %s: %s", t->binary,
-					strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
+				     strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
 		goto out;
 	}
 	r = launch_wait_until(l.pid, measure_now_ns() + timeout_ns, &st, &killed);
 	if (r == 0 && killed) {
-		*ret_error =
-			str_fmt("%s --benchmark_list_tests=true did not end in %" PRIu64 " s",
-				   t->binary, timeout_ns / 1000000000);
+		*ret_error = str_fmt("%s --benchmark_list_tests=true did not end in %" PRIu64 " s",
+				     t->binary, timeout_ns / 1000000000);
 		r = -ETIMEDOUT;
 	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		/* What it said, on the same line: the caller prints one. */
 		said = str_tail_lines(errpath, 1);
 		*ret_error = WIFSIGNALED(st)
 				     ? str_fmt("%s --benchmark_list_tests=true died of SIG%s",
-						  t->binary, str_signal_abbrev(WTERMSIG(st)))
+					       t->binary, str_signal_abbrev(WTERMSIG(st)))
 				     : str_fmt("%s --benchmark_list_tests=true exited with "
-						  "status %d%s%s",
-						  t->binary, WEXITSTATUS(st), said ? ":" : "",
-						  said ? said + 2
-						       : " (are the arguments after '--' ones "
-							 "it takes?)");
+					       "status %d%s%s",
+					       t->binary, WEXITSTATUS(st), said ? ":" : "",
+					       said ? said + 2
+						    : " (are the arguments after '--' ones "
+						      "it takes?)");
 		r = -EINVAL;
 	}
 	if (r < 0)
@@ -135,8 +134,8 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	}
 	r = gbench_parse_list(text, len, ret_names, ret_n);
 	if (r == -EINVAL)
-		*ret_error = str_fmt("%s listed a benchmark name with a control character",
-					t->binary);
+		*ret_error =
+			str_fmt("%s listed a benchmark name with a control character", t->binary);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -177,17 +176,19 @@ int gbench_instance_argv(const struct measure_target *t, const struct bench_spec
 	r |= measure_env_push(argv, na, strdup(t->argv[0]));
 	if (callgrind) {
 		if (!has_arg(t->argv, "--benchmark_min_time"))
-			r |= measure_env_push(argv, na,
-					 strdup("--benchmark_min_time=" GBENCH_CALLGRIND_MIN_TIME));
+			r |= measure_env_push(
+				argv, na,
+				strdup("--benchmark_min_time=" GBENCH_CALLGRIND_MIN_TIME));
 	} else {
 		size_t reps = plan->min_samples ? plan->min_samples : 1;
 
 		if (!has_arg(t->argv, "--benchmark_repetitions"))
-			r |= measure_env_push(argv, na, str_fmt("--benchmark_repetitions=%zu", reps));
+			r |= measure_env_push(argv, na,
+					      str_fmt("--benchmark_repetitions=%zu", reps));
 		if (!has_arg(t->argv, "--benchmark_min_time"))
 			r |= measure_env_push(argv, na,
-					 str_fmt("--benchmark_min_time=%g",
-						    (double)plan->time_ns / 1e9 / (double)reps));
+					      str_fmt("--benchmark_min_time=%g",
+						      (double)plan->time_ns / 1e9 / (double)reps));
 	}
 	for (size_t i = 1; t->argv[i]; i++)
 		r |= measure_env_push(argv, na, strdup(t->argv[i]));
@@ -220,8 +221,8 @@ int gbench_read_results(const char *dir, const struct bench_spec *s, struct gben
 	r = gbench_parse_json(text, len, s->name, runs, nruns, &err);
 	free(text);
 	if (r == -EINVAL) {
-		bench_result_fail(res, str_fmt("cannot read the binary's JSON output: %s",
-					    err ? err : "?"));
+		bench_result_fail(
+			res, str_fmt("cannot read the binary's JSON output: %s", err ? err : "?"));
 		free(err);
 		return r;
 	}
@@ -231,7 +232,7 @@ int gbench_read_results(const char *dir, const struct bench_spec *s, struct gben
 		bench_result_fail(
 			res,
 			str_fmt("the binary ran no benchmark named '%s' (--benchmark_filter=%s)",
-				   s->name, re ? re : "?"));
+				s->name, re ? re : "?"));
 		free(re);
 		gbench_runs_free(*runs, 0);
 		*runs = NULL;
@@ -302,8 +303,8 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 	r = trace_spawn(&so, &p, &exec_errno);
 	if (r < 0) {
 		bench_result_fail(res, str_fmt("cannot execute %s: %s", t->binary,
-					    r == -TRACE_E_EXEC ? strerror(exec_errno)
-							       : trace_strerror(r)));
+					       r == -TRACE_E_EXEC ? strerror(exec_errno)
+								  : trace_strerror(r)));
 		r = r == -ENOMEM ? r : 0;
 		goto out;
 	}
@@ -359,8 +360,8 @@ static int walltime_one(const struct measure_target *t, const struct bench_spec 
 				char *said = errfd >= 0 ? str_tail_lines(errpath, 3) : NULL;
 
 				bench_result_fail(res, str_fmt("exited with status %d%s%s", ev.code,
-							    said ? "; its last words:" : "",
-							    said ? said : ""));
+							       said ? "; its last words:" : "",
+							       said ? said : ""));
 				free(said);
 				r = 0;
 				goto out;

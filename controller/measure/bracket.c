@@ -114,8 +114,8 @@ struct bracket_run {
 	struct bslot slots[NSLOTS];
 	struct bloop loops[NSLOTS];
 	struct bsize sizes[NSLOTS];
-	uint64_t count; /* bracket_set_count(), 0: none */
-	pid_t size_tid; /* a thread held at SIZE function size_fn's entry, its */
+	uint64_t count;	  /* bracket_set_count(), 0: none */
+	pid_t size_tid;	  /* a thread held at SIZE function size_fn's entry, its */
 	unsigned size_fn; /* count set when it goes on (after the batches ended) */
 	struct bnear near[MAX_NEAR];
 	size_t nnear;

@@ -126,13 +126,13 @@ void valgrind_log_append(char **buf, const char *path, off_t from, size_t all, p
 char *valgrind_timeout_words(uint64_t timeout_ns)
 {
 	return str_fmt("timed out after %" PRIu64 " ms under valgrind and was killed",
-		   timeout_ns / 1000000);
+		       timeout_ns / 1000000);
 }
 
 char *valgrind_signal_words(int sig)
 {
 	return str_fmt("SIG%s (%s) under valgrind", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
-		   strsignal(sig));
+		       strsignal(sig));
 }
 
 bool valgrind_launcher_line(const char *path, char **ret_line)

@@ -86,8 +86,8 @@ static int arm_patched(struct session *s)
 	s->calib_obj.hi = s->calib_page + 4096;
 	r = observe_fast_slot(s, &s->calib_obj, &at);
 	if (r == 0)
-		r = arch_patch_plan(arch_code_calib_roomy_fn, arch_code_calib_roomy_fn_len, fn,
-				       at, &pt, buf, sizeof(buf));
+		r = arch_patch_plan(arch_code_calib_roomy_fn, arch_code_calib_roomy_fn_len, fn, at,
+				    &pt, buf, sizeof(buf));
 	if (r == 0)
 		r = observe_fast_install(s, &s->calib_obj, fi, at, &pt, &why);
 	if (r < 0)

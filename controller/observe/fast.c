@@ -262,8 +262,8 @@ int observe_fast_install(struct session *s, struct obj *o, uint32_t fi, uint64_t
 	r = trace_read(s->p, f->addr, pd->orig, pd->len);
 	if (r < 0)
 		return r;
-	arch_tramp_build(tramp, at, s->agent + arch_agent_entry,
-			    f->calib ? AGENT_FUNC_CALIB : fi, pt);
+	arch_tramp_build(tramp, at, s->agent + arch_agent_entry, f->calib ? AGENT_FUNC_CALIB : fi,
+			 pt);
 	r = trace_write(s->p, at, tramp, sizeof(tramp));
 	if (r == 0)
 		r = trace_write(s->p, f->addr, pt->entry, pt->displaced);

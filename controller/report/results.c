@@ -210,7 +210,8 @@ static json_t *bench_json(const struct bench_result *r)
 			json_t *groups = json_array();
 
 			for (size_t k = 0; k < r->npair_groups; k++)
-				json_array_append_new(groups, json_integer((json_int_t)r->pair_groups[k]));
+				json_array_append_new(groups,
+						      json_integer((json_int_t)r->pair_groups[k]));
 			json_object_set_new(paired, "processes", groups);
 		}
 		json_object_set_new(b, "paired", paired);

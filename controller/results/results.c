@@ -344,9 +344,8 @@ static int parse_pair_groups(struct parser *p, const json_t *obj, const char *ba
 	}
 	r->npair_groups = json_array_size(v);
 	if (sum != r->npairs)
-		return results_failf(p, base,
-				     "processes: %zu ratios in all, but %zu in \"ratios\"", sum,
-				     r->npairs);
+		return results_failf(p, base, "processes: %zu ratios in all, but %zu in \"ratios\"",
+				     sum, r->npairs);
 	return 0;
 }
 

@@ -783,9 +783,9 @@ double stats_t_quantile(double q, unsigned df)
 	return upper ? (lo + hi) / 2 : -(lo + hi) / 2;
 }
 
-int stats_paired_ratio_groups(const double *ratios, size_t n, const size_t *groups,
-			      size_t ngroups, const struct stats_options *opt, double *ret_ratio,
-			      double *ret_low, double *ret_high, size_t *ret_used)
+int stats_paired_ratio_groups(const double *ratios, size_t n, const size_t *groups, size_t ngroups,
+			      const struct stats_options *opt, double *ret_ratio, double *ret_low,
+			      double *ret_high, size_t *ret_used)
 {
 	double *meds, *logs, ratio, low, high, mean = 0, ss = 0, half, t;
 	size_t used, k = 0, at = 0, total = 0;
@@ -832,9 +832,9 @@ int stats_paired_ratio_groups(const double *ratios, size_t n, const size_t *grou
 	for (size_t g = 0; g < k; g++)
 		ss += (meds[g] - mean) * (meds[g] - mean);
 	free(meds);
-	t = stats_t_quantile(1 - (1 - (opt ? opt->confidence : stats_options_default().confidence)) /
-					 2,
-			     (unsigned)(k - 1));
+	t = stats_t_quantile(
+		1 - (1 - (opt ? opt->confidence : stats_options_default().confidence)) / 2,
+		(unsigned)(k - 1));
 	/* The estimate stays the pooled median (one process that read far
 	 * off moves it little); how far the processes' own medians spread
 	 * is the interval's half-width about it. */

@@ -212,9 +212,9 @@ int stats_paired_ratio(const double *ratios, size_t n, const struct stats_option
  * groups NULL), stats_paired_ratio(). A group with fewer than two usable
  * ratios is left out. Returns as stats_paired_ratio().
  */
-int stats_paired_ratio_groups(const double *ratios, size_t n, const size_t *groups,
-			      size_t ngroups, const struct stats_options *opt, double *ret_ratio,
-			      double *ret_low, double *ret_high, size_t *ret_used);
+int stats_paired_ratio_groups(const double *ratios, size_t n, const size_t *groups, size_t ngroups,
+			      const struct stats_options *opt, double *ret_ratio, double *ret_low,
+			      double *ret_high, size_t *ret_used);
 
 /* The q-quantile of Student's t with df degrees of freedom (df >= 1,
  * 0 < q < 1), to 1e-9; NAN outside that. */

@@ -551,10 +551,11 @@ static void test_count_arg(void **state)
 					  "benchmark::internal::ThreadManager*, "
 					  "benchmark::internal::PerfCountersMeasurement*)"),
 			 1);
-	assert_int_equal(gbench_count_arg("benchmark::State::State(std::__cxx11::basic_string<char, "
-					  "std::char_traits<char>, std::allocator<char> >, long, "
-					  "std::vector<long, std::allocator<long> > const&, int)"),
-			 2);
+	assert_int_equal(
+		gbench_count_arg("benchmark::State::State(std::__cxx11::basic_string<char, "
+				 "std::char_traits<char>, std::allocator<char> >, long, "
+				 "std::vector<long, std::allocator<long> > const&, int)"),
+		2);
 	assert_int_equal(gbench_count_arg("benchmark::State::State(long long, int)"), 1);
 	/* A long inside a template argument is not the count. */
 	assert_int_equal(gbench_count_arg("benchmark::State::State(std::vector<long>, long)"), 2);

@@ -428,8 +428,7 @@ static void test_patch_prologue(void **state)
 	char why[160];
 
 	(void)state;
-	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
-			 0);
+	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)), 0);
 	/* whole instructions: push (1) + mov (3) + sub (4) = 8 >= 5 */
 	assert_int_equal(pt.displaced, 8);
 	assert_memory_equal(pt.code, code, 8);
@@ -455,8 +454,7 @@ static void test_patch_rip_relative(void **state)
 	char why[160];
 
 	(void)state;
-	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
-			 0);
+	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)), 0);
 	assert_int_equal(pt.displaced, 7);
 	assert_memory_equal(pt.code, code, 3);
 	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 7) + rel32_at(pt.code + 3),
@@ -474,8 +472,7 @@ static void test_patch_branch(void **state)
 	char why[160];
 
 	(void)state;
-	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
-			 0);
+	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)), 0);
 	assert_int_equal(pt.displaced, 5);
 	assert_memory_equal(pt.code, code, 3);
 	/* je rel8 became je rel32 to the same target, addr + 5 + 0x10 */
@@ -499,8 +496,7 @@ static void test_patch_rip_prefixed(void **state)
 	char why[160];
 
 	(void)state;
-	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)),
-			 0);
+	assert_int_equal(arch_patch_plan(code, sizeof(code), addr, at, &pt, why, sizeof(why)), 0);
 	assert_int_equal(pt.displaced, 8);
 	assert_int_equal((int64_t)(at + AGENT_TRAMP_CODE + 8) + rel32_at(pt.code + 4),
 			 (int64_t)(addr + 8 + 0x1b4928));
@@ -522,16 +518,15 @@ static void test_patch_last(void **state)
 	char why[160];
 
 	(void)state;
-	assert_int_equal(
-		arch_patch_plan(getter, sizeof(getter), addr, at, &pt, why, sizeof(why)), 0);
+	assert_int_equal(arch_patch_plan(getter, sizeof(getter), addr, at, &pt, why, sizeof(why)),
+			 0);
 	assert_int_equal(pt.displaced, 5);
 	assert_memory_equal(pt.code, getter, 5);
-	assert_int_equal(arch_patch_plan(thunk, sizeof(thunk), addr, at, &pt, why, sizeof(why)),
-			 0);
+	assert_int_equal(arch_patch_plan(thunk, sizeof(thunk), addr, at, &pt, why, sizeof(why)), 0);
 	assert_int_equal(pt.displaced, 6);
 	assert_memory_equal(pt.code, thunk, 6);
-	assert_int_equal(
-		arch_patch_plan(caller, sizeof(caller), addr, at, &pt, why, sizeof(why)), 0);
+	assert_int_equal(arch_patch_plan(caller, sizeof(caller), addr, at, &pt, why, sizeof(why)),
+			 0);
 	assert_int_equal(pt.displaced, 9);
 	assert_memory_equal(pt.code, caller, 4);
 	/* push qword [rip + d]: the return address slot of the trampoline */
@@ -559,8 +554,7 @@ static void test_patch_longest(void **state)
 
 	(void)state;
 	assert_int_equal(
-		arch_patch_plan(code, sizeof(code), 0x401000, 0x480000, &pt, why, sizeof(why)),
-		0);
+		arch_patch_plan(code, sizeof(code), 0x401000, 0x480000, &pt, why, sizeof(why)), 0);
 	assert_int_equal(pt.displaced, 17);
 	assert_true(pt.displaced <= sizeof(pt.entry));
 	assert_int_equal(pt.entry[16], 0xcc);
@@ -583,8 +577,7 @@ static void test_patch_foreign_jumps(void **state)
 
 	(void)state;
 	assert_true(arch_patch_jumps_into(neighbour, sizeof(neighbour), 0x1000, 0x1010, 0x1015));
-	assert_false(
-		arch_patch_jumps_into(neighbour, sizeof(neighbour), 0x1000, 0x1013, 0x1018));
+	assert_false(arch_patch_jumps_into(neighbour, sizeof(neighbour), 0x1000, 0x1013, 0x1018));
 	assert_int_equal(arch_jump_targets(code, sizeof(code), 0x2000, &v, &n), 0);
 	/* every rel32 that lands inside the code: 0x2010, 0x2013, 0x2020 */
 	assert_true(n >= 3);
@@ -613,16 +606,15 @@ static void test_patch_refused(void **state)
 	char why[160];
 
 	(void)state;
-	assert_int_equal(
-		arch_patch_plan(tiny, sizeof(tiny), 0x1000, 0x2000, &pt, why, sizeof(why)),
-		-EINVAL);
+	assert_int_equal(arch_patch_plan(tiny, sizeof(tiny), 0x1000, 0x2000, &pt, why, sizeof(why)),
+			 -EINVAL);
 	assert_non_null(strstr(why, "too short for a jump (4 bytes)"));
 	assert_int_equal(arch_patch_plan(early_ret, sizeof(early_ret), 0x1000, 0x2000, &pt, why,
-					    sizeof(why)),
+					 sizeof(why)),
 			 -EINVAL);
 	assert_non_null(strstr(why, "a branch in its first 5 bytes that cannot be moved (ret"));
-	assert_int_equal(arch_patch_plan(starts_with_call, sizeof(starts_with_call), 0x1000,
-					    0x2000, &pt, why, sizeof(why)),
+	assert_int_equal(arch_patch_plan(starts_with_call, sizeof(starts_with_call), 0x1000, 0x2000,
+					 &pt, why, sizeof(why)),
 			 -EINVAL);
 	assert_non_null(strstr(why, "(call"));
 	assert_int_equal(
@@ -630,20 +622,18 @@ static void test_patch_refused(void **state)
 		-EINVAL);
 	assert_non_null(strstr(why, "a jump into its first 5 bytes (to +1)"));
 	/* a trampoline out of reach of the function */
-	assert_int_equal(arch_patch_plan(prologue, sizeof(prologue), 0x1000,
-					    0x1000 + (3ull << 30), &pt, why, sizeof(why)),
+	assert_int_equal(arch_patch_plan(prologue, sizeof(prologue), 0x1000, 0x1000 + (3ull << 30),
+					 &pt, why, sizeof(why)),
 			 -EINVAL);
 	assert_non_null(strstr(why, "within reach"));
 	/* what a rip-relative operand addresses out of the trampoline's reach */
 	assert_int_equal(arch_patch_plan(rip, sizeof(rip), 0x7f0000000000ull,
-					    0x7f0000000000ull - 0x7ffffff0ull, &pt, why,
-					    sizeof(why)),
+					 0x7f0000000000ull - 0x7ffffff0ull, &pt, why, sizeof(why)),
 			 -EINVAL);
 	assert_non_null(strstr(why, "reach"));
 	/* bytes that do not decode: no way to rule out a jump into the entry */
-	assert_int_equal(
-		arch_patch_plan(junk, sizeof(junk), 0x1000, 0x2000, &pt, why, sizeof(why)),
-		-EINVAL);
+	assert_int_equal(arch_patch_plan(junk, sizeof(junk), 0x1000, 0x2000, &pt, why, sizeof(why)),
+			 -EINVAL);
 	assert_non_null(strstr(why, "cannot be decoded"));
 }
 
@@ -657,8 +647,8 @@ static void test_tramp_build(void **state)
 	char why[160];
 
 	(void)state;
-	assert_int_equal(
-		arch_patch_plan(code, sizeof(code), 0x401000, at, &pt, why, sizeof(why)), 0);
+	assert_int_equal(arch_patch_plan(code, sizeof(code), 0x401000, at, &pt, why, sizeof(why)),
+			 0);
 	arch_tramp_build(t, at, stub, 42, &pt);
 	/* call [rip + 2]; .quad stub; .long 42 */
 	(void)at;

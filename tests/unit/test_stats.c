@@ -666,10 +666,10 @@ static void test_paired_groups(void **state)
 			ratio[g * 100 + i] = level[g] * (1.0 + 0.002 * (test_uniform() - 0.5));
 	}
 	assert_int_equal(stats_paired_ratio(ratio, 600, &o, &pr, &plo, &phi, &used), 0);
-	assert_int_equal(
-		stats_paired_ratio_groups(ratio, 600, groups, 6, &o, &r, &lo, &hi, &used), 0);
-	print_message("groups: pooled %.4f [%.4f, %.4f], groups %.4f [%.4f, %.4f]\n", pr, plo,
-		      phi, r, lo, hi);
+	assert_int_equal(stats_paired_ratio_groups(ratio, 600, groups, 6, &o, &r, &lo, &hi, &used),
+			 0);
+	print_message("groups: pooled %.4f [%.4f, %.4f], groups %.4f [%.4f, %.4f]\n", pr, plo, phi,
+		      r, lo, hi);
 	assert_int_equal(used, 600);
 	assert_true(plo > 1.0); /* the pooled interval: a confident wrong answer */
 	assert_true(lo < 1.0 && 1.0 < hi);
@@ -679,21 +679,21 @@ static void test_paired_groups(void **state)
 	assert_true(r == pr);
 	/* One group: the pooled interval. */
 	groups[0] = 600;
-	assert_int_equal(
-		stats_paired_ratio_groups(ratio, 600, groups, 1, &o, &r, &lo, &hi, &used), 0);
+	assert_int_equal(stats_paired_ratio_groups(ratio, 600, groups, 1, &o, &r, &lo, &hi, &used),
+			 0);
 	assert_true(r == pr && lo == plo && hi == phi);
 	/* Groups not adding up to n: the pooled interval, not a wrong one. */
 	groups[0] = 100;
-	assert_int_equal(
-		stats_paired_ratio_groups(ratio, 600, groups, 2, &o, &r, &lo, &hi, &used), 0);
+	assert_int_equal(stats_paired_ratio_groups(ratio, 600, groups, 2, &o, &r, &lo, &hi, &used),
+			 0);
 	assert_true(r == pr && lo == plo && hi == phi);
 	/* A real change stands out of the groups' interval too. */
 	for (size_t i = 0; i < 600; i++)
 		ratio[i] *= 1.05;
 	for (size_t g = 0; g < 6; g++)
 		groups[g] = 100;
-	assert_int_equal(
-		stats_paired_ratio_groups(ratio, 600, groups, 6, &o, &r, &lo, &hi, &used), 0);
+	assert_int_equal(stats_paired_ratio_groups(ratio, 600, groups, 6, &o, &r, &lo, &hi, &used),
+			 0);
 	assert_true(lo > 1.02);
 }
 

@@ -134,7 +134,7 @@ static size_t relocate_branch(const cs_insn *in, uint64_t addr, size_t moved, ui
 }
 
 int arch_patch_plan(const uint8_t *code, size_t size, uint64_t addr, uint64_t at,
-		       struct arch_patch *ret, char *why, size_t whysize)
+		    struct arch_patch *ret, char *why, size_t whysize)
 {
 	uint64_t code_at = at + AGENT_TRAMP_CODE, back;
 	const size_t room = AGENT_TRAMP_CODE_MAX;
@@ -302,7 +302,7 @@ out:
 }
 
 void arch_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_t func,
-			 const struct arch_patch *p)
+		      const struct arch_patch *p)
 {
 	memset(out, 0xcc, AGENT_TRAMP_LEN);
 	/* call [rip + 2]: the qword at +8 */
@@ -317,7 +317,7 @@ void arch_tramp_build(uint8_t *out, uint64_t at, uint64_t entry_stub, uint32_t f
 }
 
 bool arch_patch_jumps_into(const uint8_t *code, size_t size, uint64_t addr, uint64_t lo,
-			      uint64_t hi)
+			   uint64_t hi)
 {
 	cs_insn *insn = NULL;
 	bool hit = false;
@@ -340,7 +340,7 @@ bool arch_patch_jumps_into(const uint8_t *code, size_t size, uint64_t addr, uint
 }
 
 int arch_jump_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t **ret,
-			  size_t *ret_n)
+		      size_t *ret_n)
 {
 	uint64_t *v = NULL;
 	size_t n = 0, cap = 0;
