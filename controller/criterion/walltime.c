@@ -51,6 +51,7 @@ struct cside {
 	size_t ncalls, capcalls;
 	bool live;   /* running */
 	bool exited; /* exited with status 0 */
+	bool unclocked; /* criterion's clock could not be timed: whole calls */
 	uint64_t deadline, timeout_ns;
 };
 
@@ -129,7 +130,8 @@ static int side_start(struct cside *s, const struct measure_plan *plan)
 	int r;
 
 	s->errfd = -1;
-	s->deadline = s->res->t_start_ns + plan->timeout_ns;
+	/* The timeout bounds each process (a paired compare runs several). */
+	s->deadline = measure_now_ns() + plan->timeout_ns;
 	s->timeout_ns = plan->timeout_ns;
 	snprintf(home, sizeof(home), "%s/home", s->dir);
 	r = run_argv(s, plan, &argv, &na);
@@ -171,6 +173,7 @@ static int side_start(struct cside *s, const struct measure_plan *plan)
 			r = bracket_start(&t, argv, plain, s->nfns - 2,
 					  s->t->quiet_stdio ? s->errfd : STDOUT_FILENO, s->errfd,
 					  &s->br, &why);
+		s->unclocked = true;
 		free(plain);
 	}
 	environ = saved;
@@ -279,7 +282,7 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 	char home[PATH_MAX + 16], *text;
 	uint64_t *iters = NULL;
 	double *times = NULL, *span = NULL, *v = NULL;
-	size_t n = 0, len = 0;
+	size_t n = 0, len = 0, whole = 0;
 	int r = 0;
 
 	*ret_samples = NULL;
@@ -325,6 +328,16 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 		match = c->t1_ns >= c->t0_ns && span[i] >= times[i];
 		span[i] = (double)c->timed_ns;
 		v[i] = span[i] / (double)iters[i];
+		whole += !s->unclocked && s->fns[c->fn].clocked && !c->clocked;
+	}
+	if (match && whole &&
+	    bench_result_diagnose(s->res,
+				  "%zu of %zu samples are timed around criterion's batch function, "
+				  "not by its clock: the code measured reads std::time::Instant "
+				  "itself",
+				  whole, n) < 0) {
+		r = -ENOMEM;
+		goto out;
 	}
 	if (!match) {
 		bench_result_fail(
@@ -407,8 +420,15 @@ static int batch_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, s
 	 * to Instant::elapsed's entry, so that an iter_batched setup or what
 	 * a batch does around its loop is out; without that clock among
 	 * the symbols, the batch function's call. */
-	for (size_t i = 0; r == 0 && i < n; i++)
-		b[i] = (struct bracket_fn){ spec->object, fns[i].link_addr, .clocked = clocked };
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		size_t l = strlen(fns[i].name);
+
+		/* iter reads the clock once a call; iter_batched once a batch
+		 * of inputs, iter_custom as its routine does. */
+		b[i] = (struct bracket_fn){ spec->object, fns[i].link_addr, .clocked = clocked,
+					    .clocked_once = clocked && l >= 6 &&
+							    !strcmp(fns[i].name + l - 6, "::iter") };
+	}
 	criterion_fns_free(fns, n);
 	if (r == 0 && clocked) {
 		b[n++] = (struct bracket_fn){ spec->object, clock.now, BRACKET_RESUME,
@@ -543,7 +563,7 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 	struct bench_result *res[2] = { bres, hres };
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	double *all[2] = { NULL, NULL }, slopes[2][CRITERION_PAIR_PROCESSES] = { { 0 } };
-	size_t nall[2] = { 0, 0 }, rounds, samples;
+	size_t nall[2] = { 0, 0 }, nslopes[2] = { 0, 0 }, rounds, samples;
 	int r = 0;
 
 	if (!f)
@@ -612,8 +632,10 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 				j = 1 - j;
 			r = side_step(&s[j], f) < 0 ? -ENOMEM : 0;
 		}
-		for (int j = 0; r == 0 && j < 2; j++)
-			r = side_finish(&s[j], &v[j], &n[j], &slopes[j][k]);
+		for (int j = 0; r == 0 && j < 2; j++) {
+			r = side_finish(&s[j], &v[j], &n[j], &slopes[j][nslopes[j]]);
+			nslopes[j] += r == 0 && v[j];
+		}
 		if (r == 0 && v[0] && v[1] && bres->status == BENCH_OK &&
 		    hres->status == BENCH_OK) {
 			/* Sample j of each build: taken one after the other. */
@@ -657,10 +679,13 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 		struct cside none = { .res = res[j] };
 		double slope;
 
-		/* The slope: the median of the processes'. */
-		qsort(slopes[j], rounds, sizeof(slopes[j][0]), cmp_slope);
-		slope = rounds % 2 ? slopes[j][rounds / 2]
-				   : (slopes[j][rounds / 2 - 1] + slopes[j][rounds / 2]) / 2;
+		/* The slope: the median of the processes' that measured. */
+		size_t m = nslopes[j];
+
+		qsort(slopes[j], m, sizeof(slopes[j][0]), cmp_slope);
+		slope = !m	? 0
+			: m % 2 ? slopes[j][m / 2]
+				: (slopes[j][m / 2 - 1] + slopes[j][m / 2]) / 2;
 		if (r == 0 && all[j] && res[j]->status == BENCH_OK)
 			r = take_samples(res[j], all[j], nall[j], slope, &none);
 		else
@@ -697,6 +722,20 @@ int criterion_walltime_paired(const struct measure_target *base, const struct me
 		return 0;
 	for (int k = 0; k < 2 && r == 0; k++)
 		r = batch_fns(k ? &hspecs[0] : &bspecs[0], &b[k], &nfns[k], ret_error);
+	/* Both builds timed alike: by criterion's clock where both have it
+	 * among their symbols, else both around their batch functions. */
+	bool clock[2] = { false, false }, mixed = false;
+
+	for (int k = 0; r == 0 && k < 2; k++)
+		clock[k] = nfns[k] > 2 && b[k][nfns[k] - 1].role == BRACKET_PAUSE;
+	if (r == 0 && clock[0] != clock[1]) {
+		int k = clock[0] ? 0 : 1;
+
+		nfns[k] -= 2;
+		for (size_t i = 0; i < nfns[k]; i++)
+			b[k][i].clocked = b[k][i].clocked_once = false;
+		mixed = true;
+	}
 	while (r == 0 && made < 2) {
 		r = criterion_make_dir(dir[made], sizeof(dir[made]));
 		if (r < 0)
@@ -713,6 +752,17 @@ int criterion_walltime_paired(const struct measure_target *base, const struct me
 
 		measure_result_begin(&bres[i], &bspecs[i], in->name, in->unit);
 		measure_result_begin(&hres[i], &hspecs[i], in->name, in->unit);
+		for (int k = 0; mixed && k < 2; k++)
+			if (bench_result_diagnose(k ? &hres[i] : &bres[i],
+						  "criterion's clock (std::time::Instant) is among "
+						  "the symbols of one build only: both builds' "
+						  "batches are timed around their batch functions") <
+			    0)
+				r = -ENOMEM;
+		if (r < 0) {
+			*ret_error = str_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
+			goto out;
+		}
 		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
 							     .name = bspecs[i].name,
 							     .t_ns = bres[i].t_start_ns });

@@ -190,7 +190,8 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 
 	s->errfd = s->logfd = -1;
 	s->threads = gbench_name_threads(s->spec->name);
-	s->deadline = s->res->t_start_ns + plan->timeout_ns;
+	/* The timeout bounds each process (a paired compare runs several). */
+	s->deadline = measure_now_ns() + plan->timeout_ns;
 	s->timeout_ns = plan->timeout_ns;
 	snprintf(path, sizeof(path), "%s/out.json", s->dir);
 	unlink(path);
@@ -497,7 +498,7 @@ static int take_samples(struct bench_result *res, double *v, size_t n, const str
 int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *spec,
 		       const struct measure_plan *plan, const char *dir, struct bench_result *res)
 {
-	struct gside s = { .t = t, .spec = spec, .res = res, .dir = dir };
+	struct gside s = { .t = t, .spec = spec, .res = res, .dir = dir, .errfd = -1, .logfd = -1 };
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	struct gbench_run *runs = NULL;
 	double *v = NULL;
@@ -642,11 +643,12 @@ static int paired_round(struct gside s[2], const struct measure_plan *plan, stru
 	}
 	for (int k = 0; r == 0 && k < 2; k++)
 		r = side_samples(&s[k], &runs[k], &nr[k], &v[k]);
-	if (r == 0 && !common && v[0] && v[1] && s[0].ncounts && s[1].ncounts) {
+	if (r == 0 && v[0] && v[1] && s[0].ncounts && s[1].ncounts) {
 		uint64_t cb = s[0].counts[s[0].ncounts - 1], ch = s[1].counts[s[1].ncounts - 1];
 
-		/* Each build's library chose its own batch and the counts
-		 * could not be set (bracket_set_count). */
+		/* The counts the batches ran (side_samples): each build's
+		 * library chose its own where they could not be set, or
+		 * where setting them did not take (an inlined constructor). */
 		if (apart(cb, ch) &&
 		    bench_result_diagnose(
 			    s[1].res,
@@ -744,8 +746,8 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 		rounds = 1;
 	for (size_t k = 0; r == 0 && k < rounds; k++) {
 		struct gside s[2] = {
-			{ .t = &tb, .spec = bspec, .res = bres, .dir = dirs[0] },
-			{ .t = &th, .spec = hspec, .res = hres, .dir = dirs[1] },
+			{ .t = &tb, .spec = bspec, .res = bres, .dir = dirs[0], .errfd = -1, .logfd = -1 },
+			{ .t = &th, .spec = hspec, .res = hres, .dir = dirs[1], .errfd = -1, .logfd = -1 },
 		};
 		struct measure_plan one = all;
 		size_t n = (reps - done) / (rounds - k);

@@ -72,6 +72,7 @@ struct bfn {
 	uint64_t patched; /* PAUSE, FINISH: its patched entry's trampoline */
 	unsigned arg;	  /* SIZE: the count's argument */
 	bool clocked;	  /* CALL: timed by the clock inside it */
+	bool clocked_once; /* ... where it ran once */
 	uint64_t size;	  /* its code's size, 0: not known */
 };
 
@@ -382,6 +383,7 @@ static int arm(struct bracket_run *r, const struct measure_target *t, const stru
 	b->role = f->role;
 	b->arg = f->arg;
 	b->clocked = f->clocked;
+	b->clocked_once = f->clocked_once;
 	b->size = f->size;
 	if (f->role == BRACKET_PAUSE || f->role == BRACKET_FINISH)
 		return patch_entry(r, f, i, ret_error);
@@ -913,9 +915,10 @@ static int on_exit_trap(struct bracket_run *r, const struct trace_event *ev,
 	if (r->fns[s->fn].clocked) {
 		struct bloop *l = loop_of(r, s->tid);
 
-		if (l && l->intervals) {
+		if (l && l->intervals && (!r->fns[s->fn].clocked_once || l->intervals == 1)) {
 			ret_call->timed_ns = l->sum;
 			ret_call->intervals = l->intervals;
+			ret_call->clocked = true;
 		}
 		if (l)
 			l->tid = 0;

@@ -61,6 +61,9 @@ struct bracket_fn {
 				   thread ran inside it (the framework's own clock,
 				   criterion's Instant::now..elapsed), where any ran;
 				   else entry to return */
+	bool clocked_once;	/* ... and only where exactly one ran: the framework
+				   reads its clock once a call (criterion's iter), so
+				   more are the code measured reading it too */
 };
 
 struct bracket_call {
@@ -75,6 +78,7 @@ struct bracket_call {
 				  it, when any) */
 	uint64_t count;	       /* the iterations its thread was last given at a SIZE
 				  function's entry (the batch's own), 0: none seen */
+	bool clocked;	       /* timed by the clock inside it (bracket_fn.clocked) */
 };
 
 struct bracket_run;

@@ -55,7 +55,7 @@ struct bench_result;
  * not, res failed in words: the signal with valgrind's account of it, or
  * the exit status with valgrind's complaint and what the program said last
  * (said(DIR/stderr), malloc'ed or NULL; NULL: its last three lines); the
- * timeout after timeout_ns. -ENOMEM.
+ * timeout after timeout_ns.
  */
 int valgrind_run(char *const *argv, char *const *env, int cpu, int input, int devnull,
 		 const char *dir, uint64_t deadline, uint64_t timeout_ns,

@@ -339,6 +339,10 @@ static int parse_pair_groups(struct parser *p, const json_t *obj, const char *ba
 	{
 		if (!json_is_integer(d) || json_integer_value(d) < 1)
 			return bad_element(p, base, "processes", i, "a whole number from 1", d);
+		if ((uint64_t)json_integer_value(d) > r->npairs - sum)
+			return results_failf(p, base,
+					     "processes: more ratios in all than the %zu in \"ratios\"",
+					     r->npairs);
 		r->pair_groups[i] = (size_t)json_integer_value(d);
 		sum += r->pair_groups[i];
 	}

@@ -95,6 +95,15 @@ d["benchmarks"][0]["paired"]["processes"][0] += 1
 json.dump(d, open(sys.argv[2], "w"))
 PY
 run compare "$TMP/bad-groups.json"
+expect_usage_error 'paired: processes: more ratios in all than the [0-9]+ in "ratios"'
+# Or fewer.
+python3 - "$TMP/paired.json" "$TMP/bad-groups.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["benchmarks"][0]["paired"]["processes"][0] -= 1
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run compare "$TMP/bad-groups.json"
 expect_usage_error 'paired: processes: [0-9]+ ratios in all, but [0-9]+ in "ratios"'
 expect_no_orphans "$A"
 expect_no_orphans "$B"
