@@ -570,7 +570,8 @@ static int acc_take(struct gacc *a, struct gbench_run *r, size_t nr, double *v)
 		return -ENOMEM;
 	}
 	a->runs = nrv;
-	memcpy(a->runs + a->nruns, r, nr * sizeof(*r));
+	if (nr)
+		memcpy(a->runs + a->nruns, r, nr * sizeof(*r));
 	a->nruns += nr;
 	free(r); /* the runs' strings are a's now */
 	if (!v) {
