@@ -585,11 +585,7 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 	 * processes, and holds what varies between them.
 	 */
 	samples = plan->sample_target_ns ? plan->time_ns / plan->sample_target_ns : 0;
-	rounds = samples / CRITERION_PAIR_SAMPLES;
-	if (rounds > CRITERION_PAIR_PROCESSES)
-		rounds = CRITERION_PAIR_PROCESSES;
-	if (rounds < 1)
-		rounds = 1;
+	rounds = measure_pair_processes(samples, CRITERION_PAIR_SAMPLES, CRITERION_PAIR_PROCESSES);
 	for (size_t k = 0; r == 0 && k < rounds; k++) {
 		struct cside s[2] = {
 			{ .t = &tb,
@@ -636,30 +632,10 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 			r = side_finish(&s[j], &v[j], &n[j], &slopes[j][nslopes[j]]);
 			nslopes[j] += r == 0 && v[j];
 		}
+		/* Sample j of each build: taken one after the other. */
 		if (r == 0 && v[0] && v[1] && bres->status == BENCH_OK &&
-		    hres->status == BENCH_OK) {
-			/* Sample j of each build: taken one after the other. */
-			size_t m = n[0] < n[1] ? n[0] : n[1], got = 0;
-			double *pr =
-				realloc(hres->pair_ratios, (hres->npairs + m + 1) * sizeof(*pr));
-			size_t *g = pr ? realloc(hres->pair_groups,
-						 (hres->npair_groups + 1) * sizeof(*g))
-				       : NULL;
-
-			if (pr)
-				hres->pair_ratios = pr;
-			if (g)
-				hres->pair_groups = g;
-			if (!g)
-				r = -ENOMEM;
-			for (size_t j = 0; r == 0 && j < m; j++)
-				if (v[0][j] > 0 && v[1][j] > 0)
-					hres->pair_ratios[hres->npairs + got++] = v[1][j] / v[0][j];
-			if (r == 0 && got) {
-				hres->npairs += got;
-				hres->pair_groups[hres->npair_groups++] = got;
-			}
-		}
+		    hres->status == BENCH_OK)
+			r = bench_result_add_pairs(hres, v[0], v[1], n[0] < n[1] ? n[0] : n[1], 0);
 		for (int j = 0; j < 2; j++) {
 			size_t nd = 0;
 			const char *const *d = s[j].br ? bracket_diagnostics(s[j].br, &nd) : NULL;
@@ -691,16 +667,7 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 		else
 			free(all[j]);
 	}
-	if (bres->status != BENCH_OK || hres->status != BENCH_OK || !hres->npairs) {
-		free(hres->pair_ratios);
-		hres->pair_ratios = NULL;
-		hres->npairs = 0;
-	}
-	if (hres->npair_groups < 2 || !hres->npairs) {
-		free(hres->pair_groups);
-		hres->pair_groups = NULL;
-		hres->npair_groups = 0;
-	}
+	bench_result_settle_pairs(hres, bres->status == BENCH_OK && hres->status == BENCH_OK);
 	free(f);
 	return r;
 }

@@ -533,20 +533,6 @@ static bool apart(uint64_t a, uint64_t b)
 	return 2 * (a < b ? b : a) >= 3 * (a < b ? a : b);
 }
 
-/* The pairs: head's final batch j over base's, for the j both have from
- * the third on (the first two of each were taken while the other build
- * may still have been growing its batches, apart in time). */
-static double *pair_up(const double *b, size_t nb, const double *h, size_t nh, size_t *ret_n)
-{
-	size_t n = nb < nh ? nb : nh, k = 0, from = n > 4 ? 2 : 0;
-	double *v = calloc(n + 1, sizeof(*v));
-
-	for (size_t j = from; v && j < n; j++)
-		if (b[j] > 0 && h[j] > 0)
-			v[k++] = h[j] / b[j];
-	*ret_n = k;
-	return v;
-}
 
 /* What one pair of processes gives and the pairs before it gave. */
 struct gacc {
@@ -660,28 +646,13 @@ static int paired_round(struct gside s[2], const struct measure_plan *plan, stru
 			    cb, ch) < 0)
 			r = -ENOMEM;
 	}
+	/* The pairs: head's final batch j over base's, for the j both have
+	 * from the third on (the first two of each were taken while the other
+	 * build may still have been growing its batches, apart in time). */
 	if (r == 0 && v[0] && v[1]) {
-		struct bench_result *h = s[1].res;
-		size_t np = 0;
-		double *p = pair_up(v[0], nr[0], v[1], nr[1], &np);
-		double *all =
-			p ? realloc(h->pair_ratios, (h->npairs + np + 1) * sizeof(*all)) : NULL;
-		size_t *groups =
-			all ? realloc(h->pair_groups, (h->npair_groups + 1) * sizeof(*groups))
-			    : NULL;
+		size_t np = nr[0] < nr[1] ? nr[0] : nr[1];
 
-		if (all)
-			h->pair_ratios = all;
-		if (groups)
-			h->pair_groups = groups;
-		if (!groups) {
-			r = -ENOMEM;
-		} else if (np) {
-			memcpy(h->pair_ratios + h->npairs, p, np * sizeof(*p));
-			h->npairs += np;
-			h->pair_groups[h->npair_groups++] = np;
-		}
-		free(p);
+		r = bench_result_add_pairs(s[1].res, v[0], v[1], np, np > 4 ? 2 : 0);
 	}
 	for (int k = 0; k < 2; k++) {
 		size_t nd = 0;
@@ -740,11 +711,7 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 	 */
 	bracket_plan(plan, &all);
 	reps = all.min_samples;
-	rounds = reps / GBENCH_PAIR_REPS;
-	if (rounds > GBENCH_PAIR_PROCESSES)
-		rounds = GBENCH_PAIR_PROCESSES;
-	if (rounds < 1)
-		rounds = 1;
+	rounds = measure_pair_processes(reps, GBENCH_PAIR_REPS, GBENCH_PAIR_PROCESSES);
 	for (size_t k = 0; r == 0 && k < rounds; k++) {
 		struct gside s[2] = {
 			{ .t = &tb, .spec = bspec, .res = bres, .dir = dirs[0], .errfd = -1, .logfd = -1 },
@@ -785,18 +752,7 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 		else
 			free(acc[k].v);
 	}
-	if (r == 0 && (bres->status != BENCH_OK || hres->status != BENCH_OK || !hres->npairs)) {
-		free(hres->pair_ratios);
-		free(hres->pair_groups);
-		hres->pair_ratios = NULL;
-		hres->pair_groups = NULL;
-		hres->npairs = hres->npair_groups = 0;
-	}
-	if (hres->npair_groups < 2) {
-		free(hres->pair_groups);
-		hres->pair_groups = NULL;
-		hres->npair_groups = 0;
-	}
+	bench_result_settle_pairs(hres, bres->status == BENCH_OK && hres->status == BENCH_OK);
 	free(f);
 	return r;
 }

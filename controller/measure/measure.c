@@ -240,3 +240,46 @@ void measure_drop_cached(const char *path)
 	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	close(fd);
 }
+
+size_t measure_pair_processes(size_t n, size_t per, size_t most)
+{
+	size_t k = per ? n / per : 1;
+
+	return k < 1 ? 1 : k > most ? most : k;
+}
+
+int bench_result_add_pairs(struct bench_result *h, const double *base, const double *head,
+			   size_t n, size_t from)
+{
+	double *v = realloc(h->pair_ratios, (h->npairs + n + 1) * sizeof(*v));
+	size_t *g = v ? realloc(h->pair_groups, (h->npair_groups + 1) * sizeof(*g)) : NULL;
+	size_t got = 0;
+
+	if (v)
+		h->pair_ratios = v;
+	if (!g)
+		return -ENOMEM;
+	h->pair_groups = g;
+	for (size_t j = from; j < n; j++)
+		if (base[j] > 0 && head[j] > 0)
+			h->pair_ratios[h->npairs + got++] = head[j] / base[j];
+	if (got) {
+		h->npairs += got;
+		h->pair_groups[h->npair_groups++] = got;
+	}
+	return 0;
+}
+
+void bench_result_settle_pairs(struct bench_result *h, bool ok)
+{
+	if (!ok || !h->npairs) {
+		free(h->pair_ratios);
+		h->pair_ratios = NULL;
+		h->npairs = 0;
+	}
+	if (h->npair_groups < 2 || !h->npairs) {
+		free(h->pair_groups);
+		h->pair_groups = NULL;
+		h->npair_groups = 0;
+	}
+}

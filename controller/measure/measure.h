@@ -401,6 +401,18 @@ void bench_result_clear(struct bench_result *r);
  * speed for the process's whole life (docs/statistics.md, "Pairs from
  * several processes"). Nothing when it cannot be opened. */
 void measure_drop_cached(const char *path);
+
+/* How many pairs of processes a paired benchmark of n samples runs in: one
+ * for each 'per' samples, 1 at least and 'most' at most. */
+size_t measure_pair_processes(size_t n, size_t per, size_t most);
+/* One more pair of processes for head's result h: head[j] / base[j] for
+ * each j in [from, n) where both are above zero, appended to its pair
+ * ratios as a group of their own (nothing when none is). 0 or -ENOMEM. */
+int bench_result_add_pairs(struct bench_result *h, const double *base, const double *head,
+			   size_t n, size_t from);
+/* Head's pair ratios kept only when both sides measured (ok) and some
+ * were taken, their groups only when there are two or more. */
+void bench_result_settle_pairs(struct bench_result *h, bool ok);
 int bench_result_diagnose(struct bench_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The output file 'path' (--profile, --keep-profiles, --alloc-stacks) could
