@@ -94,6 +94,18 @@ wait_bounded() {
 		kill -0 "$1" 2>/dev/null || { wait "$1" 2>/dev/null; status=$?; return 0; }
 		sleep 0.05
 	done
+	# What it was doing, for the log: its processes, their states and
+	# signal masks, and what it wrote so far.
+	{
+		echo "--- processes under $1:"
+		ps -o pid,ppid,stat,wchan:24,args --forest -g "$(ps -o sid= -p "$1" | tr -d ' ')" 2>/dev/null
+		for p in $1 $(pgrep -P "$1") $(pgrep -P "$(pgrep -P "$1" | head -1)" 2>/dev/null); do
+			echo "--- /proc/$p/status:"
+			grep -E '^(Name|State|TracerPid|SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt)' "/proc/$p/status" 2>/dev/null
+		done
+		echo "--- its stderr so far:"
+		head -c 2000 "$TMP/err" 2>/dev/null
+	} >&2
 	fail "$2: benchtrap did not end"
 }
 
