@@ -23,7 +23,7 @@
 #include "util/launch.h"
 #include "util/strutil.h"
 #include "measure/failure.h"
-#include "util/strutil.h"
+#include "measure/own.h"
 #include "criterion/internal.h"
 
 extern char **environ;
@@ -141,17 +141,20 @@ bool criterion_has_arg(char *const *argv, const char *flag)
 
 /* ---- the list ------------------------------------------------------------ */
 
+/* What criterion said when it refused: its own error line, else stdout's last. */
+static char *list_said(const char *errpath, const char *outpath)
+{
+	char *said = criterion_said(errpath);
+
+	return said ? said : str_tail_lines(outpath, 1);
+}
+
 int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error)
 {
 	const struct measure_target *t = c->t;
-	const char *const *post = list_post;
-	char dir[PATH_MAX], out[PATH_MAX + 16], errpath[PATH_MAX + 16], **argv = NULL;
-	char **env = NULL, *text = NULL, *said = NULL;
-	size_t na = 0, len = 0;
-	int fd = -1, devnull = -1, errfd = -1, st = 0, exec_errno = 0, r;
-	bool killed = false;
-	struct launch l;
-	struct launch_opts lo;
+	char dir[PATH_MAX], **argv = NULL, **env = NULL;
+	size_t na = 0;
+	int r;
 
 	*ret_error = NULL;
 	r = criterion_make_dir(dir, sizeof(dir));
@@ -159,80 +162,25 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, 
 		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		return r;
 	}
-	snprintf(out, sizeof(out), "%s/list", dir);
-	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	r = fd < 0 || devnull < 0 || errfd < 0 ? -errno : 0;
-	if (r == 0)
-		r = criterion_argv(t, NULL, post, &argv, &na);
+	r = criterion_argv(t, NULL, list_post, &argv, &na);
 	if (r == 0) {
 		env = criterion_env(dir, t->clean_env);
 		r = env ? 0 : -ENOMEM;
 	}
-	if (r < 0) {
+	if (r < 0)
 		*ret_error =
 			str_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
-		goto out;
-	}
-	launch_opts_init(&lo, t->argv[0], argv);
-	lo.envp = env;
-	lo.stdio[0] = devnull;
-	lo.stdio[1] = fd;
-	lo.stdio[2] = errfd;
-	lo.process_group = true;
-	lo.aslr = t->aslr;
-	r = launch_start(&lo, &l, &exec_errno);
-	if (r < 0) {
-		*ret_error = str_fmt("cannot execute %s: %s", t->binary,
-				     strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
-		goto out;
-	}
-	r = launch_wait_until(l.pid, measure_now_ns() + c->list_timeout_ns, &st, &killed);
-	if (r == 0 && killed) {
-		*ret_error = str_fmt("%s --bench --list did not end in %" PRIu64 " s", t->binary,
-				     c->list_timeout_ns / 1000000000);
-		r = -ETIMEDOUT;
-	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-		/* criterion says what it refused on stdout or stderr. */
-		said = criterion_said(errpath);
-		if (!said)
-			said = str_tail_lines(out, 1);
-		/* One line: the command line says it on one. */
-		if (said && strchr(said + 1, '\n'))
-			*strchr(said + 1, '\n') = '\0';
-		*ret_error = WIFSIGNALED(st)
-				     ? str_fmt("%s --bench --list died of SIG%s", t->binary,
-					       str_signal_abbrev(WTERMSIG(st)))
-				     : str_fmt("%s --bench --list exited with status %d%s%s",
-					       t->binary, WEXITSTATUS(st), said ? ":" : "",
-					       said ? said + 2
-						    : " (are the arguments after '--' ones "
-						      "it takes?)");
-		r = -EINVAL;
-	}
-	if (r < 0)
-		goto out;
-	text = str_read_file(out, &len);
-	if (!text) {
-		r = -ENOMEM;
-		*ret_error = str_fmt("cannot read the list of %s", t->binary);
-		goto out;
-	}
-	r = criterion_parse_list(text, len, ret_names, ret_n);
-	if (r == -EINVAL)
-		*ret_error =
-			str_fmt("%s listed a benchmark id with a control character", t->binary);
-out:
-	if (fd >= 0)
-		close(fd);
-	if (errfd >= 0)
-		close(errfd);
-	if (devnull >= 0)
-		close(devnull);
-	free(said);
-	free(text);
+	else
+		r = own_list_run(&(struct own_list){ .t = t,
+						     .argv = argv,
+						     .envp = env,
+						     .dir = dir,
+						     .asked = "--bench --list",
+						     .noun = "benchmark id",
+						     .timeout_ns = c->list_timeout_ns,
+						     .said = list_said,
+						     .parse = criterion_parse_list },
+				 ret_names, ret_n, ret_error);
 	measure_env_free(argv);
 	measure_env_free(env);
 	launch_temp_dir_remove(dir);

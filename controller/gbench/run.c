@@ -26,6 +26,7 @@
 #include "measure/callgrind.h"
 #include "measure/driver-env.h"
 #include "measure/failure.h"
+#include "measure/own.h"
 #include "trace/trace.h"
 #include "unwind/unwind.h"
 #include "util/launch.h"
@@ -64,13 +65,9 @@ static int make_dir(char *dir, size_t size, const char *what)
 int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret_names,
 		size_t *ret_n, char **ret_error)
 {
-	char dir[PATH_MAX], out[PATH_MAX + 16], errpath[PATH_MAX + 16], **argv = NULL, *text = NULL;
-	char *said = NULL;
-	size_t na = 0, len = 0;
-	int fd = -1, devnull = -1, errfd = -1, st = 0, exec_errno = 0, r;
-	bool killed = false;
-	struct launch l;
-	struct launch_opts lo;
+	char dir[PATH_MAX], **argv = NULL;
+	size_t na = 0;
+	int r;
 
 	*ret_error = NULL;
 	r = make_dir(dir, sizeof(dir), "gbench");
@@ -78,73 +75,22 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		return r;
 	}
-	snprintf(out, sizeof(out), "%s/list", dir);
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-	errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	r = fd < 0 || devnull < 0 || errfd < 0 ? -errno : 0;
 	for (size_t i = 0; r == 0 && t->argv[i]; i++)
 		r = measure_env_push(&argv, &na, strdup(t->argv[i]));
 	if (r == 0)
 		r = measure_env_push(&argv, &na, strdup("--benchmark_list_tests=true"));
-	if (r < 0) {
+	if (r < 0)
 		*ret_error =
 			str_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
-		goto out;
-	}
-	launch_opts_init(&lo, t->argv[0], argv);
-	lo.stdio[0] = devnull;
-	lo.stdio[1] = fd;
-	lo.stdio[2] = errfd;
-	lo.process_group = true;
-	lo.aslr = t->aslr;
-	r = launch_start(&lo, &l, &exec_errno);
-	if (r < 0) {
-		*ret_error = str_fmt("cannot execute %s: %s", t->binary,
-				     strerror(r == -LAUNCH_E_EXEC ? exec_errno : -r));
-		goto out;
-	}
-	r = launch_wait_until(l.pid, measure_now_ns() + timeout_ns, &st, &killed);
-	if (r == 0 && killed) {
-		*ret_error = str_fmt("%s --benchmark_list_tests=true did not end in %" PRIu64 " s",
-				     t->binary, timeout_ns / 1000000000);
-		r = -ETIMEDOUT;
-	} else if (r == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-		/* What it said, on the same line: the caller prints one. */
-		said = str_tail_lines(errpath, 1);
-		*ret_error = WIFSIGNALED(st)
-				     ? str_fmt("%s --benchmark_list_tests=true died of SIG%s",
-					       t->binary, str_signal_abbrev(WTERMSIG(st)))
-				     : str_fmt("%s --benchmark_list_tests=true exited with "
-					       "status %d%s%s",
-					       t->binary, WEXITSTATUS(st), said ? ":" : "",
-					       said ? said + 2
-						    : " (are the arguments after '--' ones "
-						      "it takes?)");
-		r = -EINVAL;
-	}
-	if (r < 0)
-		goto out;
-	text = str_read_file(out, &len);
-	if (!text) {
-		r = -ENOMEM;
-		*ret_error = str_fmt("cannot read the list of %s", t->binary);
-		goto out;
-	}
-	r = gbench_parse_list(text, len, ret_names, ret_n);
-	if (r == -EINVAL)
-		*ret_error =
-			str_fmt("%s listed a benchmark name with a control character", t->binary);
-out:
-	if (fd >= 0)
-		close(fd);
-	if (errfd >= 0)
-		close(errfd);
-	if (devnull >= 0)
-		close(devnull);
-	free(said);
-	free(text);
+	else
+		r = own_list_run(&(struct own_list){ .t = t,
+						     .argv = argv,
+						     .dir = dir,
+						     .asked = "--benchmark_list_tests=true",
+						     .noun = "benchmark name",
+						     .timeout_ns = timeout_ns,
+						     .parse = gbench_parse_list },
+				 ret_names, ret_n, ret_error);
 	measure_env_free(argv);
 	launch_temp_dir_remove(dir);
 	return r;
