@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -187,12 +188,29 @@ void launch_kill_reap(pid_t pid, bool group)
 	reap(pid);
 }
 
-/* What the exec-error pipe says: 0 once it closed on exec. */
+/*
+ * What the exec-error pipe says: 0 once it closed on exec. A stop
+ * (launch_stop) gives up waiting, kills the child and returns -ECANCELED:
+ * a traced child killed before its exec waits at its exit event for its
+ * tracer, this thread, with the pipe still open, and a read would wait for
+ * ever. So the pipe is polled, and the stop looked at between polls.
+ */
 static int exec_result(pid_t pid, int errfd, int *ret_errno)
 {
+	struct pollfd p = { .fd = errfd, .events = POLLIN };
 	ssize_t n;
-	int e;
+	int e, k;
 
+	for (;;) {
+		if (stopping) {
+			kill(pid, SIGKILL);
+			reap(pid);
+			return -ECANCELED;
+		}
+		k = poll(&p, 1, 100);
+		if (k > 0 || (k < 0 && errno != EINTR))
+			break;
+	}
 	do
 		n = read(errfd, &e, sizeof(e));
 	while (n < 0 && errno == EINTR);

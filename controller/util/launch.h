@@ -124,7 +124,10 @@ void launch_kill_all(void);
 
 /*
  * Stop (async-signal-safe, for SIGINT and SIGTERM): from now on
- * launch_start() refuses with -ECANCELED, and every registered process is
+ * launch_start() refuses with -ECANCELED, and so does a launch_release()
+ * or launch_start() waiting for its child's exec (the child killed and
+ * reaped: a traced child killed before exec waits for its tracer at its
+ * exit event, with the pipe still open); every registered process is
  * killed as launch_kill_all() kills them, so that what is being measured
  * ends at once and nothing more starts. launch_stopping() says whether it
  * was called.
