@@ -16,84 +16,17 @@
 #include "util/strutil.h"
 #include "criterion/criterion.h"
 
-#define LIST_SUFFIX ": bench"
-
 int criterion_parse_list(const char *text, size_t len, char ***ret_names, size_t *ret_n)
 {
-	const size_t sl = strlen(LIST_SUFFIX);
-	const char *p = text, *end = text + len;
-	char **v = NULL;
-	size_t n = 0, cap = 0;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end;
-		size_t l = (size_t)(e - p);
-		char *s;
-
-		if (l && p[l - 1] == '\r')
-			l--;
-		/* Only "ID: bench": criterion prints its warnings on stdout
-		 * too. */
-		if (l <= sl || memcmp(p + l - sl, LIST_SUFFIX, sl)) {
-			p = e + 1;
-			continue;
-		}
-		l -= sl;
-		if (memchr(p, '\0', l))
-			goto bad;
-		s = malloc(l + 1);
-		if (!s)
-			goto nomem;
-		memcpy(s, p, l);
-		s[l] = '\0';
-		if (str_has_control(s)) {
-			free(s);
-			goto bad;
-		}
-		if (array_grow((void **)&v, &cap, n + 2, sizeof(*v)) < 0) {
-			free(s);
-			goto nomem;
-		}
-		v[n++] = s;
-		v[n] = NULL;
-		p = e + 1;
-	}
-	if (!v) {
-		v = calloc(1, sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-	}
-	*ret_names = v;
-	*ret_n = n;
-	return 0;
-bad:
-	str_free_n(v, n);
-	return -EINVAL;
-nomem:
-	str_free_n(v, n);
-	return -ENOMEM;
+	/* Only "ID: bench": criterion prints its warnings on stdout too. */
+	return str_list_lines(text, len, ": bench", ret_names, ret_n);
 }
 
 char *criterion_filter_regex(const char *id)
 {
 	/* The characters regex::escape escapes: every one that may mean
 	 * something to the regex crate's parser. */
-	static const char meta[] = "\\.+*?()|[]{}^$#&-~";
-	size_t l = strlen(id);
-	char *re = malloc(2 * l + 3), *q = re;
-
-	if (!re)
-		return NULL;
-	*q++ = '^';
-	for (const char *p = id; *p; p++) {
-		if (strchr(meta, *p))
-			*q++ = '\\';
-		*q++ = *p;
-	}
-	*q++ = '$';
-	*q = '\0';
-	return re;
+	return str_regex_exact(id, "\\.+*?()|[]{}^$#&-~");
 }
 
 int criterion_callgrind_slope(const uint64_t *counts, size_t n, double *ret)

@@ -20,59 +20,7 @@
 
 int gbench_parse_list(const char *text, size_t len, char ***ret_names, size_t *ret_n)
 {
-	char **v = NULL;
-	size_t n = 0, cap = 0;
-	const char *p = text, *end = text + len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end;
-		size_t l = (size_t)(e - p);
-		char *s;
-
-		if (l && p[l - 1] == '\r')
-			l--;
-		if (l == 0) {
-			p = e + 1;
-			continue;
-		}
-		if (memchr(p, '\0', l)) {
-			str_free_n(v, n);
-			return -EINVAL;
-		}
-		/* Not strndup: it may look for the end of all the text after
-		 * p (ASan's strict_string_checks does), once a name. */
-		s = malloc(l + 1);
-		if (!s)
-			goto nomem;
-		memcpy(s, p, l);
-		s[l] = '\0';
-		if (str_has_control(s)) {
-			free(s);
-			str_free_n(v, n);
-			return -EINVAL;
-		}
-		/* Room for the name and the NULL after it, doubling: a list
-		 * of 100,000 names is a few reallocations, not 100,000. */
-		if (array_grow((void **)&v, &cap, n + 2, sizeof(*v)) < 0) {
-			free(s);
-			goto nomem;
-		}
-		v[n++] = s;
-		v[n] = NULL;
-		p = e + 1;
-	}
-	if (!v) {
-		v = calloc(1, sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-	}
-	*ret_names = v;
-	*ret_n = n;
-	return 0;
-nomem:
-	str_free_n(v, n);
-	return -ENOMEM;
+	return str_list_lines(text, len, NULL, ret_names, ret_n);
 }
 
 char *gbench_filter_regex(const char *name)
@@ -80,21 +28,7 @@ char *gbench_filter_regex(const char *name)
 	/* Google Benchmark compiles the filter as a POSIX extended regex
 	 * (or std::regex, ECMAScript): a backslash before any of these
 	 * makes it literal in both. */
-	static const char meta[] = "\\^$.|?*+()[]{}";
-	size_t n = strlen(name);
-	char *out = malloc(2 * n + 3), *o = out;
-
-	if (!out)
-		return NULL;
-	*o++ = '^';
-	for (const char *p = name; *p; p++) {
-		if (strchr(meta, *p))
-			*o++ = '\\';
-		*o++ = *p;
-	}
-	*o++ = '$';
-	*o = '\0';
-	return out;
+	return str_regex_exact(name, "\\^$.|?*+()[]{}");
 }
 
 void gbench_parse_batches(const char *log, const char *name, uint64_t *ret, size_t max,

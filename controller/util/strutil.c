@@ -202,6 +202,75 @@ bool strv_contains(const struct strv *sv, const char *s)
 	return false;
 }
 
+int str_list_lines(const char *text, size_t len, const char *suffix, char ***ret_names,
+		   size_t *ret_n)
+{
+	const size_t sl = suffix ? strlen(suffix) : 0;
+	const char *p = text, *end = text + len;
+	struct strv sv = { 0 };
+
+	for (; p < end; p++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+		size_t l = (size_t)(e - p);
+		char *s;
+
+		if (l && p[l - 1] == '\r')
+			l--;
+		if (l <= sl || (sl && memcmp(p + l - sl, suffix, sl))) {
+			p = e;
+			continue;
+		}
+		l -= sl;
+		if (memchr(p, '\0', l))
+			goto bad;
+		/* Not strndup: it may look for the end of all the text after
+		 * p (ASan's strict_string_checks does), once a name. */
+		s = malloc(l + 1);
+		if (!s)
+			goto nomem;
+		memcpy(s, p, l);
+		s[l] = '\0';
+		if (str_has_control(s)) {
+			free(s);
+			goto bad;
+		}
+		if (strv_push(&sv, s) < 0) {
+			free(s);
+			goto nomem;
+		}
+		p = e;
+	}
+	if (!sv.v && !(sv.v = calloc(1, sizeof(*sv.v))))
+		return -ENOMEM;
+	*ret_names = sv.v;
+	*ret_n = sv.n;
+	return 0;
+bad:
+	str_free_n(sv.v, sv.n);
+	return -EINVAL;
+nomem:
+	str_free_n(sv.v, sv.n);
+	return -ENOMEM;
+}
+
+char *str_regex_exact(const char *s, const char *meta)
+{
+	char *re = malloc(2 * strlen(s) + 3), *q = re;
+
+	if (!re)
+		return NULL;
+	*q++ = '^';
+	for (const char *p = s; *p; p++) {
+		if (strchr(meta, *p))
+			*q++ = '\\';
+		*q++ = *p;
+	}
+	*q++ = '$';
+	*q = '\0';
+	return re;
+}
+
 void str_free_n(char **v, size_t n)
 {
 	for (size_t i = 0; v && i < n; i++)

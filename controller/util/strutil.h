@@ -57,6 +57,19 @@ char *str_read_file(const char *path, size_t *ret_len);
 char *str_tail_lines(const char *path, size_t max);
 
 /*
+ * The names a program listed, one a line (CR LF read as LF, empty lines
+ * skipped): with 'suffix', only the lines ending in it, cut off ("ID:
+ * bench"). Returns 0 with a NULL-terminated array (never NULL, each name
+ * and the array to free), -EINVAL for a name holding a NUL or a control
+ * character (it could not be selected exactly), -ENOMEM.
+ */
+int str_list_lines(const char *text, size_t len, const char *suffix, char ***ret_names,
+		   size_t *ret_n);
+/* "^S$" with a backslash before each character of S in 'meta': a regex
+ * that matches S alone (malloc'ed), or NULL. */
+char *str_regex_exact(const char *s, const char *meta);
+
+/*
  * A growable array of pointers, NULL-terminated. The usual C idiom, kept
  * here once: strv_push returns 0 or -ENOMEM and takes ownership of 's' only
  * on success.

@@ -61,6 +61,56 @@ static void test_control(void **state)
 	assert_string_equal(str_basename("xz"), "xz");
 }
 
+/* The names a program listed: empty lines and CR LF, a suffix that
+ * picks the lines, and names that could not be selected exactly. */
+static void test_list_lines(void **state)
+{
+	static const char gb[] = "BM_a\r\n\nBM_b/8\nBM_c";
+	static const char crit[] = "Warning: x\nfib/10: bench\n: bench\ngroup/chase: bench\r\n";
+	char **v = NULL;
+	size_t n = 99;
+
+	(void)state;
+	assert_int_equal(str_list_lines(gb, sizeof(gb) - 1, NULL, &v, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(v[0], "BM_a");
+	assert_string_equal(v[1], "BM_b/8");
+	assert_string_equal(v[2], "BM_c");
+	assert_null(v[3]);
+	str_free_n(v, n);
+	assert_int_equal(str_list_lines(crit, sizeof(crit) - 1, ": bench", &v, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0], "fib/10");
+	assert_string_equal(v[1], "group/chase");
+	str_free_n(v, n);
+	/* Nothing listed: an empty array, not NULL. */
+	assert_int_equal(str_list_lines("", 0, NULL, &v, &n), 0);
+	assert_int_equal(n, 0);
+	assert_non_null(v);
+	assert_null(v[0]);
+	free(v);
+	assert_int_equal(str_list_lines("a\nb\001c\n", 6, NULL, &v, &n), -EINVAL);
+	assert_int_equal(str_list_lines("a\0b: bench", 10, ": bench", &v, &n), -EINVAL);
+	/* Text that is not NUL-terminated is read to its length only. */
+	assert_int_equal(str_list_lines("BM_x\nBM_y", 4, NULL, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0], "BM_x");
+	str_free_n(v, n);
+}
+
+static void test_regex_exact(void **state)
+{
+	char *re;
+
+	(void)state;
+	re = str_regex_exact("BM_a/8.5(x)", "\\^$.|?*+()[]{}");
+	assert_string_equal(re, "^BM_a/8\\.5\\(x\\)$");
+	free(re);
+	re = str_regex_exact("", "x");
+	assert_string_equal(re, "^$");
+	free(re);
+}
+
 static void test_glob(void **state)
 {
 	assert_true(match_glob("fib*", "fib[20]"));
@@ -869,6 +919,8 @@ int main(void)
 		cmocka_unit_test(test_array_lower_bound),
 		cmocka_unit_test(test_control),
 		cmocka_unit_test(test_glob),
+		cmocka_unit_test(test_list_lines),
+		cmocka_unit_test(test_regex_exact),
 		cmocka_unit_test(test_suggest),
 		cmocka_unit_test(test_suggest_in),
 		cmocka_unit_test(test_table),
