@@ -41,29 +41,22 @@ extern char **environ;
 struct cside {
 	const struct measure_target *t;
 	const struct bench_spec *spec;
-	struct bench_result *res;
-	const char *dir;
+	struct bracket_side side; /* its child, its calls, how it ended */
 	const struct bracket_fn *fns;
 	size_t nfns;
-	struct bracket_run *br;
 	int errfd;
-	struct bracket_call *calls;
-	size_t ncalls, capcalls;
-	bool live;   /* running */
-	bool exited; /* exited with status 0 */
 	bool unclocked; /* criterion's clock could not be timed: whole calls */
-	uint64_t deadline, timeout_ns;
 };
 
 static void side_free(struct cside *s)
 {
-	bracket_free(s->br);
-	s->br = NULL;
+	bracket_free(s->side.br);
+	s->side.br = NULL;
 	if (s->errfd >= 0)
 		close(s->errfd);
 	s->errfd = -1;
-	free(s->calls);
-	s->calls = NULL;
+	free(s->side.calls);
+	s->side.calls = NULL;
 	launch_sweep();
 }
 
@@ -120,7 +113,7 @@ static int run_argv(const struct cside *s, const struct measure_plan *plan, char
 	return r;
 }
 
-/* Start side s: 0, or -ENOMEM; a child that cannot start fails s->res. */
+/* Start side s: 0, or -ENOMEM; a child that cannot start fails s->side.res. */
 static int side_start(struct cside *s, const struct measure_plan *plan)
 {
 	char **argv = NULL, **env = NULL, **saved = environ, home[PATH_MAX + 16];
@@ -131,19 +124,20 @@ static int side_start(struct cside *s, const struct measure_plan *plan)
 
 	s->errfd = -1;
 	/* The timeout bounds each process (a paired compare runs several). */
-	s->deadline = measure_now_ns() + plan->timeout_ns;
-	s->timeout_ns = plan->timeout_ns;
-	snprintf(home, sizeof(home), "%s/home", s->dir);
+	s->side.deadline = measure_now_ns() + plan->timeout_ns;
+	s->side.timeout_ns = plan->timeout_ns;
+	snprintf(home, sizeof(home), "%s/home", s->side.dir);
 	r = run_argv(s, plan, &argv, &na);
 	env = r ? NULL : criterion_env(home, s->t->clean_env);
 	if (r < 0 || !env) {
 		measure_env_free(argv);
 		return -ENOMEM;
 	}
-	snprintf(path, sizeof(path), "%s/stderr", s->dir);
+	snprintf(path, sizeof(path), "%s/stderr", s->side.dir);
 	s->errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (s->errfd < 0) {
-		bench_result_fail(s->res, str_fmt("cannot create %s: %s", path, strerror(errno)));
+		bench_result_fail(s->side.res,
+				  str_fmt("cannot create %s: %s", path, strerror(errno)));
 		goto out;
 	}
 	/* The engine spawns with the controller's environment (or a clean
@@ -152,12 +146,12 @@ static int side_start(struct cside *s, const struct measure_plan *plan)
 	t.clean_env = false;
 	environ = env;
 	r = bracket_start(&t, argv, s->fns, s->nfns, s->t->quiet_stdio ? s->errfd : STDOUT_FILENO,
-			  s->errfd, &s->br, &why);
+			  s->errfd, &s->side.br, &why);
 	if (r == -ENOTSUP && s->nfns > 2 && s->fns[s->nfns - 1].role == BRACKET_PAUSE) {
 		/* Instant::elapsed's entry cannot be patched: the calls. */
 		struct bracket_fn *plain = calloc(s->nfns - 2, sizeof(*plain));
 
-		r = plain ? bench_result_diagnose(s->res,
+		r = plain ? bench_result_diagnose(s->side.res,
 						  "criterion's clock could not be timed (%s): each "
 						  "batch is timed around its batch function, with "
 						  "what it does around its loop",
@@ -172,21 +166,22 @@ static int side_start(struct cside *s, const struct measure_plan *plan)
 		if (r == 0)
 			r = bracket_start(&t, argv, plain, s->nfns - 2,
 					  s->t->quiet_stdio ? s->errfd : STDOUT_FILENO, s->errfd,
-					  &s->br, &why);
+					  &s->side.br, &why);
 		s->unclocked = true;
 		free(plain);
 	}
 	environ = saved;
 	if (r < 0) {
-		bench_result_fail(s->res, why ? why : str_fmt("cannot start %s", s->t->binary));
+		bench_result_fail(s->side.res,
+				  why ? why : str_fmt("cannot start %s", s->t->binary));
 		why = NULL;
 		side_free(s);
 		r = r == -ENOMEM ? r : 0;
 		goto out;
 	}
-	s->res->pid = bracket_pid(s->br);
-	s->res->t_ready_ns = measure_now_ns();
-	s->live = true;
+	s->side.res->pid = bracket_pid(s->side.br);
+	s->side.res->t_ready_ns = measure_now_ns();
+	s->side.live = true;
 	r = 0;
 out:
 	free(why);
@@ -199,47 +194,7 @@ out:
  * -ENOMEM. */
 static int side_step(struct cside *s, struct trace_failure *f)
 {
-	struct bracket_call c;
-	int status = 0, r;
-
-	if (!s->live)
-		return 0;
-	r = bracket_next(s->br, (int64_t)s->deadline, &c, &status, f);
-	if (r == 1) {
-		if (s->ncalls == s->capcalls) {
-			size_t cap = s->capcalls ? 2 * s->capcalls : 256;
-			struct bracket_call *v = realloc(s->calls, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			s->calls = v;
-			s->capcalls = cap;
-		}
-		s->calls[s->ncalls++] = c;
-		return 1;
-	}
-	s->live = false;
-	if (r == 0 && status == 0) {
-		s->exited = true;
-	} else if (r == 0) {
-		char path[PATH_MAX + 16], *said;
-
-		snprintf(path, sizeof(path), "%s/stderr", s->dir);
-		said = criterion_said(path);
-		bench_result_fail(s->res,
-				  str_fmt("exited with status %d%s%s", status,
-					  said ? "; its last words:" : "", said ? said : ""));
-		free(said);
-	} else if (r == -TRACE_E_FAILED) {
-		if (f->kind == TRACE_FAIL_TIMEOUT)
-			f->timeout_ms =
-				(int)(s->timeout_ns / 1000000 > INT_MAX ? INT_MAX
-									: s->timeout_ns / 1000000);
-		bench_result_fail_with(s->res, f);
-	} else {
-		bench_result_fail(s->res, str_fmt("lost the child: %s", trace_strerror(r)));
-	}
-	return r == -ENOMEM ? r : 0;
+	return bracket_side_next(&s->side, criterion_said, f);
 }
 
 /* The sample.json criterion wrote under DIR/home (the one benchmark run
@@ -287,30 +242,30 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 
 	*ret_samples = NULL;
 	*ret_n = 0;
-	if (!s->exited)
+	if (!s->side.exited)
 		return 0;
-	snprintf(home, sizeof(home), "%s/home", s->dir);
+	snprintf(home, sizeof(home), "%s/home", s->side.dir);
 	text = find_sample(home, 0, &len);
 	if (!text) {
 		char *re = criterion_filter_regex(s->spec->name);
 
-		bench_result_fail(s->res, str_fmt("criterion wrote no sample.json: it ran no "
-						  "benchmark named '%s' (FILTER %s)",
-						  s->spec->name, re ? re : "?"));
+		bench_result_fail(s->side.res, str_fmt("criterion wrote no sample.json: it ran no "
+						       "benchmark named '%s' (FILTER %s)",
+						       s->spec->name, re ? re : "?"));
 		free(re);
 		return 0;
 	}
 	r = criterion_parse_sample(text, len, &iters, &times, &n);
 	free(text);
 	if (r == -EINVAL) {
-		bench_result_fail(s->res, strdup("cannot read criterion's sample.json"));
+		bench_result_fail(s->side.res, strdup("cannot read criterion's sample.json"));
 		return 0;
 	}
 	if (r < 0)
 		return r;
 	/* The measured samples are the last n calls, a warm-up call before
 	 * them; each bracket holds criterion's own interval of that call. */
-	bool match = s->ncalls > n;
+	bool match = s->side.ncalls > n;
 
 	span = calloc(n, sizeof(*span));
 	v = calloc(n, sizeof(*v));
@@ -319,7 +274,7 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 		goto out;
 	}
 	for (size_t i = 0; match && i < n; i++) {
-		const struct bracket_call *c = &s->calls[s->ncalls - n + i];
+		const struct bracket_call *c = &s->side.calls[s->side.ncalls - n + i];
 
 		/* Matched by the whole call, which holds criterion's clock;
 		 * timed by criterion's clock where it ran inside the call
@@ -331,7 +286,7 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 		whole += !s->unclocked && s->fns[c->fn].clocked && !c->clocked;
 	}
 	if (match && whole &&
-	    bench_result_diagnose(s->res,
+	    bench_result_diagnose(s->side.res,
 				  "%zu of %zu samples are timed around criterion's batch function, "
 				  "not by its clock: the code measured reads std::time::Instant "
 				  "itself",
@@ -341,16 +296,16 @@ static int side_finish(struct cside *s, double **ret_samples, size_t *ret_n, dou
 	}
 	if (!match) {
 		bench_result_fail(
-			s->res,
+			s->side.res,
 			str_fmt("the calls of criterion's batch function (%zu) do not match "
 				"the %zu samples of its sample.json",
-				s->ncalls, n));
+				s->side.ncalls, n));
 		goto out;
 	}
 	r = criterion_slope(iters, span, n, ret_slope);
 	if (r < 0)
 		goto out;
-	s->res->iterations = iters[n - 1];
+	s->side.res->iterations = iters[n - 1];
 	*ret_samples = v;
 	*ret_n = n;
 	v = NULL;
@@ -368,7 +323,7 @@ static int take_samples(struct bench_result *res, double *v, size_t n, double sl
 {
 	struct stats_options so = stats_options_default();
 	size_t nd = 0;
-	const char *const *d = s->br ? bracket_diagnostics(s->br, &nd) : NULL;
+	const char *const *d = s->side.br ? bracket_diagnostics(s->side.br, &nd) : NULL;
 
 	for (size_t i = 0; i < nd; i++)
 		if (bench_result_diagnose(res, "%s", d[i]) < 0)
@@ -453,9 +408,13 @@ static int bracket_one(const struct measure_target *t, const struct bench_spec *
 		       const struct bracket_fn *fns, size_t nfns, const struct measure_plan *plan,
 		       const char *dir, struct bench_result *res)
 {
-	struct cside s = {
-		.t = t, .spec = spec, .res = res, .dir = dir, .fns = fns, .nfns = nfns, .errfd = -1
-	};
+	struct cside s = { .t = t,
+			   .spec = spec,
+			   .side.res = res,
+			   .side.dir = dir,
+			   .fns = fns,
+			   .nfns = nfns,
+			   .errfd = -1 };
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	double *v = NULL, slope = 0;
 	size_t n = 0;
@@ -464,11 +423,11 @@ static int bracket_one(const struct measure_target *t, const struct bench_spec *
 	if (!f)
 		return -ENOMEM;
 	r = side_start(&s, plan);
-	while (r == 0 && s.live)
+	while (r == 0 && s.side.live)
 		r = side_step(&s, f) < 0 ? -ENOMEM : 0;
 	if (r == 0)
 		r = side_finish(&s, &v, &n, &slope);
-	if (r == 0 && s.br && res->status == BENCH_OK)
+	if (r == 0 && s.side.br && res->status == BENCH_OK)
 		r = take_samples(res, v, n, slope, &s);
 	else
 		free(v);
@@ -590,15 +549,15 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 		struct cside s[2] = {
 			{ .t = &tb,
 			  .spec = bspec,
-			  .res = bres,
-			  .dir = dirs[0],
+			  .side.res = bres,
+			  .side.dir = dirs[0],
 			  .fns = fns[0],
 			  .nfns = nfns[0],
 			  .errfd = -1 },
 			{ .t = &th,
 			  .spec = hspec,
-			  .res = hres,
-			  .dir = dirs[1],
+			  .side.res = hres,
+			  .side.dir = dirs[1],
 			  .fns = fns[1],
 			  .nfns = nfns[1],
 			  .errfd = -1 },
@@ -620,11 +579,11 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 			r = side_start(&s[1], &one);
 		/* base, head; head, base; ...: one call of each in turn, so that
 		 * whatever favours a position favours each build alike. */
-		while (r == 0 && (s[0].live || s[1].live)) {
+		while (r == 0 && (s[0].side.live || s[1].side.live)) {
 			int j = (int)((q % 2) ^ ((q / 2) % 2));
 
 			q++;
-			if (!s[j].live)
+			if (!s[j].side.live)
 				j = 1 - j;
 			r = side_step(&s[j], f) < 0 ? -ENOMEM : 0;
 		}
@@ -638,7 +597,8 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 			r = bench_result_add_pairs(hres, v[0], v[1], n[0] < n[1] ? n[0] : n[1], 0);
 		for (int j = 0; j < 2; j++) {
 			size_t nd = 0;
-			const char *const *d = s[j].br ? bracket_diagnostics(s[j].br, &nd) : NULL;
+			const char *const *d =
+				s[j].side.br ? bracket_diagnostics(s[j].side.br, &nd) : NULL;
 
 			for (size_t i = 0; r == 0 && i < nd; i++)
 				r = bench_result_diagnose(res[j], "%s", d[i]);
@@ -652,7 +612,7 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 			break;
 	}
 	for (int j = 0; j < 2; j++) {
-		struct cside none = { .res = res[j] };
+		struct cside none = { .side.res = res[j] };
 		double slope;
 
 		/* The slope: the median of the processes' that measured. */

@@ -75,26 +75,18 @@ unsigned gbench_name_threads(const char *name)
 struct gside {
 	const struct measure_target *t;
 	const struct bench_spec *spec;
-	struct bench_result *res;
-	const char *dir;
-	struct bracket_run *br;
+	struct bracket_side side; /* its child, its calls, how it ended */
 	bool loop; /* timed by the library's own clock functions */
 	bool sized;	     /* its batches' counts can be set (bracket_set_count) */
 	uint64_t iterations; /* its final batches' count, per thread */
 	int errfd, logfd;
 	unsigned threads;
-	struct bracket_call *calls;
-	size_t ncalls, capcalls;
 	uint64_t *counts; /* each batch's iteration count per thread, from the log */
 	size_t ncounts, capcounts;
 	char *log; /* what was read of the log and not parsed yet (a partial line) */
 	size_t loglen;
 	size_t batches; /* batches ended */
 	bool in_finals; /* it reached repetition 2: batches of one count */
-	bool live;	/* running */
-	bool exited;	/* exited with status 0 */
-	uint64_t deadline;
-	uint64_t timeout_ns;
 };
 
 /* The log's new complete lines: their batch counts appended. */
@@ -147,17 +139,17 @@ static int read_log(struct gside *s)
 
 static void side_free(struct gside *s)
 {
-	bracket_free(s->br);
-	s->br = NULL;
+	bracket_free(s->side.br);
+	s->side.br = NULL;
 	if (s->errfd >= 0)
 		close(s->errfd);
 	if (s->logfd >= 0)
 		close(s->logfd);
 	s->errfd = s->logfd = -1;
-	free(s->calls);
+	free(s->side.calls);
 	free(s->counts);
 	free(s->log);
-	s->calls = NULL;
+	s->side.calls = NULL;
 	s->counts = NULL;
 	s->log = NULL;
 	launch_sweep();
@@ -177,7 +169,7 @@ static void bracket_plan(const struct measure_plan *plan, struct measure_plan *r
 }
 
 /* Start side s: 0, or a negative errno (nothing could be run: out of
- * memory); a child that cannot start fails s->res alone. */
+ * memory); a child that cannot start fails s->side.res alone. */
 static int side_start(struct gside *s, const struct measure_plan *plan)
 {
 	char **argv = NULL, path[PATH_MAX + 16], *why = NULL;
@@ -191,24 +183,24 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 	s->errfd = s->logfd = -1;
 	s->threads = gbench_name_threads(s->spec->name);
 	/* The timeout bounds each process (a paired compare runs several). */
-	s->deadline = measure_now_ns() + plan->timeout_ns;
-	s->timeout_ns = plan->timeout_ns;
-	snprintf(path, sizeof(path), "%s/out.json", s->dir);
+	s->side.deadline = measure_now_ns() + plan->timeout_ns;
+	s->side.timeout_ns = plan->timeout_ns;
+	snprintf(path, sizeof(path), "%s/out.json", s->side.dir);
 	unlink(path);
 	bracket_plan(plan, &bp);
-	r = gbench_instance_argv(s->t, s->spec, &bp, false, s->dir, &argv, &na);
+	r = gbench_instance_argv(s->t, s->spec, &bp, false, s->side.dir, &argv, &na);
 	if (r == 0)
 		r = measure_env_push(&argv, &na, strdup("--v=2"));
 	if (r < 0) {
 		measure_env_free(argv);
 		return r;
 	}
-	snprintf(path, sizeof(path), "%s/stderr", s->dir);
+	snprintf(path, sizeof(path), "%s/stderr", s->side.dir);
 	s->errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	s->logfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->errfd < 0 || s->logfd < 0) {
 		r = -errno;
-		bench_result_fail(s->res, str_fmt("cannot create %s: %s", path, strerror(-r)));
+		bench_result_fail(s->side.res, str_fmt("cannot create %s: %s", path, strerror(-r)));
 		measure_env_free(argv);
 		side_free(s);
 		return 0;
@@ -221,23 +213,25 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 	}
 	if (r == 0) {
 		r = bracket_start(s->t, argv, clock.fns, clock.n,
-				  s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd, &s->br, &why);
+				  s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd, &s->side.br,
+				  &why);
 		s->loop = r == 0;
 		s->sized = r == 0 && clock.size;
 		if (r == -ENOTSUP && s->spec->link_addr) {
-			r = bench_result_diagnose(s->res,
-						  "its loop could not be timed as Google Benchmark "
-						  "times it (%s): each batch is timed around its "
-						  "function, with what it does before and after its "
-						  "loop",
-						  why);
+			r = bench_result_diagnose(
+				s->side.res,
+				"its loop could not be timed as Google Benchmark "
+				"times it (%s): each batch is timed around its "
+				"function, with what it does before and after its "
+				"loop",
+				why);
 			free(why);
 			why = NULL;
 			if (r == 0)
 				r = -ENOTSUP;
 		}
 	} else {
-		r = bench_result_diagnose(s->res,
+		r = bench_result_diagnose(s->side.res,
 					  "Google Benchmark's loop functions are not among its "
 					  "symbols: each batch is timed around its function, with "
 					  "what it does before and after its loop");
@@ -248,31 +242,29 @@ static int side_start(struct gside *s, const struct measure_plan *plan)
 		if (clock.size)
 			fn[1] = *clock.size;
 		r = bracket_start(s->t, argv, fn, clock.size ? 2 : 1,
-				  s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd, &s->br, &why);
+				  s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd, &s->side.br,
+				  &why);
 		s->sized = r == 0 && clock.size;
 	}
 	gbench_clock_free(&clock);
 	measure_env_free(argv);
 	if (r < 0) {
-		bench_result_fail(s->res, why ? why : str_fmt("cannot start %s", s->t->binary));
+		bench_result_fail(s->side.res,
+				  why ? why : str_fmt("cannot start %s", s->t->binary));
 		side_free(s);
 		return r == -ENOMEM ? r : 0;
 	}
 	free(why);
-	s->res->pid = bracket_pid(s->br);
-	s->res->t_ready_ns = measure_now_ns();
-	s->live = true;
+	s->side.res->pid = bracket_pid(s->side.br);
+	s->side.res->t_ready_ns = measure_now_ns();
+	s->side.live = true;
 	return 0;
 }
 
-/* Side s failed with failure f. */
-static void side_failed(struct gside *s, struct trace_failure *f)
+/* What an instance that exited with a failure said last. */
+static char *last_words(const char *stderr_path)
 {
-	if (f->kind == TRACE_FAIL_TIMEOUT)
-		f->timeout_ms = (int)(s->timeout_ns / 1000000 > INT_MAX ? INT_MAX
-									: s->timeout_ns / 1000000);
-	bench_result_fail_with(s->res, f);
-	s->live = false;
+	return str_tail_lines(stderr_path, 3);
 }
 
 /*
@@ -283,44 +275,13 @@ static int side_step(struct gside *s, struct trace_failure *f)
 {
 	size_t want = (s->batches + 1) * s->threads;
 
-	while (s->live && s->ncalls < want) {
-		struct bracket_call c;
-		int status = 0, r;
+	while (s->side.live && s->side.ncalls < want) {
+		int r = bracket_side_next(&s->side, last_words, f);
 
-		r = bracket_next(s->br, (int64_t)s->deadline, &c, &status, f);
-		if (r == 1) {
-			if (s->ncalls == s->capcalls) {
-				size_t cap = s->capcalls ? 2 * s->capcalls : 256;
-				struct bracket_call *v = realloc(s->calls, cap * sizeof(*v));
-
-				if (!v)
-					return -ENOMEM;
-				s->calls = v;
-				s->capcalls = cap;
-			}
-			s->calls[s->ncalls++] = c;
-			continue;
-		}
-		s->live = false;
-		if (r == 0 && status == 0) {
-			s->exited = true;
-		} else if (r == 0) {
-			char path[PATH_MAX + 16], *said;
-
-			snprintf(path, sizeof(path), "%s/stderr", s->dir);
-			said = str_tail_lines(path, 3);
-			bench_result_fail(s->res, str_fmt("exited with status %d%s%s", status,
-							  said ? "; its last words:" : "",
-							  said ? said : ""));
-			free(said);
-		} else if (r == -TRACE_E_FAILED) {
-			side_failed(s, f);
-		} else {
-			bench_result_fail(s->res, str_fmt("lost the child: %s", trace_strerror(r)));
-		}
-		return r == -ENOMEM ? r : 0;
+		if (r <= 0)
+			return r;
 	}
-	if (!s->live)
+	if (!s->side.live)
 		return 0;
 	s->batches++;
 	if (read_log(s) < 0)
@@ -357,7 +318,7 @@ static int own_disagrees(struct gside *s, const double *v, const struct gbench_r
 	if (r <= 0)
 		return r == -ENOMEM ? r : 0;
 	return bench_result_diagnose(
-		       s->res,
+		       s->side.res,
 		       "benchtrap's figure is %.3g× the binary's own time for the same batches "
 		       "(a median over %zu, noise allows ±%.0f%%): %s",
 		       ratio, n, 100 * tol,
@@ -393,14 +354,14 @@ static int side_samples(struct gside *s, struct gbench_run **ret_runs, size_t *r
 	*ret_samples = NULL;
 	*ret_runs = NULL;
 	*ret_nruns = 0;
-	if (!s->exited)
+	if (!s->side.exited)
 		return 0;
 	r = read_log(s);
 	if (r == 0)
-		r = gbench_read_results(s->dir, s->spec, &runs, &nruns, s->res);
+		r = gbench_read_results(s->side.dir, s->spec, &runs, &nruns, s->side.res);
 	if (r < 0)
 		return r == -ENOMEM ? r : 0;
-	nb = s->ncalls / s->threads;
+	nb = s->side.ncalls / s->threads;
 	spans = calloc(nb + 1, sizeof(*spans));
 	reps = calloc(nruns + 1, sizeof(*reps));
 	v = calloc(nruns + 1, sizeof(*v));
@@ -413,16 +374,17 @@ static int side_samples(struct gside *s, struct gbench_run **ret_runs, size_t *r
 	/* A batch given its count (bracket_set_count) ran that many, not
 	 * what the log says the library chose. */
 	for (size_t k = 0; k < nb && k < s->ncounts; k++)
-		if (s->calls[k * s->threads].count)
-			s->counts[k] = s->calls[k * s->threads].count;
-	if ((s->loop ? bracket_batch_timed(s->calls, s->ncalls, s->threads, spans)
-		     : bracket_batch_spans(s->calls, s->ncalls, s->threads, true, spans)) < 0 ||
+		if (s->side.calls[k * s->threads].count)
+			s->counts[k] = s->side.calls[k * s->threads].count;
+	if ((s->loop ? bracket_batch_timed(s->side.calls, s->side.ncalls, s->threads, spans)
+		     : bracket_batch_spans(s->side.calls, s->side.ncalls, s->threads, true,
+					   spans)) < 0 ||
 	    gbench_final_batches(spans, nb, s->counts, s->ncounts, reps, nruns, v) < 0) {
 		r = bench_result_diagnose(
-			s->res,
+			s->side.res,
 			"the calls of its function (%zu on %u thread(s)) did not match the %zu "
 			"batches Google Benchmark logged: the figures are its own timing",
-			s->ncalls, s->threads, s->ncounts);
+			s->side.ncalls, s->threads, s->ncounts);
 		free(v);
 		v = NULL;
 		goto out;
@@ -451,17 +413,17 @@ out:
 }
 
 /*
- * s->res from its runs (Google Benchmark's own figures, taken), and said
+ * s->side.res from its runs (Google Benchmark's own figures, taken), and said
  * when benchtrap's samples v[0..nruns) (NULL: none) disagree with them:
  * 0 or -ENOMEM. *v is freed when the result failed.
  */
 static int side_result(struct gside *s, struct gbench_run *runs, size_t nruns, double **v)
 {
-	int r = runs ? gbench_result_from_runs(runs, nruns, s->res) : 0;
+	int r = runs ? gbench_result_from_runs(runs, nruns, s->side.res) : 0;
 
-	if (r == 0 && *v && s->res->status == BENCH_OK)
+	if (r == 0 && *v && s->side.res->status == BENCH_OK)
 		r = own_disagrees(s, *v, runs, nruns);
-	if (r < 0 || s->res->status != BENCH_OK) {
+	if (r < 0 || s->side.res->status != BENCH_OK) {
 		free(*v);
 		*v = NULL;
 	}
@@ -474,7 +436,7 @@ static int take_samples(struct bench_result *res, double *v, size_t n, const str
 {
 	struct stats_options so = stats_options_default();
 	size_t nd = 0;
-	const char *const *d = s->br ? bracket_diagnostics(s->br, &nd) : NULL;
+	const char *const *d = s->side.br ? bracket_diagnostics(s->side.br, &nd) : NULL;
 
 	for (size_t i = 0; i < nd; i++)
 		if (bench_result_diagnose(res, "%s", d[i]) < 0)
@@ -498,7 +460,9 @@ static int take_samples(struct bench_result *res, double *v, size_t n, const str
 int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *spec,
 		       const struct measure_plan *plan, const char *dir, struct bench_result *res)
 {
-	struct gside s = { .t = t, .spec = spec, .res = res, .dir = dir, .errfd = -1, .logfd = -1 };
+	struct gside s = {
+		.t = t, .spec = spec, .side.res = res, .side.dir = dir, .errfd = -1, .logfd = -1
+	};
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	struct gbench_run *runs = NULL;
 	double *v = NULL;
@@ -508,13 +472,13 @@ int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *
 	if (!f)
 		return -ENOMEM;
 	r = side_start(&s, plan);
-	while (r == 0 && s.live)
+	while (r == 0 && s.side.live)
 		r = side_step(&s, f) < 0 ? -ENOMEM : 0;
 	if (r == 0)
 		r = side_samples(&s, &runs, &n, &v);
 	if (r == 0)
 		r = side_result(&s, runs, n, &v);
-	if (r == 0 && s.br)
+	if (r == 0 && s.side.br)
 		r = take_samples(res, v, n, &s);
 	else
 		free(v);
@@ -605,16 +569,16 @@ static int paired_round(struct gside s[2], const struct measure_plan *plan, stru
 	 * binary whose libraries chose 13 and 22 iterations).
 	 */
 	alike = s[0].sized && s[1].sized;
-	while (r == 0 && (s[0].live || s[1].live)) {
+	while (r == 0 && (s[0].side.live || s[1].side.live)) {
 		int k;
 
-		if (alike && !common && s[0].live && s[0].in_finals && s[0].ncounts) {
+		if (alike && !common && s[0].side.live && s[0].in_finals && s[0].ncounts) {
 			common = s[0].counts[s[0].ncounts - 1];
-			bracket_set_count(s[1].br, common);
+			bracket_set_count(s[1].side.br, common);
 		}
-		if (alike && !common && s[0].live) {
+		if (alike && !common && s[0].side.live) {
 			k = 0;
-		} else if (s[0].live && s[1].live && s[0].in_finals != s[1].in_finals) {
+		} else if (s[0].side.live && s[1].side.live && s[0].in_finals != s[1].in_finals) {
 			k = s[0].in_finals ? 1 : 0;
 		} else {
 			if (!aligned && s[0].in_finals && s[1].in_finals) {
@@ -623,7 +587,7 @@ static int paired_round(struct gside s[2], const struct measure_plan *plan, stru
 			}
 			k = (int)((q % 2) ^ ((q / 2) % 2));
 			q++;
-			if (!s[k].live)
+			if (!s[k].side.live)
 				k = 1 - k;
 		}
 		r = side_step(&s[k], f) < 0 ? -ENOMEM : 0;
@@ -638,7 +602,7 @@ static int paired_round(struct gside s[2], const struct measure_plan *plan, stru
 		 * where setting them did not take (an inlined constructor). */
 		if (apart(cb, ch) &&
 		    bench_result_diagnose(
-			    s[1].res,
+			    s[1].side.res,
 			    "base ran %" PRIu64 " iteration(s) a batch and head %" PRIu64
 			    ", as each build's Google Benchmark chose: a change may be "
 			    "the batches' and not the code's; a --benchmark_min_time "
@@ -652,14 +616,14 @@ static int paired_round(struct gside s[2], const struct measure_plan *plan, stru
 	if (r == 0 && v[0] && v[1]) {
 		size_t np = nr[0] < nr[1] ? nr[0] : nr[1];
 
-		r = bench_result_add_pairs(s[1].res, v[0], v[1], np, np > 4 ? 2 : 0);
+		r = bench_result_add_pairs(s[1].side.res, v[0], v[1], np, np > 4 ? 2 : 0);
 	}
 	for (int k = 0; k < 2; k++) {
 		size_t nd = 0;
-		const char *const *d = s[k].br ? bracket_diagnostics(s[k].br, &nd) : NULL;
+		const char *const *d = s[k].side.br ? bracket_diagnostics(s[k].side.br, &nd) : NULL;
 
 		for (size_t i = 0; r == 0 && i < nd; i++)
-			r = bench_result_diagnose(s[k].res, "%s", d[i]);
+			r = bench_result_diagnose(s[k].side.res, "%s", d[i]);
 		acc[k].loop = s[k].loop;
 		if (s[k].iterations)
 			acc[k].iterations = s[k].iterations;
@@ -714,8 +678,18 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 	rounds = measure_pair_processes(reps, GBENCH_PAIR_REPS, GBENCH_PAIR_PROCESSES);
 	for (size_t k = 0; r == 0 && k < rounds; k++) {
 		struct gside s[2] = {
-			{ .t = &tb, .spec = bspec, .res = bres, .dir = dirs[0], .errfd = -1, .logfd = -1 },
-			{ .t = &th, .spec = hspec, .res = hres, .dir = dirs[1], .errfd = -1, .logfd = -1 },
+			{ .t = &tb,
+			  .spec = bspec,
+			  .side.res = bres,
+			  .side.dir = dirs[0],
+			  .errfd = -1,
+			  .logfd = -1 },
+			{ .t = &th,
+			  .spec = hspec,
+			  .side.res = hres,
+			  .side.dir = dirs[1],
+			  .errfd = -1,
+			  .logfd = -1 },
 		};
 		struct measure_plan one = all;
 		size_t n = (reps - done) / (rounds - k);
@@ -733,7 +707,7 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 			break;
 	}
 	for (int k = 0; k < 2; k++) {
-		struct gside s = { .res = k ? hres : bres,
+		struct gside s = { .side.res = k ? hres : bres,
 				   .loop = acc[k].loop,
 				   .iterations = acc[k].iterations };
 
@@ -743,12 +717,12 @@ int gbench_bracket_paired(const struct measure_target *base, const struct measur
 		}
 		/* A side that failed in a pair of processes (killed by a stop,
 		 * crashed) stays failed: the pairs before it are not all. */
-		if (r == 0 && s.res->status == BENCH_OK)
+		if (r == 0 && s.side.res->status == BENCH_OK)
 			r = side_result(&s, acc[k].runs, acc[k].nruns, &acc[k].v);
 		else
 			gbench_runs_free(acc[k].runs, acc[k].nruns);
-		if (r == 0 && acc[k].v && s.res->status == BENCH_OK)
-			r = take_samples(s.res, acc[k].v, acc[k].nv, &s);
+		if (r == 0 && acc[k].v && s.side.res->status == BENCH_OK)
+			r = take_samples(s.side.res, acc[k].v, acc[k].nv, &s);
 		else
 			free(acc[k].v);
 	}

@@ -43,8 +43,11 @@
 #include "arch/harness.h"
 #include "arch/patch.h"
 #include "unwind/unwind.h"
+#include "util/array.h"
 #include "util/fd.h"
 #include "util/procmaps.h"
+#include "util/strutil.h"
+#include "measure/failure.h"
 #include "measure/harness.h"
 #include "measure/bracket.h"
 
@@ -1112,4 +1115,43 @@ int bracket_batch_timed(const struct bracket_call *c, size_t nc, unsigned thread
 		ret[k] = sum / threads;
 	}
 	return 0;
+}
+
+int bracket_side_next(struct bracket_side *s, char *(*said)(const char *stderr_path),
+		      struct trace_failure *f)
+{
+	struct bracket_call c;
+	int status = 0, r;
+
+	if (!s->live)
+		return 0;
+	r = bracket_next(s->br, (int64_t)s->deadline, &c, &status, f);
+	if (r == 1) {
+		if (array_grow((void **)&s->calls, &s->capcalls, s->ncalls + 1, sizeof(c)) < 0)
+			return -ENOMEM;
+		s->calls[s->ncalls++] = c;
+		return 1;
+	}
+	s->live = false;
+	if (r == 0 && status == 0) {
+		s->exited = true;
+	} else if (r == 0) {
+		char path[PATH_MAX + 16], *words;
+
+		snprintf(path, sizeof(path), "%s/stderr", s->dir);
+		words = said(path);
+		bench_result_fail(s->res,
+				  str_fmt("exited with status %d%s%s", status,
+					  words ? "; its last words:" : "", words ? words : ""));
+		free(words);
+	} else if (r == -TRACE_E_FAILED) {
+		if (f->kind == TRACE_FAIL_TIMEOUT)
+			f->timeout_ms =
+				(int)(s->timeout_ns / 1000000 > INT_MAX ? INT_MAX
+									: s->timeout_ns / 1000000);
+		bench_result_fail_with(s->res, f);
+	} else {
+		bench_result_fail(s->res, str_fmt("lost the child: %s", trace_strerror(r)));
+	}
+	return r == -ENOMEM ? r : 0;
 }

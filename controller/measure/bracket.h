@@ -108,6 +108,32 @@ int bracket_start(const struct measure_target *t, char *const *argv, const struc
 int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call *ret_call,
 		 int *ret_status, struct trace_failure *ret_failure);
 
+/*
+ * One child of a kind's batch function, bracketed: the calls it made so
+ * far and how it ended. Google Benchmark's and criterion's sides hold one.
+ */
+struct bracket_side {
+	struct bracket_run *br;
+	struct bench_result *res; /* where its failure goes */
+	const char *dir;	  /* its stderr is DIR/stderr */
+	struct bracket_call *calls;
+	size_t ncalls, capcalls;
+	uint64_t deadline;   /* CLOCK_MONOTONIC ns */
+	uint64_t timeout_ns; /* what the deadline allowed, as said */
+	bool live;	     /* running */
+	bool exited;	     /* exited with status 0 */
+};
+
+/*
+ * Run s's child to the end of its next call: 1 with it appended to
+ * s->calls; 0 once it is no longer live (s->exited when it exited with
+ * status 0, else s->res failed with what happened: its exit status and its
+ * last words, said(DIR/stderr); its crash, its timeout or the child lost);
+ * -ENOMEM.
+ */
+int bracket_side_next(struct bracket_side *s, char *(*said)(const char *stderr_path),
+		      struct trace_failure *f);
+
 pid_t bracket_pid(const struct bracket_run *r);
 
 /*
