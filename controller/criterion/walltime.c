@@ -317,32 +317,17 @@ out:
 	return r;
 }
 
-/* res's samples are v[0..n) (taken), its value the slope. */
+/* res's samples are v[0..n) (taken), the slope a counter beside them. */
 static int take_samples(struct bench_result *res, double *v, size_t n, double slope,
 			const struct cside *s)
 {
-	struct stats_options so = stats_options_default();
-	size_t nd = 0;
-	const char *const *d = s->side.br ? bracket_diagnostics(s->side.br, &nd) : NULL;
+	int r = bracket_side_take_samples(&s->side, res, v, n);
 
-	for (size_t i = 0; i < nd; i++)
-		if (bench_result_diagnose(res, "%s", d[i]) < 0)
-			return -ENOMEM;
-	if (!v)
-		return 0;
-	free(res->samples);
-	res->samples = v;
-	res->nsamples = n;
-	if (stats_summarize(res->samples, n, &so, &res->stats) < 0) {
-		res->status = BENCH_FAILED;
-		free(res->error);
-		res->error = strdup("no usable samples");
-		return res->error ? 0 : -ENOMEM;
-	}
+	if (r <= 0)
+		return r;
 	/* The headline is the median, as for every walltime figure (and
 	 * what the interval and compare's pairs are of); the slope, which
 	 * puts what a call costs once into its intercept, is a counter. */
-	res->value = res->stats.median;
 	res->counters[0] = (struct measure_counter){ .name = "slope_ns", .value = slope };
 	res->ncounters = 1;
 	res->no_time = res->value <= 0;

@@ -434,27 +434,12 @@ static int side_result(struct gside *s, struct gbench_run *runs, size_t nruns, d
 /* res's samples are v[0..n) (taken): benchtrap's statistics over them. */
 static int take_samples(struct bench_result *res, double *v, size_t n, const struct gside *s)
 {
-	struct stats_options so = stats_options_default();
-	size_t nd = 0;
-	const char *const *d = s->side.br ? bracket_diagnostics(s->side.br, &nd) : NULL;
+	int r;
 
-	for (size_t i = 0; i < nd; i++)
-		if (bench_result_diagnose(res, "%s", d[i]) < 0)
-			return -ENOMEM;
-	if (!v)
-		return 0;
-	free(res->samples);
-	res->samples = v;
-	res->nsamples = n;
-	res->iterations = s->iterations;
-	if (stats_summarize(res->samples, n, &so, &res->stats) < 0) {
-		res->status = BENCH_FAILED;
-		free(res->error);
-		res->error = strdup("no usable samples");
-		return res->error ? 0 : -ENOMEM;
-	}
-	res->value = res->stats.median;
-	return 0;
+	if (v)
+		res->iterations = s->iterations;
+	r = bracket_side_take_samples(&s->side, res, v, n);
+	return r < 0 ? r : 0;
 }
 
 int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *spec,

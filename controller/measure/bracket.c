@@ -42,6 +42,7 @@
 #include "arch/bracket.h"
 #include "arch/harness.h"
 #include "arch/patch.h"
+#include "stats/stats.h"
 #include "unwind/unwind.h"
 #include "util/array.h"
 #include "util/fd.h"
@@ -1154,4 +1155,29 @@ int bracket_side_next(struct bracket_side *s, char *(*said)(const char *stderr_p
 		bench_result_fail(s->res, str_fmt("lost the child: %s", trace_strerror(r)));
 	}
 	return r == -ENOMEM ? r : 0;
+}
+
+int bracket_side_take_samples(const struct bracket_side *s, struct bench_result *res, double *v,
+			      size_t n)
+{
+	struct stats_options so = stats_options_default();
+	size_t nd = 0;
+	const char *const *d = s->br ? bracket_diagnostics(s->br, &nd) : NULL;
+
+	for (size_t i = 0; i < nd; i++)
+		if (bench_result_diagnose(res, "%s", d[i]) < 0)
+			return -ENOMEM;
+	if (!v)
+		return 0;
+	free(res->samples);
+	res->samples = v;
+	res->nsamples = n;
+	if (stats_summarize(res->samples, n, &so, &res->stats) < 0) {
+		res->status = BENCH_FAILED;
+		free(res->error);
+		res->error = strdup("no usable samples");
+		return res->error ? 0 : -ENOMEM;
+	}
+	res->value = res->stats.median;
+	return 1;
 }

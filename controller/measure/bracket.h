@@ -134,6 +134,15 @@ struct bracket_side {
 int bracket_side_next(struct bracket_side *s, char *(*said)(const char *stderr_path),
 		      struct trace_failure *f);
 
+/*
+ * res's samples are v[0..n) (taken; none when v is NULL), the engine's
+ * diagnostics of s's child said in res, benchtrap's statistics over the
+ * samples and the median its value. Returns 1 with the samples summarized,
+ * 0 without (none, or none usable: res failed), -ENOMEM.
+ */
+int bracket_side_take_samples(const struct bracket_side *s, struct bench_result *res, double *v,
+			      size_t n);
+
 pid_t bracket_pid(const struct bracket_run *r);
 
 /*
