@@ -110,7 +110,7 @@ int bracket_next(struct bracket_run *r, int64_t deadline_ns, struct bracket_call
 
 /*
  * One child of a kind's batch function, bracketed: the calls it made so
- * far and how it ended. Google Benchmark's and criterion's sides hold one.
+ * far and how it ended. Each kind's side of a run holds one.
  */
 struct bracket_side {
 	struct bracket_run *br;
