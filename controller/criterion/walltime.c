@@ -581,12 +581,8 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 		    hres->status == BENCH_OK)
 			r = bench_result_add_pairs(hres, v[0], v[1], n[0] < n[1] ? n[0] : n[1], 0);
 		for (int j = 0; j < 2; j++) {
-			size_t nd = 0;
-			const char *const *d =
-				s[j].side.br ? bracket_diagnostics(s[j].side.br, &nd) : NULL;
-
-			for (size_t i = 0; r == 0 && i < nd; i++)
-				r = bench_result_diagnose(res[j], "%s", d[i]);
+			if (r == 0)
+				r = bracket_side_diagnose(&s[j].side, res[j]);
 			if (r == 0 && v[j] && res[j]->status == BENCH_OK)
 				r = append_samples(&all[j], &nall[j], v[j], n[j]);
 			else

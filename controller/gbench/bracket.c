@@ -604,11 +604,8 @@ static int paired_round(struct gside s[2], const struct measure_plan *plan, stru
 		r = bench_result_add_pairs(s[1].side.res, v[0], v[1], np, np > 4 ? 2 : 0);
 	}
 	for (int k = 0; k < 2; k++) {
-		size_t nd = 0;
-		const char *const *d = s[k].side.br ? bracket_diagnostics(s[k].side.br, &nd) : NULL;
-
-		for (size_t i = 0; r == 0 && i < nd; i++)
-			r = bench_result_diagnose(s[k].side.res, "%s", d[i]);
+		if (r == 0)
+			r = bracket_side_diagnose(&s[k].side, s[k].side.res);
 		acc[k].loop = s[k].loop;
 		if (s[k].iterations)
 			acc[k].iterations = s[k].iterations;

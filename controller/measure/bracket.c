@@ -1157,16 +1157,24 @@ int bracket_side_next(struct bracket_side *s, char *(*said)(const char *stderr_p
 	return r == -ENOMEM ? r : 0;
 }
 
-int bracket_side_take_samples(const struct bracket_side *s, struct bench_result *res, double *v,
-			      size_t n)
+int bracket_side_diagnose(const struct bracket_side *s, struct bench_result *res)
 {
-	struct stats_options so = stats_options_default();
 	size_t nd = 0;
 	const char *const *d = s->br ? bracket_diagnostics(s->br, &nd) : NULL;
 
 	for (size_t i = 0; i < nd; i++)
 		if (bench_result_diagnose(res, "%s", d[i]) < 0)
 			return -ENOMEM;
+	return 0;
+}
+
+int bracket_side_take_samples(const struct bracket_side *s, struct bench_result *res, double *v,
+			      size_t n)
+{
+	struct stats_options so = stats_options_default();
+
+	if (bracket_side_diagnose(s, res) < 0)
+		return -ENOMEM;
 	if (!v)
 		return 0;
 	free(res->samples);

@@ -134,9 +134,13 @@ struct bracket_side {
 int bracket_side_next(struct bracket_side *s, char *(*said)(const char *stderr_path),
 		      struct trace_failure *f);
 
+/* What the engine noticed of s's child (bracket_diagnostics), said in
+ * res: 0 or -ENOMEM. */
+int bracket_side_diagnose(const struct bracket_side *s, struct bench_result *res);
+
 /*
  * res's samples are v[0..n) (taken; none when v is NULL), the engine's
- * diagnostics of s's child said in res, benchtrap's statistics over the
+ * diagnostics of s's child said in res (bracket_side_diagnose), benchtrap's statistics over the
  * samples and the median its value. Returns 1 with the samples summarized,
  * 0 without (none, or none usable: res failed), -ENOMEM.
  */

@@ -4,7 +4,7 @@
 
 /*
  * What every kind of suite that runs its own main (a Google Benchmark
- * binary, a criterion or divan bench) shares before a benchmark is
+ * binary, a Rust bench) shares before a benchmark is
  * measured: the suite asked for its list by running it, as a plain child
  * in a group of its own, with a deadline, its stdout kept and its failure
  * put in one line. A kind gives the command line, the environment and how
@@ -25,8 +25,9 @@ struct own_list {
 					   "--benchmark_list_tests=true" */
 	const char *noun;		/* what a listed line names: "benchmark name" */
 	uint64_t timeout_ns;
-	/* What the program said when it exited with a failure, as ":
-	 * LINE" (or "\n  LINE"); NULL: the last line of its stderr. */
+	/* What the program said when it exited with a failure, as "\n  LINE"
+	 * (str_tail_lines' form; only the first line is said), or NULL;
+	 * the hook NULL: the last line of its stderr. */
 	char *(*said)(const char *stderr_path, const char *stdout_path);
 	/* Its stdout made into names; -EINVAL for a name with a control
 	 * character. */
