@@ -233,7 +233,7 @@ static void running_cells(const struct suite_kind *k, char *buf, size_t size)
 	size_t n = 0;
 
 	for (int i = 0; i < MEASURE_N_INSTRUMENTS; i++)
-		if (k->leaf[i].run)
+		if (suite_leaf_runs(&k->leaf[i]))
 			names[n++] = measure_instrument_of((enum measure_instrument_id)i)->name;
 	names[n] = NULL;
 	cli_join_and(names, buf, size);
@@ -253,7 +253,7 @@ static int check_cell(const char *cmd, const struct cli_suite *s, const struct s
 	const char *bad;
 	char list[256], opts[256];
 
-	if (!cell->run) {
+	if (!suite_leaf_runs(cell)) {
 		running_cells(k, list, sizeof(list));
 		return cli_error("%s: %s is a %s binary: --instrument %s does not measure one: %s "
 				 "(%s do; %s)",
@@ -333,8 +333,8 @@ int cli_suite_run(const struct cli_suite *s, const struct cli_run_opts *o,
 
 		for (j = i + 1; j < n && specs[j].kind == k;)
 			j++;
-		r = k->leaf[o->instrument->id].run(&s->t, specs + i, j - i, &o->plan, o->isolation,
-						   &mo, hooks, results + i, ret_error);
+		r = suite_leaf_run(&k->leaf[o->instrument->id], o->instrument->id, &s->t, specs + i,
+				   j - i, &o->plan, o->isolation, &mo, hooks, results + i, ret_error);
 	}
 	return r;
 }
@@ -352,9 +352,10 @@ int cli_suite_paired(const struct cli_suite *base, const struct cli_suite *head,
 
 		for (j = i + 1; j < n && hspecs[j].kind == k;)
 			j++;
-		if (cell->paired) {
-			r = cell->paired(&base->t, &head->t, bspecs + i, hspecs + i, j - i,
-					 &o->plan, hooks, bres + i, hres + i, ret_error);
+		if (suite_leaf_pairs(cell)) {
+			r = suite_leaf_paired(cell, o->instrument->id, &base->t, &head->t,
+					      bspecs + i, hspecs + i, j - i, &o->plan, hooks,
+					      bres + i, hres + i, ret_error);
 			continue;
 		}
 		r = cli_suite_run(base, o, bspecs + i, j - i, hooks, bres + i, ret_error);

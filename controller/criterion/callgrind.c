@@ -124,11 +124,19 @@ static int valgrind_argv(const char *valgrind, const char *dir, const struct cri
 
 /* One benchmark under valgrind: res filled; 0, or a negative errno when
  * nothing can go on (out of memory). */
-static int callgrind_one(const struct measure_target *t, const char *valgrind,
-			 const struct criterion_fn *fns, size_t nfns, const struct bench_spec *s,
-			 const struct measure_plan *plan, const char *dir, int input, int devnull,
+/* Criterion's batch functions, found once for every benchmark of a run. */
+struct fns {
+	struct criterion_fn *v;
+	size_t n;
+};
+
+static int callgrind_one(const struct own_run *run, const struct bench_spec *s,
 			 struct bench_result *res)
 {
+	const struct measure_target *t = run->t;
+	const struct measure_plan *plan = run->plan;
+	const struct fns *fns = run->data;
+	const char *dir = run->dir;
 	char **argv = NULL, **env = NULL, *filter = criterion_filter_regex(s->name);
 	char home[PATH_MAX + 16];
 	const char *post[] = { "--profile-time", "1", filter, NULL };
@@ -138,7 +146,7 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 	double per;
 
 	snprintf(home, sizeof(home), "%s/home", dir);
-	r = filter ? valgrind_argv(valgrind, dir, fns, nfns, &argv, &na) : -ENOMEM;
+	r = filter ? valgrind_argv(run->valgrind, dir, fns->v, fns->n, &argv, &na) : -ENOMEM;
 	if (r == 0)
 		r = criterion_argv(t, NULL, post, &argv, &na);
 	env = r ? NULL : criterion_env(home, true);
@@ -146,7 +154,7 @@ static int callgrind_one(const struct measure_target *t, const char *valgrind,
 		r = -ENOMEM;
 		goto out;
 	}
-	r = valgrind_run(argv, env, t->cpu, input, devnull, dir, res->t_start_ns + plan->timeout_ns,
+	r = valgrind_run(argv, env, t->cpu, run->input, run->devnull, dir, res->t_start_ns + plan->timeout_ns,
 			 plan->timeout_ns, criterion_said, res);
 	if (r <= 0)
 		goto out;
@@ -180,79 +188,45 @@ out:
 	return r;
 }
 
-int criterion_callgrind(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-			const struct measure_plan *plan, enum measure_isolation iso,
-			const struct measure_opts *opts, const struct measure_hooks *hooks,
-			struct bench_result *results, char **ret_error)
+static int find_fns(const struct own_run *run, const struct bench_spec *first, void **ret,
+		    char **ret_error)
 {
-	const struct measure_instrument *in = measure_instrument_of(MEASURE_CALLGRIND);
-	char dir[PATH_MAX], *valgrind = NULL;
+	struct fns *fns = calloc(1, sizeof(*fns));
 	struct elf_file *ef = NULL;
-	struct criterion_fn *fns = NULL;
-	size_t nfns = 0;
 	const char *what = NULL;
-	int input = -1, devnull = -1, r;
+	int r = fns ? elf_open(first->object, &ef, &what) : -ENOMEM;
 
-	(void)iso, (void)opts;
-	*ret_error = NULL;
-	if (n == 0)
-		return 0;
-	valgrind = callgrind_find_program("valgrind");
-	if (!valgrind) {
-		*ret_error = strdup("valgrind is not installed (the callgrind instrument runs "
-				    "the binary under it: apt install valgrind)");
-		return -ENOENT;
-	}
-	r = elf_open(specs[0].object, &ef, &what);
+	(void)run;
 	if (r == 0)
-		r = criterion_batch_fns(ef, &fns, &nfns);
-	if (r == 0 && nfns == 0)
+		r = criterion_batch_fns(ef, &fns->v, &fns->n);
+	if (r == 0 && fns->n == 0)
 		r = -ENOENT;
+	elf_close(ef);
 	if (r < 0) {
 		*ret_error = str_fmt("%s: cannot find criterion's batch functions "
 				     "(criterion::bencher::Bencher<M>::iter): %s",
-				     specs[0].object, what ? what : strerror(-r));
-		goto out;
+				     first->object, what ? what : strerror(-r));
+		if (fns)
+			criterion_fns_free(fns->v, fns->n);
+		free(fns);
+		return r;
 	}
-	r = criterion_make_dir(dir, sizeof(dir));
-	if (r < 0) {
-		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
-		goto out;
-	}
-	input = measure_open_input(t);
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (input < 0 || devnull < 0) {
-		r = input < 0 ? input : -errno;
-		*ret_error = str_fmt("cannot open the child's input: %s", strerror(-r));
-		goto out_dir;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct bench_result *res = &results[i];
-
-		measure_result_begin(res, &specs[i], in->name, in->unit);
-		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
-							     .name = specs[i].name,
-							     .t_ns = res->t_start_ns });
-		r = callgrind_one(t, valgrind, fns, nfns, &specs[i], plan, dir, input, devnull,
-				  res);
-		if (r < 0) {
-			*ret_error = str_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
-			goto out_dir;
-		}
-		res->t_end_ns = measure_now_ns();
-		measure_emit_end(hooks, res, res->pid, res->t_end_ns);
-		launch_temp_dir_empty(dir);
-	}
-	r = 0;
-out_dir:
-	launch_temp_dir_remove(dir);
-out:
-	if (input >= 0)
-		close(input);
-	if (devnull >= 0)
-		close(devnull);
-	criterion_fns_free(fns, nfns);
-	elf_close(ef);
-	free(valgrind);
-	return r;
+	*ret = fns;
+	return 0;
 }
+
+static void free_fns(void *data)
+{
+	struct fns *fns = data;
+
+	criterion_fns_free(fns->v, fns->n);
+	free(fns);
+}
+
+const struct own_cell criterion_callgrind_cell = {
+	.tag = "criterion",
+	.valgrind = true,
+	.prepare = find_fns,
+	.release = free_fns,
+	.one = callgrind_one,
+};

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "measure/measure.h"
+#include "measure/own.h"
 
 struct elf_file;
 struct suite_ctx;
@@ -140,9 +141,8 @@ int criterion_spec(const struct suite_ctx *c, const char *name, struct bench_spe
  * or reads (NULL-terminated). */
 extern const char *const criterion_reserved[];
 
-/* The cells of the row: measure_run_fn and measure_paired_fn. */
-measure_run_fn criterion_callgrind;
-measure_run_fn criterion_walltime;
-measure_paired_fn criterion_walltime_paired;
+/* The cells of the row (measure/own.h). */
+extern const struct own_cell criterion_callgrind_cell;
+extern const struct own_cell criterion_walltime_cell;
 
 #endif

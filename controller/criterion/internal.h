@@ -14,8 +14,6 @@
 
 #include "criterion/criterion.h"
 
-/* A temporary directory "$TMPDIR/benchtrap-criterion.XXXXXX" into dir. */
-int criterion_make_dir(char *dir, size_t size);
 /* The child's environment: the controller's (or, clean, the fixed one of
  * measure_child_env) with CRITERION_HOME=home; NULL: out of memory. */
 char **criterion_env(const char *home, bool clean);
@@ -27,7 +25,5 @@ int criterion_argv(const struct measure_target *t, const char *const *pre, const
  * "error: " or "thread '...' panicked" line, else its last three lines,
  * each after "\n  "; or NULL. */
 char *criterion_said(const char *path);
-/* Whether argv[1..] holds 'flag' ("--x" or "--x=..."). */
-bool criterion_has_arg(char *const *argv, const char *flag);
 
 #endif

@@ -51,17 +51,6 @@ const char *const criterion_reserved[] = {
 	NULL,
 };
 
-int criterion_make_dir(char *dir, size_t size)
-{
-	const char *tmpdir = getenv("TMPDIR");
-
-	if (!tmpdir || tmpdir[0] != '/')
-		tmpdir = "/tmp";
-	if (snprintf(dir, size, "%s/benchtrap-criterion.XXXXXX", tmpdir) >= (int)size)
-		return -ENAMETOOLONG;
-	return launch_temp_dir(dir);
-}
-
 char **criterion_env(const char *home, bool clean)
 {
 	char *set = str_fmt("CRITERION_HOME=%s", home);
@@ -129,16 +118,6 @@ char *criterion_said(const char *path)
 	return out ? out : str_tail_lines(path, 3);
 }
 
-bool criterion_has_arg(char *const *argv, const char *flag)
-{
-	size_t l = strlen(flag);
-
-	for (size_t i = 1; argv[i]; i++)
-		if (!strncmp(argv[i], flag, l) && (argv[i][l] == '=' || !argv[i][l]))
-			return true;
-	return false;
-}
-
 /* ---- the list ------------------------------------------------------------ */
 
 /* What criterion said when it refused: its own error line, else stdout's last. */
@@ -157,7 +136,7 @@ int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, 
 	int r;
 
 	*ret_error = NULL;
-	r = criterion_make_dir(dir, sizeof(dir));
+	r = own_temp_dir(dir, sizeof(dir), "criterion");
 	if (r < 0) {
 		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		return r;

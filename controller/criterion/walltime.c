@@ -85,20 +85,20 @@ static int run_argv(const struct cside *s, const struct measure_plan *plan, char
 		samples = 10;
 	if (plan->max_samples && samples > plan->max_samples && plan->max_samples >= 10)
 		samples = plan->max_samples;
-	if (!criterion_has_arg(s->t->argv, "--warm-up-time")) {
+	if (!own_has_arg(s->t->argv, "--warm-up-time")) {
 		pre[np++] = strdup("--warm-up-time");
 		pre[np++] = str_fmt("%llu", (unsigned long long)whole_seconds(plan->warmup_ns));
 	}
-	if (!criterion_has_arg(s->t->argv, "--measurement-time")) {
+	if (!own_has_arg(s->t->argv, "--measurement-time")) {
 		pre[np++] = strdup("--measurement-time");
 		pre[np++] = str_fmt("%llu", (unsigned long long)whole_seconds(plan->time_ns));
 	}
-	if (!criterion_has_arg(s->t->argv, "--sample-size")) {
+	if (!own_has_arg(s->t->argv, "--sample-size")) {
 		pre[np++] = strdup("--sample-size");
 		pre[np++] = str_fmt("%zu", samples);
 	}
 	/* Its own analysis is not what benchtrap reports: kept short. */
-	if (!criterion_has_arg(s->t->argv, "--nresamples")) {
+	if (!own_has_arg(s->t->argv, "--nresamples")) {
 		pre[np++] = strdup("--nresamples");
 		pre[np++] = strdup("1000");
 	}
@@ -335,6 +335,12 @@ static int take_samples(struct bench_result *res, double *v, size_t n, double sl
 }
 
 /* The batch functions of the binary of spec, for the engine. */
+/* The functions bracketed, found once for every benchmark of a run. */
+struct fns {
+	struct bracket_fn *b;
+	size_t n;
+};
+
 static int batch_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, size_t *ret_n,
 		     char **ret_error)
 {
@@ -389,16 +395,40 @@ static int batch_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, s
 	return 0;
 }
 
-static int bracket_one(const struct measure_target *t, const struct bench_spec *spec,
-		       const struct bracket_fn *fns, size_t nfns, const struct measure_plan *plan,
-		       const char *dir, struct bench_result *res)
+static int prepare(const struct own_run *run, const struct bench_spec *first, void **ret,
+		   char **ret_error)
 {
-	struct cside s = { .t = t,
+	struct fns *fns = calloc(1, sizeof(*fns));
+	int r = fns ? batch_fns(first, &fns->b, &fns->n, ret_error) : -ENOMEM;
+
+	(void)run;
+	if (r < 0) {
+		free(fns);
+		return r;
+	}
+	*ret = fns;
+	return 0;
+}
+
+static void release(void *data)
+{
+	struct fns *fns = data;
+
+	free(fns->b);
+	free(fns);
+}
+
+static int bracket_one(const struct own_run *run, const struct bench_spec *spec,
+		       struct bench_result *res)
+{
+	const struct fns *fns = run->data;
+	const struct measure_plan *plan = run->plan;
+	struct cside s = { .t = run->t,
 			   .spec = spec,
 			   .side.res = res,
-			   .side.dir = dir,
-			   .fns = fns,
-			   .nfns = nfns,
+			   .side.dir = run->dir,
+			   .fns = fns->b,
+			   .nfns = fns->n,
 			   .errfd = -1 };
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	double *v = NULL, slope = 0;
@@ -418,51 +448,6 @@ static int bracket_one(const struct measure_target *t, const struct bench_spec *
 		free(v);
 	side_free(&s);
 	free(f);
-	return r;
-}
-
-int criterion_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-		       const struct measure_plan *plan, enum measure_isolation iso,
-		       const struct measure_opts *opts, const struct measure_hooks *hooks,
-		       struct bench_result *results, char **ret_error)
-{
-	const struct measure_instrument *in = measure_instrument_of(MEASURE_WALLTIME);
-	struct bracket_fn *b = NULL;
-	size_t nfns = 0;
-	char dir[PATH_MAX];
-	int r;
-
-	(void)iso, (void)opts;
-	*ret_error = NULL;
-	if (n == 0)
-		return 0;
-	r = batch_fns(&specs[0], &b, &nfns, ret_error);
-	if (r < 0)
-		return r;
-	r = criterion_make_dir(dir, sizeof(dir));
-	if (r < 0) {
-		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct bench_result *res = &results[i];
-
-		measure_result_begin(res, &specs[i], in->name, in->unit);
-		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
-							     .name = specs[i].name,
-							     .t_ns = res->t_start_ns });
-		r = bracket_one(t, &specs[i], b, nfns, plan, dir, res);
-		if (r < 0) {
-			*ret_error = str_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
-			break;
-		}
-		res->t_end_ns = measure_now_ns();
-		measure_emit_end(hooks, res, res->pid, res->t_end_ns);
-		launch_temp_dir_empty(dir);
-	}
-	launch_temp_dir_remove(dir);
-out:
-	free(b);
 	return r;
 }
 
@@ -497,21 +482,56 @@ static int append_samples(double **all, size_t *nall, double *v, size_t n)
 #define CRITERION_PAIR_PROCESSES 3
 #define CRITERION_PAIR_SAMPLES 30
 
-static int paired_one(const struct measure_target *base, const struct measure_target *head,
-		      const struct bracket_fn *const fns[2], const size_t nfns[2],
-		      const struct bench_spec *bspec, const struct bench_spec *hspec,
-		      const struct measure_plan *plan, const char *const dirs[2],
-		      struct bench_result *bres, struct bench_result *hres)
+/* Both builds timed alike: by criterion's clock where both have it among
+ * their symbols, else both around their batch functions (fns[k] the
+ * functions of build k, nfns[k] shortened). 0 or -ENOMEM. */
+static int same_clock(struct bracket_fn *fns[2], size_t nfns[2], struct bench_result *const res[2])
 {
-	struct measure_target tb = *base, th = *head;
-	struct bench_result *res[2] = { bres, hres };
+	bool clock[2];
+	int k;
+
+	for (k = 0; k < 2; k++)
+		clock[k] = nfns[k] > 2 && fns[k][nfns[k] - 1].role == BRACKET_PAUSE;
+	if (clock[0] == clock[1])
+		return 0;
+	k = clock[0] ? 0 : 1;
+	nfns[k] -= 2;
+	for (size_t i = 0; i < nfns[k]; i++)
+		fns[k][i].clocked = fns[k][i].clocked_once = false;
+	for (k = 0; k < 2; k++)
+		if (bench_result_diagnose(res[k], "criterion's clock (std::time::Instant) is among "
+						  "the symbols of one build only: both builds' "
+						  "batches are timed around their batch functions") < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+static int paired_one(const struct own_run *const run[2], const struct bench_spec *const spec[2],
+		      struct bench_result *const res[2])
+{
+	const struct fns *data[2] = { run[0]->data, run[1]->data };
+	const struct measure_plan *plan = run[1]->plan;
+	const struct bench_spec *bspec = spec[0], *hspec = spec[1];
+	const char *const dirs[2] = { run[0]->dir, run[1]->dir };
+	struct bench_result *bres = res[0], *hres = res[1];
+	struct measure_target tb = *run[0]->t, th = *run[1]->t;
+	struct bracket_fn *fns[2] = { NULL, NULL };
+	size_t nfns[2] = { data[0]->n, data[1]->n };
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	double *all[2] = { NULL, NULL }, slopes[2][CRITERION_PAIR_PROCESSES] = { { 0 } };
 	size_t nall[2] = { 0, 0 }, nslopes[2] = { 0, 0 }, rounds, samples;
 	int r = 0;
 
-	if (!f)
-		return -ENOMEM;
+	for (int k = 0; k < 2; k++) {
+		fns[k] = calloc(nfns[k] + 1, sizeof(*fns[k]));
+		if (fns[k])
+			memcpy(fns[k], data[k]->b, nfns[k] * sizeof(*fns[k]));
+	}
+	if (!f || !fns[0] || !fns[1]) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = same_clock(fns, nfns, res);
 	/* Both children on one CPU, unless told otherwise: two CPUs of a VM
 	 * differ in speed. */
 	if (tb.cpu < 0 && th.cpu < 0) {
@@ -609,90 +629,17 @@ static int paired_one(const struct measure_target *base, const struct measure_ta
 			free(all[j]);
 	}
 	bench_result_settle_pairs(hres, bres->status == BENCH_OK && hres->status == BENCH_OK);
-	free(f);
-	return r;
-}
-
-int criterion_walltime_paired(const struct measure_target *base, const struct measure_target *head,
-			      const struct bench_spec *bspecs, const struct bench_spec *hspecs,
-			      size_t n, const struct measure_plan *plan,
-			      const struct measure_hooks *hooks, struct bench_result *bres,
-			      struct bench_result *hres, char **ret_error)
-{
-	const struct measure_instrument *in = measure_instrument_of(MEASURE_WALLTIME);
-	struct bracket_fn *b[2] = { NULL, NULL };
-	size_t nfns[2] = { 0, 0 };
-	char dir[2][PATH_MAX];
-	int r = 0, made = 0;
-
-	*ret_error = NULL;
-	if (n == 0)
-		return 0;
-	for (int k = 0; k < 2 && r == 0; k++)
-		r = batch_fns(k ? &hspecs[0] : &bspecs[0], &b[k], &nfns[k], ret_error);
-	/* Both builds timed alike: by criterion's clock where both have it
-	 * among their symbols, else both around their batch functions. */
-	bool clock[2] = { false, false }, mixed = false;
-
-	for (int k = 0; r == 0 && k < 2; k++)
-		clock[k] = nfns[k] > 2 && b[k][nfns[k] - 1].role == BRACKET_PAUSE;
-	if (r == 0 && clock[0] != clock[1]) {
-		int k = clock[0] ? 0 : 1;
-
-		nfns[k] -= 2;
-		for (size_t i = 0; i < nfns[k]; i++)
-			b[k][i].clocked = b[k][i].clocked_once = false;
-		mixed = true;
-	}
-	while (r == 0 && made < 2) {
-		r = criterion_make_dir(dir[made], sizeof(dir[made]));
-		if (r < 0)
-			*ret_error =
-				str_fmt("cannot create a temporary directory: %s", strerror(-r));
-		else
-			made++;
-	}
-	if (r < 0)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		const char *const dirs[2] = { dir[0], dir[1] };
-		const struct bracket_fn *const fb[2] = { b[0], b[1] };
-
-		measure_result_begin(&bres[i], &bspecs[i], in->name, in->unit);
-		measure_result_begin(&hres[i], &hspecs[i], in->name, in->unit);
-		for (int k = 0; mixed && k < 2; k++)
-			if (bench_result_diagnose(k ? &hres[i] : &bres[i],
-						  "criterion's clock (std::time::Instant) is among "
-						  "the symbols of one build only: both builds' "
-						  "batches are timed around their batch functions") <
-			    0)
-				r = -ENOMEM;
-		if (r < 0) {
-			*ret_error = str_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
-			goto out;
-		}
-		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
-							     .name = bspecs[i].name,
-							     .t_ns = bres[i].t_start_ns });
-		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
-							     .name = hspecs[i].name,
-							     .t_ns = hres[i].t_start_ns });
-		r = paired_one(base, head, fb, nfns, &bspecs[i], &hspecs[i], plan, dirs, &bres[i],
-			       &hres[i]);
-		if (r < 0) {
-			*ret_error = str_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
-			goto out;
-		}
-		bres[i].t_end_ns = hres[i].t_end_ns = measure_now_ns();
-		measure_emit_end(hooks, &bres[i], bres[i].pid, bres[i].t_end_ns);
-		measure_emit_end(hooks, &hres[i], hres[i].pid, hres[i].t_end_ns);
-		launch_temp_dir_empty(dir[0]);
-		launch_temp_dir_empty(dir[1]);
-	}
 out:
-	for (int k = 0; k < made; k++)
-		launch_temp_dir_remove(dir[k]);
-	for (int k = 0; k < 2; k++)
-		free(b[k]);
+	free(f);
+	free(fns[0]);
+	free(fns[1]);
 	return r;
 }
+
+const struct own_cell criterion_walltime_cell = {
+	.tag = "criterion",
+	.prepare = prepare,
+	.release = release,
+	.one = bracket_one,
+	.pair = paired_one,
+};

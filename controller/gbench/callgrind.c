@@ -129,10 +129,13 @@ static void dump_counts(const struct dump *v, size_t n, uint64_t *ends, size_t *
 	*ret_nloops = nl;
 }
 
-int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
-			 const struct bench_spec *s, const struct measure_plan *plan,
-			 const char *dir, int input, int devnull, struct bench_result *res)
+int gbench_callgrind_one(const struct own_run *run, const struct bench_spec *s,
+			 struct bench_result *res)
 {
+	const struct measure_target *t = run->t;
+	const struct measure_plan *plan = run->plan;
+	const char *valgrind = run->valgrind, *dir = run->dir;
+	int input = run->input, devnull = run->devnull;
 	char **argv = NULL, **env = NULL, path[PATH_MAX + 32], *log = NULL;
 	size_t na = 0, ninst = 0, nruns = 0, nbatches = 0, ndumps = 0;
 	struct gbench_run *runs = NULL;

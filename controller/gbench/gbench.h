@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "measure/measure.h"
+#include "measure/own.h"
 
 struct elf_file;
 
@@ -230,38 +231,14 @@ unsigned gbench_name_threads(const char *name);
 int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret_names,
 		size_t *ret_n, char **ret_error);
 
-/*
- * Run specs[0..n) (spec.name an instance; spec.symbol, for callgrind, the
- * demangled function from gbench_function(), or NULL) of t, each in a fresh
- * process, under 'instrument' (MEASURE_WALLTIME, MEASURE_CALLGRIND or
- * MEASURE_MEMORY), filling
- * results[i]. t->argv holds the binary and the arguments passed through to
- * it; 'plan' gives the repetitions (min_samples) and --benchmark_min_time
- * (time_ns over them) when those arguments do not. Returns 0, or a negative
- * errno when nothing could be run (valgrind missing...) with *ret_error.
- */
-int gbench_measure(const struct measure_target *t, enum measure_instrument_id instrument,
-		   const struct bench_spec *specs, size_t n, const struct measure_plan *plan,
-		   const struct measure_hooks *hooks, struct bench_result *results,
-		   char **ret_error);
-
-/*
- * compare BASE HEAD under walltime (docs/gbench.md): for each i, instance
- * bspecs[i] of 'base' and hspecs[i] of 'head' (the same name). With both
- * functions known, two live children alternating batch by batch, each
- * batch timed by benchtrap, hres[i].pair_ratios head over base of aligned
- * repetitions; otherwise in rounds of one repetition of each build, each
- * in a fresh process, the order alternating from round to round (base,
- * head; head, base; ...): plan->min_samples rounds of plan->time_ns over
- * them each, a pair ratio per round. bres[i] and hres[i] are filled as
- * gbench_measure fills them. A build that fails an instance is failed
- * there; the other goes on alone. Returns 0, or a negative errno with
- * *ret_error.
- */
-int gbench_measure_paired(const struct measure_target *base, const struct measure_target *head,
-			  const struct bench_spec *bspecs, const struct bench_spec *hspecs,
-			  size_t n, const struct measure_plan *plan,
-			  const struct measure_hooks *hooks, struct bench_result *bres,
-			  struct bench_result *hres, char **ret_error);
+/* The cells of the row (measure/own.h): each instance alone in a fresh
+ * process, t->argv holding the binary and the arguments passed through to
+ * it, the plan giving the repetitions (min_samples) and
+ * --benchmark_min_time (time_ns over them) when those arguments do not.
+ * Walltime pairs two builds batch by batch where both functions are
+ * known, else in rounds of a repetition of each build in a process. */
+extern const struct own_cell gbench_walltime_cell;
+extern const struct own_cell gbench_callgrind_cell;
+extern const struct own_cell gbench_memory_cell;
 
 #endif

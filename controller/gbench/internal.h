@@ -13,6 +13,7 @@
 
 #include "trace/trace.h"
 #include "measure/bracket.h"
+#include "measure/own.h"
 #include "gbench/gbench.h"
 
 /* Batches one callgrind or memory run of an instance may have. */
@@ -60,12 +61,10 @@ int gbench_entered(const struct measure_target *t, const struct bench_spec *s,
 		   char **ret_function, uint64_t *ret_addr, char **ret_why);
 
 /* One instance under valgrind's callgrind: res filled; 0, or a negative errno. */
-int gbench_callgrind_one(const struct measure_target *t, const char *valgrind,
-			 const struct bench_spec *s, const struct measure_plan *plan,
-			 const char *dir, int input, int devnull, struct bench_result *res);
+int gbench_callgrind_one(const struct own_run *run, const struct bench_spec *s,
+			 struct bench_result *res);
 /* One instance traced, its allocations counted: res filled; 0, or a negative errno. */
-int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s,
-		      const struct measure_plan *plan, const char *dir, int input, int devnull,
+int gbench_memory_one(const struct own_run *run, const struct bench_spec *s,
 		      struct bench_result *res);
 
 /*

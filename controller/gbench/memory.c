@@ -206,10 +206,13 @@ static int mem_slope(const struct mem_run *m, size_t field, const uint64_t *iter
 	return r;
 }
 
-int gbench_memory_one(const struct measure_target *t, const struct bench_spec *s,
-		      const struct measure_plan *plan, const char *dir, int input, int devnull,
+int gbench_memory_one(const struct own_run *run, const struct bench_spec *s,
 		      struct bench_result *res)
 {
+	const struct measure_target *t = run->t;
+	const struct measure_plan *plan = run->plan;
+	const char *dir = run->dir;
+	int input = run->input, devnull = run->devnull;
 	char path[PATH_MAX + 16], *log = NULL, *why = NULL;
 	size_t nruns = 0, nbatches = 0;
 	struct mem_run *m = NULL;

@@ -39,27 +39,6 @@
  * whose difference is the figure. */
 #define GBENCH_CALLGRIND_MIN_TIME "0.05"
 
-static bool has_arg(char *const *argv, const char *flag)
-{
-	size_t l = strlen(flag);
-
-	for (size_t i = 1; argv[i]; i++)
-		if (!strncmp(argv[i], flag, l) && (argv[i][l] == '=' || !argv[i][l]))
-			return true;
-	return false;
-}
-
-static int make_dir(char *dir, size_t size, const char *what)
-{
-	const char *tmpdir = getenv("TMPDIR");
-
-	if (!tmpdir || tmpdir[0] != '/')
-		tmpdir = "/tmp";
-	if (snprintf(dir, size, "%s/benchtrap-%s.XXXXXX", tmpdir, what) >= (int)size)
-		return -ENAMETOOLONG;
-	return launch_temp_dir(dir);
-}
-
 /* ---- the list ------------------------------------------------------------ */
 
 int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret_names,
@@ -70,7 +49,7 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 	int r;
 
 	*ret_error = NULL;
-	r = make_dir(dir, sizeof(dir), "gbench");
+	r = own_temp_dir(dir, sizeof(dir), "gbench");
 	if (r < 0) {
 		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
 		return r;
@@ -121,17 +100,17 @@ int gbench_instance_argv(const struct measure_target *t, const struct bench_spec
 		return -ENOMEM;
 	r |= measure_env_push(argv, na, strdup(t->argv[0]));
 	if (callgrind) {
-		if (!has_arg(t->argv, "--benchmark_min_time"))
+		if (!own_has_arg(t->argv, "--benchmark_min_time"))
 			r |= measure_env_push(
 				argv, na,
 				strdup("--benchmark_min_time=" GBENCH_CALLGRIND_MIN_TIME));
 	} else {
 		size_t reps = plan->min_samples ? plan->min_samples : 1;
 
-		if (!has_arg(t->argv, "--benchmark_repetitions"))
+		if (!own_has_arg(t->argv, "--benchmark_repetitions"))
 			r |= measure_env_push(argv, na,
 					      str_fmt("--benchmark_repetitions=%zu", reps));
-		if (!has_arg(t->argv, "--benchmark_min_time"))
+		if (!own_has_arg(t->argv, "--benchmark_min_time"))
 			r |= measure_env_push(argv, na,
 					      str_fmt("--benchmark_min_time=%g",
 						      (double)plan->time_ns / 1e9 / (double)reps));
@@ -190,10 +169,13 @@ int gbench_read_results(const char *dir, const struct bench_spec *s, struct gben
 /* One instance in a fresh traced child: res filled (failed, or from its
  * runs); with ret_runs, an instance that ran leaves res as it was and hands
  * its runs over instead (*ret_runs, *ret_nruns: gbench_runs_free). */
-static int walltime_one(const struct measure_target *t, const struct bench_spec *s,
-			const struct measure_plan *plan, const char *dir, int input, int devnull,
+static int walltime_one(const struct own_run *run, const struct bench_spec *s,
 			struct bench_result *res, struct gbench_run **ret_runs, size_t *ret_nruns)
 {
+	const struct measure_target *t = run->t;
+	const struct measure_plan *plan = run->plan;
+	const char *dir = run->dir;
+	int input = run->input, devnull = run->devnull;
 	char **argv = NULL, path[PATH_MAX + 16], errpath[PATH_MAX + 16];
 	size_t na = 0, nruns = 0;
 	int errfd = -1;
@@ -339,78 +321,13 @@ out:
 	return r;
 }
 
-/* ---- all of them ------------------------------------------------------------ */
+/* ---- the cells (measure/own.h) --------------------------------------------- */
 
-int gbench_measure(const struct measure_target *t, enum measure_instrument_id instrument,
-		   const struct bench_spec *specs, size_t n, const struct measure_plan *plan,
-		   const struct measure_hooks *hooks, struct bench_result *results,
-		   char **ret_error)
+static int walltime_run(const struct own_run *run, const struct bench_spec *s,
+			struct bench_result *res)
 {
-	const struct measure_instrument *in = measure_instrument_of(instrument);
-	bool callgrind = instrument == MEASURE_CALLGRIND;
-	bool memory = instrument == MEASURE_MEMORY;
-	char dir[PATH_MAX], *valgrind = NULL;
-	int input = -1, devnull = -1, r;
-
-	*ret_error = NULL;
-	if (callgrind) {
-		valgrind = callgrind_find_program("valgrind");
-		if (!valgrind) {
-			*ret_error =
-				strdup("valgrind is not installed (the callgrind instrument runs "
-				       "the binary under it: apt install valgrind)");
-			return -ENOENT;
-		}
-	}
-	r = make_dir(dir, sizeof(dir), "gbench");
-	if (r < 0) {
-		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
-		free(valgrind);
-		return r;
-	}
-	input = measure_open_input(t);
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (input < 0 || devnull < 0) {
-		r = input < 0 ? input : -errno;
-		*ret_error = str_fmt("cannot open the child's input: %s", strerror(-r));
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct bench_result *res = &results[i];
-
-		measure_result_begin(res, &specs[i], in->name, in->unit);
-		measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
-							     .name = specs[i].name,
-							     .t_ns = res->t_start_ns });
-		if (callgrind)
-			r = gbench_callgrind_one(t, valgrind, &specs[i], plan, dir, input, devnull,
-						 res);
-		else if (memory)
-			r = gbench_memory_one(t, &specs[i], plan, dir, input, devnull, res);
-		else
-			r = walltime_one(t, &specs[i], plan, dir, input, devnull, res, NULL, NULL);
-		if (r < 0) {
-			*ret_error = str_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
-			goto out;
-		}
-		if (res->status == BENCH_OK && !callgrind && !memory && res->value <= 0)
-			res->no_time = true;
-		res->t_end_ns = measure_now_ns();
-		measure_emit_end(hooks, res, res->pid, res->t_end_ns);
-		launch_temp_dir_empty(dir);
-	}
-	r = 0;
-out:
-	if (input >= 0)
-		close(input);
-	if (devnull >= 0)
-		close(devnull);
-	free(valgrind);
-	launch_temp_dir_remove(dir);
-	return r;
+	return walltime_one(run, s, res, NULL, NULL);
 }
-
-/* ---- two builds, walltime, paired ------------------------------------------ */
 
 /* Append runs[0..n) (moved) to *all. */
 static int take_runs(struct gbench_run **all, size_t *nall, struct gbench_run *runs, size_t n)
@@ -428,159 +345,125 @@ static int take_runs(struct gbench_run **all, size_t *nall, struct gbench_run *r
 	return 0;
 }
 
-int gbench_measure_paired(const struct measure_target *base, const struct measure_target *head,
-			  const struct bench_spec *bspecs, const struct bench_spec *hspecs,
-			  size_t n, const struct measure_plan *plan,
-			  const struct measure_hooks *hooks, struct bench_result *bres,
-			  struct bench_result *hres, char **ret_error)
+/*
+ * compare BASE HEAD, one instance of each build. With both functions
+ * known, two live children alternating batch by batch, each batch timed by
+ * benchtrap (bracket.c); otherwise rounds of one repetition of each build,
+ * each in a fresh process, the order alternating from round to round
+ * (base, head; head, base; ...): plan->min_samples rounds of plan->time_ns
+ * over them each, a pair ratio per round. A build that fails is failed
+ * there; the other goes on alone.
+ */
+static int walltime_pair(const struct own_run *const run[2], const struct bench_spec *const spec0[2],
+			 struct bench_result *const res[2])
 {
-	const struct measure_target *t[2] = { base, head };
+	const struct measure_plan *plan = run[1]->plan;
 	size_t rounds = plan->min_samples ? plan->min_samples : 1;
 	/* Each round: one repetition of each build, of --time over the rounds. */
 	struct measure_plan one = *plan;
-	char dir[PATH_MAX], hdir[PATH_MAX];
-	const char *dirs[2] = { dir, hdir };
-	int input = -1, devnull = -1, r;
+	struct own_run once[2] = { *run[0], *run[1] };
+	const struct bench_spec *spec[2] = { spec0[0], spec0[1] };
+	struct bench_spec found[2];
+	char *fns[2] = { NULL, NULL };
+	struct gbench_run *all[2] = { NULL, NULL };
+	size_t nall[2] = { 0, 0 }, npairs = 0;
+	double *ratios = calloc(rounds + 1, sizeof(*ratios));
+	int r = 0;
 
-	*ret_error = NULL;
-	hdir[0] = '\0';
+	if (!ratios)
+		return -ENOMEM;
 	one.min_samples = 1;
 	one.time_ns = plan->time_ns / rounds;
-	r = make_dir(dir, sizeof(dir), "gbench");
-	if (r < 0) {
-		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
-		return r;
-	}
-	r = make_dir(hdir, sizeof(hdir), "gbench");
-	if (r < 0) {
-		hdir[0] = '\0';
-		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
-		goto out;
-	}
-	input = measure_open_input(head);
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (input < 0 || devnull < 0) {
-		r = input < 0 ? input : -errno;
-		*ret_error = str_fmt("cannot open the child's input: %s", strerror(-r));
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct bench_result *res[2] = { &bres[i], &hres[i] };
-		const struct bench_spec *spec[2] = { &bspecs[i], &hspecs[i] };
-		struct bench_spec found[2];
-		char *fns[2] = { NULL, NULL };
-		struct gbench_run *all[2] = { NULL, NULL };
-		size_t nall[2] = { 0, 0 };
-		double *ratios = calloc(rounds + 1, sizeof(*ratios));
-		size_t npairs = 0;
+	/* A function its symbols do not tell: the one a run of the instance
+	 * enters first. */
+	for (int k = 0; r == 0 && k < 2; k++) {
+		char *why = NULL;
 
-		if (!ratios) {
+		once[k].plan = &one;
+		if (spec[k]->link_addr)
+			continue;
+		found[k] = *spec[k];
+		r = gbench_entered(run[k]->t, spec[k], plan, run[k]->dir, run[k]->input,
+				   run[k]->devnull, &fns[k], &found[k].link_addr, &why);
+		free(why);
+		if (r == 0 && fns[k]) {
+			found[k].symbol = fns[k];
+			spec[k] = &found[k];
+			r = bench_result_diagnose(res[k],
+						  "its function, %s, is the one a run of it "
+						  "entered first",
+						  fns[k]);
+		}
+	}
+	/* Both functions known: the two children alternate batch by batch,
+	 * each timed by benchtrap (bracket.c). */
+	if (r == 0 && spec[0]->link_addr && spec[1]->link_addr) {
+		const char *dirs[2] = { run[0]->dir, run[1]->dir };
+
+		r = gbench_bracket_paired(run[0]->t, run[1]->t, spec[0], spec[1], plan, dirs,
+					  res[0], res[1]);
+		goto out;
+	}
+	for (int k = 0; k < 2; k++)
+		if (bench_result_diagnose(res[k], "%s", GBENCH_NO_FUNCTION) < 0)
 			r = -ENOMEM;
-			goto out;
-		}
-		for (int k = 0; k < 2; k++) {
-			measure_result_begin(res[k], spec[k], "walltime", "ns");
-			measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
-								     .name = spec[k]->name,
-								     .t_ns = res[k]->t_start_ns });
-		}
-		/* A function its symbols do not tell: the one a run of the
-		 * instance enters first. */
-		for (int k = 0; r == 0 && k < 2; k++) {
-			char *why = NULL;
+	/* base, head; head, base; ...: whatever favours a position favours
+	 * each build alike. */
+	for (size_t round = 0; r == 0 && round < rounds; round++) {
+		double v[2] = { NAN, NAN };
 
-			if (spec[k]->link_addr)
+		for (int j = 0; r == 0 && j < 2; j++) {
+			int k = (round % 2) ? 1 - j : j;
+			struct gbench_run *runs = NULL;
+			size_t nruns = 0;
+
+			if (res[k]->status == BENCH_FAILED)
 				continue;
-			found[k] = *spec[k];
-			r = gbench_entered(t[k], spec[k], plan, dirs[k], input, devnull, &fns[k],
-					   &found[k].link_addr, &why);
-			free(why);
-			if (r == 0 && fns[k]) {
-				found[k].symbol = fns[k];
-				spec[k] = &found[k];
-				r = bench_result_diagnose(res[k],
-							  "its function, %s, is the one a run of it "
-							  "entered first",
-							  fns[k]);
-			}
+			/* The timeout bounds each process. */
+			res[k]->t_start_ns = measure_now_ns();
+			r = walltime_one(&once[k], spec[k], res[k], &runs, &nruns);
+			launch_temp_dir_empty(run[k]->dir);
+			if (r < 0 || !runs)
+				continue;
+			if (nruns && !runs[0].error)
+				v[k] = runs[0].real_ns;
+			r = take_runs(&all[k], &nall[k], runs, nruns);
 		}
-		/* Both functions known: the two children alternate batch by
-		 * batch, each timed by benchtrap (bracket.c). */
-		if (r == 0 && spec[0]->link_addr && spec[1]->link_addr) {
-			r = gbench_bracket_paired(t[0], t[1], spec[0], spec[1], plan, dirs, res[0],
-						  res[1]);
-			launch_temp_dir_empty(dir);
-			launch_temp_dir_empty(hdir);
-			goto ended;
-		}
-		for (int k = 0; k < 2; k++)
-			if (bench_result_diagnose(res[k], "%s", GBENCH_NO_FUNCTION) < 0)
-				r = -ENOMEM;
-		/* base, head; head, base; ...: whatever favours a position
-		 * favours each build alike. */
-		for (size_t round = 0; r == 0 && round < rounds; round++) {
-			double v[2] = { NAN, NAN };
-
-			for (int j = 0; j < 2; j++) {
-				int k = (round % 2) ? 1 - j : j;
-				struct gbench_run *runs = NULL;
-				size_t nruns = 0;
-
-				if (res[k]->status == BENCH_FAILED)
-					continue;
-				/* The timeout bounds each process. */
-				res[k]->t_start_ns = measure_now_ns();
-				r = walltime_one(t[k], spec[k], &one, dir, input, devnull, res[k],
-						 &runs, &nruns);
-				launch_temp_dir_empty(dir);
-				if (r < 0)
-					break;
-				if (!runs)
-					continue;
-				if (nruns && !runs[0].error)
-					v[k] = runs[0].real_ns;
-				r = take_runs(&all[k], &nall[k], runs, nruns);
-				if (r < 0)
-					break;
-			}
-			if (r < 0)
-				break;
-			if (v[0] > 0 && v[1] > 0)
-				ratios[npairs++] = v[1] / v[0];
-		}
-		for (int k = 0; r == 0 && k < 2; k++)
-			if (res[k]->status != BENCH_FAILED)
-				r = gbench_result_from_runs(all[k], nall[k], res[k]);
-ended:
-		for (int k = 0; r == 0 && k < 2; k++)
-			res[k]->t_end_ns = measure_now_ns();
-		/* Head's pair ratios before its end is said: its progress line
-		 * gives the change. */
-		if (r == 0 && hres[i].status == BENCH_OK && bres[i].status == BENCH_OK && npairs) {
-			hres[i].pair_ratios = ratios;
-			hres[i].npairs = npairs;
-			ratios = NULL;
-		}
-		for (int k = 0; r == 0 && k < 2; k++)
-			measure_emit_end(hooks, res[k], res[k]->pid, res[k]->t_end_ns);
-		gbench_runs_free(all[0], nall[0]);
-		gbench_runs_free(all[1], nall[1]);
-		free(fns[0]);
-		free(fns[1]);
-		free(ratios);
-		if (r < 0) {
-			*ret_error = str_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
-			goto out;
-		}
+		if (r == 0 && v[0] > 0 && v[1] > 0)
+			ratios[npairs++] = v[1] / v[0];
 	}
-	r = 0;
+	for (int k = 0; r == 0 && k < 2; k++)
+		if (res[k]->status != BENCH_FAILED)
+			r = gbench_result_from_runs(all[k], nall[k], res[k]);
+	/* Head's pair ratios before its end is said: its progress line gives
+	 * the change. */
+	if (r == 0 && res[1]->status == BENCH_OK && res[0]->status == BENCH_OK && npairs) {
+		res[1]->pair_ratios = ratios;
+		res[1]->npairs = npairs;
+		ratios = NULL;
+	}
 out:
-	if (input >= 0)
-		close(input);
-	if (devnull >= 0)
-		close(devnull);
-	launch_temp_dir_remove(dir);
-	if (hdir[0])
-		launch_temp_dir_remove(hdir);
+	for (int k = 0; k < 2; k++) {
+		gbench_runs_free(all[k], nall[k]);
+		free(fns[k]);
+	}
+	free(ratios);
 	return r;
 }
+
+const struct own_cell gbench_walltime_cell = {
+	.tag = "gbench",
+	.one = walltime_run,
+	.pair = walltime_pair,
+};
+
+const struct own_cell gbench_callgrind_cell = {
+	.tag = "gbench",
+	.valgrind = true,
+	.one = gbench_callgrind_one,
+};
+
+const struct own_cell gbench_memory_cell = {
+	.tag = "gbench",
+	.one = gbench_memory_one,
+};

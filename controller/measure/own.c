@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* The list of a suite that runs its own main, by running it: measure/own.h. */
+/*
+ * Suites that run their own main (measure/own.h): the list by running the
+ * binary, and the loop over a cell's instances, each in fresh processes.
+ */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "measure/callgrind.h"
 #include "measure/measure.h"
 #include "measure/own.h"
 #include "util/launch.h"
@@ -99,5 +103,168 @@ out:
 	if (devnull >= 0)
 		close(devnull);
 	free(text);
+	return r;
+}
+
+/* ---- the loop over a cell's instances ------------------------------------------ */
+
+bool own_has_arg(char *const *argv, const char *flag)
+{
+	size_t l = strlen(flag);
+
+	for (size_t i = 1; argv[i]; i++)
+		if (!strncmp(argv[i], flag, l) && (argv[i][l] == '=' || !argv[i][l]))
+			return true;
+	return false;
+}
+
+int own_temp_dir(char *dir, size_t size, const char *tag)
+{
+	const char *tmpdir = getenv("TMPDIR");
+
+	if (!tmpdir || tmpdir[0] != '/')
+		tmpdir = "/tmp";
+	if (snprintf(dir, size, "%s/benchtrap-%s.XXXXXX", tmpdir, tag) >= (int)size)
+		return -ENAMETOOLONG;
+	return launch_temp_dir(dir);
+}
+
+/* What one build's instances share (own_run), made for c: its directory
+ * in dir[PATH_MAX]. 0, or -errno with *ret_error; own_close() either way. */
+static int own_open(const struct own_cell *c, const struct measure_target *t,
+		    const struct measure_plan *plan, const struct bench_spec *first,
+		    struct own_run *r, char *dir, char **ret_error)
+{
+	char *valgrind = NULL;
+	int e;
+
+	*r = (struct own_run){ .t = t, .plan = plan, .input = -1, .devnull = -1 };
+	dir[0] = '\0';
+	if (c->valgrind) {
+		valgrind = callgrind_find_program("valgrind");
+		if (!valgrind) {
+			*ret_error = strdup("valgrind is not installed (the callgrind instrument "
+					    "runs the binary under it: apt install valgrind)");
+			return -ENOENT;
+		}
+		r->valgrind = valgrind;
+	}
+	e = own_temp_dir(dir, PATH_MAX, c->tag);
+	if (e < 0) {
+		dir[0] = '\0';
+		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-e));
+		return e;
+	}
+	r->dir = dir;
+	r->input = measure_open_input(t);
+	r->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (r->input < 0 || r->devnull < 0) {
+		e = r->input < 0 ? r->input : -errno;
+		*ret_error = str_fmt("cannot open the child's input: %s", strerror(-e));
+		return e;
+	}
+	return c->prepare ? c->prepare(r, first, &r->data, ret_error) : 0;
+}
+
+static void own_close(const struct own_cell *c, struct own_run *r)
+{
+	if (r->data && c->release)
+		c->release(r->data);
+	if (r->input >= 0)
+		close(r->input);
+	if (r->devnull >= 0)
+		close(r->devnull);
+	if (r->dir)
+		launch_temp_dir_remove(r->dir);
+	free((char *)r->valgrind);
+	*r = (struct own_run){ .input = -1, .devnull = -1 };
+}
+
+static void own_begin(const struct bench_spec *s, const struct measure_instrument *in,
+		      const struct measure_hooks *hooks, struct bench_result *res)
+{
+	measure_result_begin(res, s, in->name, in->unit);
+	measure_emit(hooks, &(struct measure_event){ .kind = MEASURE_BENCH_START,
+						     .name = s->name,
+						     .t_ns = res->t_start_ns });
+}
+
+static void own_end(enum measure_instrument_id in, const struct measure_hooks *hooks,
+		    struct bench_result *res)
+{
+	/* A time of none at all: the figure says nothing (measure_no_time). */
+	if (in == MEASURE_WALLTIME && res->status == BENCH_OK && res->value <= 0)
+		res->no_time = true;
+	res->t_end_ns = measure_now_ns();
+	measure_emit_end(hooks, res, res->pid, res->t_end_ns);
+}
+
+int own_measure(const struct own_cell *c, enum measure_instrument_id in,
+		const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		const struct measure_plan *plan, const struct measure_hooks *hooks,
+		struct bench_result *results, char **ret_error)
+{
+	const struct measure_instrument *ins = measure_instrument_of(in);
+	struct own_run run;
+	char dir[PATH_MAX];
+	int r = 0;
+
+	*ret_error = NULL;
+	if (n == 0)
+		return 0;
+	r = own_open(c, t, plan, &specs[0], &run, dir, ret_error);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		own_begin(&specs[i], ins, hooks, &results[i]);
+		r = c->one(&run, &specs[i], &results[i]);
+		if (r < 0) {
+			*ret_error = str_fmt("cannot run %s: %s", specs[i].name, strerror(-r));
+			break;
+		}
+		own_end(in, hooks, &results[i]);
+		launch_temp_dir_empty(run.dir);
+	}
+	own_close(c, &run);
+	return r;
+}
+
+int own_measure_paired(const struct own_cell *c, enum measure_instrument_id in,
+		       const struct measure_target *base, const struct measure_target *head,
+		       const struct bench_spec *bspecs, const struct bench_spec *hspecs, size_t n,
+		       const struct measure_plan *plan, const struct measure_hooks *hooks,
+		       struct bench_result *bres, struct bench_result *hres, char **ret_error)
+{
+	const struct measure_instrument *ins = measure_instrument_of(in);
+	const struct measure_target *t[2] = { base, head };
+	struct own_run run[2];
+	char dir[2][PATH_MAX];
+	int r = 0;
+
+	*ret_error = NULL;
+	if (n == 0)
+		return 0;
+	for (int k = 0; k < 2; k++)
+		run[k] = (struct own_run){ .input = -1, .devnull = -1 };
+	for (int k = 0; r == 0 && k < 2; k++)
+		r = own_open(c, t[k], plan, k ? &hspecs[0] : &bspecs[0], &run[k], dir[k],
+			     ret_error);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const struct own_run *const rr[2] = { &run[0], &run[1] };
+		const struct bench_spec *const s[2] = { &bspecs[i], &hspecs[i] };
+		struct bench_result *const res[2] = { &bres[i], &hres[i] };
+
+		for (int k = 0; k < 2; k++)
+			own_begin(s[k], ins, hooks, res[k]);
+		r = c->pair(rr, s, res);
+		if (r < 0) {
+			*ret_error = str_fmt("cannot run %s: %s", hspecs[i].name, strerror(-r));
+			break;
+		}
+		for (int k = 0; k < 2; k++) {
+			own_end(in, hooks, res[k]);
+			launch_temp_dir_empty(run[k].dir);
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		own_close(c, &run[k]);
 	return r;
 }

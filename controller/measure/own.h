@@ -11,10 +11,11 @@
  * to find what the program said when it refused.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-struct measure_target;
+#include "measure/measure.h"
 
 struct own_list {
 	const struct measure_target *t; /* binary, aslr */
@@ -42,5 +43,66 @@ struct own_list {
  * end within the timeout, or listed a name benchtrap cannot take.
  */
 int own_list_run(const struct own_list *q, char ***ret_names, size_t *ret_n, char **ret_error);
+
+/* Whether argv[1..] holds 'flag' ("--x" or "--x=..."). */
+bool own_has_arg(char *const *argv, const char *flag);
+
+/* A temporary directory "$TMPDIR/benchtrap-TAG.XXXXXX" into dir (size
+ * bytes): 0 or -errno. */
+int own_temp_dir(char *dir, size_t size, const char *tag);
+
+/*
+ * A cell of such a kind (a suite kind x instrument, suite/suite.h): the
+ * loop over its instances is the engine's, each in fresh processes of the
+ * binary; the cell measures one instance, or one of each build of a
+ * compare. What one instance's measurement is given:
+ */
+struct own_run {
+	const struct measure_target *t;
+	const struct measure_plan *plan;
+	const char *dir;      /* a temporary directory, emptied after each instance */
+	int input;	      /* the child's stdin (measure_open_input) */
+	int devnull;	      /* /dev/null, read and write */
+	const char *valgrind; /* the program, in a cell that runs valgrind */
+	void *data;	      /* what the cell's prepare() made, for every instance */
+};
+
+struct own_cell {
+	const char *tag; /* the kind's short name, in temporary directories' names */
+	bool valgrind;	 /* runs valgrind: refused at once when it is not installed */
+	/* Before the first instance (spec 'first': the binary's object):
+	 * *ret_data for all of them. 0, or -errno with *ret_error (to free). */
+	int (*prepare)(const struct own_run *r, const struct bench_spec *first, void **ret_data,
+		       char **ret_error);
+	void (*release)(void *data);
+	/* One instance, res begun (measure_result_begin) and filled: 0 with
+	 * res ok or failed, or -errno when nothing more can run (-ENOMEM). */
+	int (*one)(const struct own_run *r, const struct bench_spec *s, struct bench_result *res);
+	/* compare BASE HEAD: an instance of each build (0 base, 1 head),
+	 * res[1]'s pair ratios set when both measured; NULL: each build's
+	 * instance measured in turn by one(). */
+	int (*pair)(const struct own_run *const r[2], const struct bench_spec *const s[2],
+		    struct bench_result *const res[2]);
+};
+
+/*
+ * Run specs[0..n) of t under instrument 'in', one instance after the
+ * other through c->one(), each instance's start and end said to hooks,
+ * results[i] filled. 0, or -errno with *ret_error (to free) when nothing
+ * could be run (valgrind missing, a temporary directory) or a run could
+ * not go on.
+ */
+int own_measure(const struct own_cell *c, enum measure_instrument_id in,
+		const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		const struct measure_plan *plan, const struct measure_hooks *hooks,
+		struct bench_result *results, char **ret_error);
+
+/* compare BASE HEAD under c: bspecs[i] of base against hspecs[i] of head
+ * through c->pair(), bres[i] and hres[i] filled as own_measure fills them. */
+int own_measure_paired(const struct own_cell *c, enum measure_instrument_id in,
+		       const struct measure_target *base, const struct measure_target *head,
+		       const struct bench_spec *bspecs, const struct bench_spec *hspecs, size_t n,
+		       const struct measure_plan *plan, const struct measure_hooks *hooks,
+		       struct bench_result *bres, struct bench_result *hres, char **ret_error);
 
 #endif

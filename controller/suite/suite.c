@@ -12,6 +12,7 @@
 #include "elf/elf.h"
 #include "gbench/gbench.h"
 #include "criterion/criterion.h"
+#include "measure/own.h"
 #include "suite/suite.h"
 
 /* ---- Google Benchmark (controller/gbench/, docs/gbench.md) ---------------- */
@@ -35,33 +36,6 @@ static int gbench_names(const struct suite_ctx *c, char ***ret_names, size_t *re
 
 static int gbench_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret);
 
-static int gbench_walltime(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-			   const struct measure_plan *plan, enum measure_isolation iso,
-			   const struct measure_opts *opts, const struct measure_hooks *hooks,
-			   struct bench_result *results, char **ret_error)
-{
-	(void)iso, (void)opts;
-	return gbench_measure(t, MEASURE_WALLTIME, specs, n, plan, hooks, results, ret_error);
-}
-
-static int gbench_callgrind(const struct measure_target *t, const struct bench_spec *specs,
-			    size_t n, const struct measure_plan *plan, enum measure_isolation iso,
-			    const struct measure_opts *opts, const struct measure_hooks *hooks,
-			    struct bench_result *results, char **ret_error)
-{
-	(void)iso, (void)opts;
-	return gbench_measure(t, MEASURE_CALLGRIND, specs, n, plan, hooks, results, ret_error);
-}
-
-static int gbench_memory(const struct measure_target *t, const struct bench_spec *specs, size_t n,
-			 const struct measure_plan *plan, enum measure_isolation iso,
-			 const struct measure_opts *opts, const struct measure_hooks *hooks,
-			 struct bench_result *results, char **ret_error)
-{
-	(void)iso, (void)opts;
-	return gbench_measure(t, MEASURE_MEMORY, specs, n, plan, hooks, results, ret_error);
-}
-
 /* ---- the rows ------------------------------------------------------------- */
 
 static struct suite_kind kinds[] = {
@@ -83,15 +57,14 @@ static struct suite_kind kinds[] = {
 		 * runs in a process of its own: no option of the instruments
 		 * applies. */
 		.leaf = {
-			[MEASURE_WALLTIME] = { .run = gbench_walltime,
-					       .paired = gbench_measure_paired },
-			[MEASURE_CALLGRIND] = { .run = gbench_callgrind },
+			[MEASURE_WALLTIME] = { .own = &gbench_walltime_cell },
+			[MEASURE_CALLGRIND] = { .own = &gbench_callgrind_cell },
 			[MEASURE_PERF] = {
 				.refusal = "perf counts the calls its driver makes in place of "
 					   "main, and a benchmark's function needs the State "
 					   "that Google Benchmark's own main makes",
 			},
-			[MEASURE_MEMORY] = { .run = gbench_memory },
+			[MEASURE_MEMORY] = { .own = &gbench_memory_cell },
 		},
 	},
 	{
@@ -107,9 +80,8 @@ static struct suite_kind kinds[] = {
 		.doc = "docs/criterion.md",
 		.examples = "'fib/20', 'group/chase'",
 		.leaf = {
-			[MEASURE_WALLTIME] = { .run = criterion_walltime,
-					       .paired = criterion_walltime_paired },
-			[MEASURE_CALLGRIND] = { .run = criterion_callgrind },
+			[MEASURE_WALLTIME] = { .own = &criterion_walltime_cell },
+			[MEASURE_CALLGRIND] = { .own = &criterion_callgrind_cell },
 			[MEASURE_PERF] = {
 				.refusal = "perf counts the calls its driver makes in place of "
 					   "main, and criterion's batch function needs the "
@@ -214,4 +186,37 @@ const char *suite_reserved_arg(const struct suite_kind *k, char *const *args, in
 				return args[i];
 		}
 	return NULL;
+}
+
+bool suite_leaf_runs(const struct suite_leaf *l)
+{
+	return l->run || l->own;
+}
+
+bool suite_leaf_pairs(const struct suite_leaf *l)
+{
+	return l->paired || (l->own && l->own->pair);
+}
+
+int suite_leaf_run(const struct suite_leaf *l, enum measure_instrument_id in,
+		   const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		   const struct measure_plan *plan, enum measure_isolation iso,
+		   const struct measure_opts *opts, const struct measure_hooks *hooks,
+		   struct bench_result *results, char **ret_error)
+{
+	if (l->own)
+		return own_measure(l->own, in, t, specs, n, plan, hooks, results, ret_error);
+	return l->run(t, specs, n, plan, iso, opts, hooks, results, ret_error);
+}
+
+int suite_leaf_paired(const struct suite_leaf *l, enum measure_instrument_id in,
+		      const struct measure_target *base, const struct measure_target *head,
+		      const struct bench_spec *bspecs, const struct bench_spec *hspecs, size_t n,
+		      const struct measure_plan *plan, const struct measure_hooks *hooks,
+		      struct bench_result *bres, struct bench_result *hres, char **ret_error)
+{
+	if (l->own)
+		return own_measure_paired(l->own, in, base, head, bspecs, hspecs, n, plan, hooks,
+					  bres, hres, ret_error);
+	return l->paired(base, head, bspecs, hspecs, n, plan, hooks, bres, hres, ret_error);
 }

@@ -32,11 +32,15 @@ struct suite_ctx { /* what a kind gets from the command line */
 	uint64_t list_timeout_ns;
 };
 
+struct own_cell;
+
 struct suite_leaf {		   /* one cell: kind x instrument */
-	measure_run_fn *run;	   /* NULL: refused, for 'refusal' */
+	measure_run_fn *run;	   /* an instrument's own run (the native row), or NULL */
 	measure_paired_fn *paired; /* compare BASE HEAD alternating the two builds; NULL: each
 				      build measured in turn */
-	const char *refusal;	   /* why not, when run is NULL ("valgrind cannot ...") */
+	const struct own_cell *own; /* or a cell of a kind that runs its own main, instance by
+				       instance (measure/own.h); both NULL: refused */
+	const char *refusal;	   /* why not, when neither runs ("valgrind cannot ...") */
 	unsigned options;	   /* MEASURE_OPT_* that apply in this cell, and
 				      SUITE_PRELOADS */
 };
@@ -83,6 +87,24 @@ const struct suite_kind *suite_native(void);
 
 /* Every row's release(), after the last result is written. */
 void suite_release(void);
+
+/* Whether cell l measures at all; whether it pairs two builds. */
+bool suite_leaf_runs(const struct suite_leaf *l);
+bool suite_leaf_pairs(const struct suite_leaf *l);
+
+/* Cell l of instrument 'in' run on specs[0..n), as measure_run_fn. */
+int suite_leaf_run(const struct suite_leaf *l, enum measure_instrument_id in,
+		   const struct measure_target *t, const struct bench_spec *specs, size_t n,
+		   const struct measure_plan *plan, enum measure_isolation iso,
+		   const struct measure_opts *opts, const struct measure_hooks *hooks,
+		   struct bench_result *results, char **ret_error);
+
+/* Cell l pairing two builds (suite_leaf_pairs), as measure_paired_fn. */
+int suite_leaf_paired(const struct suite_leaf *l, enum measure_instrument_id in,
+		      const struct measure_target *base, const struct measure_target *head,
+		      const struct bench_spec *bspecs, const struct bench_spec *hspecs, size_t n,
+		      const struct measure_plan *plan, const struct measure_hooks *hooks,
+		      struct bench_result *bres, struct bench_result *hres, char **ret_error);
 
 /* The reserved target argument of k that args[0..n) holds ("--v=2" for
  * "--v"), or NULL. */

@@ -225,12 +225,12 @@ static void test_fixture(void **state)
 	assert_true(criterion_detect(ef));
 	k = suite_kind_of(ef);
 	assert_string_equal(k->name, "criterion");
-	assert_non_null(k->leaf[MEASURE_WALLTIME].run);
-	assert_non_null(k->leaf[MEASURE_WALLTIME].paired);
-	assert_non_null(k->leaf[MEASURE_CALLGRIND].run);
-	assert_null(k->leaf[MEASURE_PERF].run);
+	assert_true(suite_leaf_runs(&k->leaf[MEASURE_WALLTIME]));
+	assert_true(suite_leaf_pairs(&k->leaf[MEASURE_WALLTIME]));
+	assert_true(suite_leaf_runs(&k->leaf[MEASURE_CALLGRIND]));
+	assert_false(suite_leaf_runs(&k->leaf[MEASURE_PERF]));
 	assert_non_null(k->leaf[MEASURE_PERF].refusal);
-	assert_null(k->leaf[MEASURE_MEMORY].run);
+	assert_false(suite_leaf_runs(&k->leaf[MEASURE_MEMORY]));
 	assert_non_null(k->leaf[MEASURE_MEMORY].refusal);
 	assert_int_equal(criterion_batch_fns(ef, &fns, &n), 0);
 	/* One instance per closure type: iter's for fib's (both parameters),

@@ -44,8 +44,14 @@ static void test_rows(void **state)
 		assert_true(!k[i].list == !k[i].spec);
 		if (k[i].lists_by_running)
 			assert_non_null(k[i].list);
-		for (int c = 0; c < MEASURE_N_INSTRUMENTS; c++)
-			assert_true(k[i].leaf[c].run || k[i].leaf[c].refusal);
+		for (int c = 0; c < MEASURE_N_INSTRUMENTS; c++) {
+			const struct suite_leaf *l = &k[i].leaf[c];
+
+			/* Runs one way, or is refused with a reason. */
+			assert_true(suite_leaf_runs(l) || l->refusal);
+			assert_false(l->run && l->own);
+			assert_false(l->paired && l->own);
+		}
 	}
 }
 
@@ -79,10 +85,12 @@ static void test_gbench_row(void **state)
 	assert_non_null(g);
 	assert_string_equal(g->title, "Google Benchmark");
 	assert_true(g->lists_by_running);
-	assert_null(g->leaf[MEASURE_PERF].run);
+	assert_false(suite_leaf_runs(&g->leaf[MEASURE_PERF]));
 	assert_non_null(g->leaf[MEASURE_PERF].refusal);
-	assert_non_null(g->leaf[MEASURE_WALLTIME].paired);
-	assert_null(g->leaf[MEASURE_CALLGRIND].paired);
+	assert_true(suite_leaf_pairs(&g->leaf[MEASURE_WALLTIME]));
+	assert_true(suite_leaf_runs(&g->leaf[MEASURE_CALLGRIND]));
+	assert_false(suite_leaf_pairs(&g->leaf[MEASURE_CALLGRIND]));
+	assert_true(suite_leaf_runs(&g->leaf[MEASURE_MEMORY]));
 	for (int c = 0; c < MEASURE_N_INSTRUMENTS; c++)
 		assert_int_equal(g->leaf[c].options, 0);
 }
