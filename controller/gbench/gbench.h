@@ -121,33 +121,6 @@ char *gbench_filter_regex(const char *name);
 void gbench_parse_batches(const char *log, const char *name, uint64_t *ret, size_t max,
 			  size_t *ret_n);
 
-/*
- * What the memory instrument counts in one call of the function: the
- * allocations (malloc, calloc, realloc to a size, memalign, aligned_alloc,
- * posix_memalign; operator new through malloc), the frees (free of a
- * block, realloc to size 0) and the bytes asked for.
- */
-struct gbench_alloc_counts {
-	uint64_t allocations, frees, bytes;
-};
-
-/* The allocator functions the memory instrument stops at, and how each
- * call is counted: kind GBENCH_ALLOC_SIZE_ARG(i) asks for argument i's
- * bytes, GBENCH_ALLOC_CALLOC for arg0 * arg1, GBENCH_ALLOC_REALLOC for
- * arg1 (0: a free), GBENCH_ALLOC_FREE frees arg0 (NULL: nothing). */
-enum gbench_alloc_kind {
-	GBENCH_ALLOC_SIZE0,
-	GBENCH_ALLOC_SIZE1,
-	GBENCH_ALLOC_SIZE2,
-	GBENCH_ALLOC_CALLOC,
-	GBENCH_ALLOC_REALLOC,
-	GBENCH_ALLOC_FREE,
-};
-
-/* Count one call of an allocator of 'kind' with arguments args[0..3). */
-void gbench_alloc_count(struct gbench_alloc_counts *c, enum gbench_alloc_kind kind,
-			const uint64_t args[3]);
-
 /* One run of an instance, as the JSON output reports it ("run_type":
  * "iteration"): times in ns per iteration. */
 #define GBENCH_MAX_COUNTERS 12

@@ -392,34 +392,3 @@ int gbench_per_iteration(const uint64_t *dumps, size_t ndumps, const uint64_t *i
 	return 0;
 }
 
-void gbench_alloc_count(struct gbench_alloc_counts *c, enum gbench_alloc_kind kind,
-			const uint64_t args[3])
-{
-	switch (kind) {
-	case GBENCH_ALLOC_SIZE0:
-	case GBENCH_ALLOC_SIZE1:
-	case GBENCH_ALLOC_SIZE2:
-		c->allocations++;
-		c->bytes += args[kind - GBENCH_ALLOC_SIZE0];
-		break;
-	case GBENCH_ALLOC_CALLOC:
-		c->allocations++;
-		/* An overflowing product fails in calloc: nothing asked. */
-		if (!args[1] || args[0] <= UINT64_MAX / args[1])
-			c->bytes += args[0] * args[1];
-		break;
-	case GBENCH_ALLOC_REALLOC:
-		if (args[1] == 0) {
-			if (args[0])
-				c->frees++;
-			break;
-		}
-		c->allocations++;
-		c->bytes += args[1];
-		break;
-	case GBENCH_ALLOC_FREE:
-		if (args[0])
-			c->frees++;
-		break;
-	}
-}

@@ -511,35 +511,6 @@ static void test_lookup(void **state)
 #endif
 }
 
-static void test_alloc_count(void **state)
-{
-	struct gbench_alloc_counts c = { 0 };
-
-	(void)state;
-	gbench_alloc_count(&c, GBENCH_ALLOC_SIZE0, (const uint64_t[3]){ 100, 0, 0 }); /* malloc */
-	gbench_alloc_count(&c, GBENCH_ALLOC_CALLOC, (const uint64_t[3]){ 4, 10, 0 });
-	gbench_alloc_count(&c, GBENCH_ALLOC_SIZE1,
-			   (const uint64_t[3]){ 64, 256, 0 }); /* memalign */
-	gbench_alloc_count(&c, GBENCH_ALLOC_SIZE2,
-			   (const uint64_t[3]){ 0x1000, 64, 32 }); /* posix_memalign */
-	assert_int_equal(c.allocations, 4);
-	assert_int_equal(c.bytes, 100 + 40 + 256 + 32);
-	/* realloc to a size is an allocation of that size; to 0, a free. */
-	gbench_alloc_count(&c, GBENCH_ALLOC_REALLOC, (const uint64_t[3]){ 0x1234, 50, 0 });
-	gbench_alloc_count(&c, GBENCH_ALLOC_REALLOC, (const uint64_t[3]){ 0x1234, 0, 0 });
-	assert_int_equal(c.allocations, 5);
-	assert_int_equal(c.bytes, 428 + 50);
-	assert_int_equal(c.frees, 1);
-	/* free(NULL) frees nothing. */
-	gbench_alloc_count(&c, GBENCH_ALLOC_FREE, (const uint64_t[3]){ 0, 0, 0 });
-	gbench_alloc_count(&c, GBENCH_ALLOC_FREE, (const uint64_t[3]){ 0x10, 0, 0 });
-	assert_int_equal(c.frees, 2);
-	/* A calloc whose product overflows fails: nothing asked. */
-	gbench_alloc_count(&c, GBENCH_ALLOC_CALLOC, (const uint64_t[3]){ UINT64_MAX, 2, 0 });
-	assert_int_equal(c.bytes, 478);
-	assert_int_equal(c.allocations, 6);
-}
-
 /* Which argument of benchmark::State's constructor is the iteration count,
  * across the library's versions (1.7's, 1.8's with a name before it). */
 static void test_count_arg(void **state)
@@ -579,7 +550,6 @@ int main(void)
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_batch_candidate),
 		cmocka_unit_test(test_lookup),
-		cmocka_unit_test(test_alloc_count),
 		cmocka_unit_test(test_json_bad_values),
 		cmocka_unit_test(test_list_many),
 		cmocka_unit_test(test_count_arg),

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "trace/trace.h"
+#include "measure/allocs.h"
 #include "measure/measure.h"
 #include "report/report.h"
 
@@ -347,9 +348,39 @@ static void test_instrument_rows(void **state)
 	assert_string_equal(names, "walltime, callgrind, perf, memory or observe");
 }
 
+/* The memory instrument for a program of its own main (measure/allocs.h):
+ * how each allocator call is counted. */
+static void test_alloc_count(void **state)
+{
+	struct alloc_counts c = { 0 };
+
+	(void)state;
+	alloc_count(&c, ALLOC_SIZE0, (const uint64_t[3]){ 100, 0, 0 }); /* malloc */
+	alloc_count(&c, ALLOC_CALLOC, (const uint64_t[3]){ 4, 10, 0 });
+	alloc_count(&c, ALLOC_SIZE1, (const uint64_t[3]){ 64, 256, 0 }); /* memalign */
+	alloc_count(&c, ALLOC_SIZE2, (const uint64_t[3]){ 0x1000, 64, 32 }); /* posix_memalign */
+	assert_int_equal(c.allocations, 4);
+	assert_int_equal(c.bytes, 100 + 40 + 256 + 32);
+	/* realloc to a size is an allocation of that size; to 0, a free. */
+	alloc_count(&c, ALLOC_REALLOC, (const uint64_t[3]){ 0x1234, 50, 0 });
+	alloc_count(&c, ALLOC_REALLOC, (const uint64_t[3]){ 0x1234, 0, 0 });
+	assert_int_equal(c.allocations, 5);
+	assert_int_equal(c.bytes, 428 + 50);
+	assert_int_equal(c.frees, 1);
+	/* free(NULL) frees nothing. */
+	alloc_count(&c, ALLOC_FREE, (const uint64_t[3]){ 0, 0, 0 });
+	alloc_count(&c, ALLOC_FREE, (const uint64_t[3]){ 0x10, 0, 0 });
+	assert_int_equal(c.frees, 2);
+	/* A calloc whose product overflows fails: nothing asked. */
+	alloc_count(&c, ALLOC_CALLOC, (const uint64_t[3]){ UINT64_MAX, 2, 0 });
+	assert_int_equal(c.bytes, 478);
+	assert_int_equal(c.allocations, 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alloc_count),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_default_timeout),
 		cmocka_unit_test(test_instrument_rows),

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The memory instrument for a program that runs its own main
+ * (measure/allocs.h): breakpoints at the batch functions, the clock
+ * functions and the allocators; a return breakpoint where a call of one
+ * returns, to know when it has.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure/allocs.h"
+#include "measure/child.h"
+#include "measure/failure.h"
+#include "trace/trace.h"
+#include "util/strutil.h"
+
+/* The allocator entry points stopped at, found in the child's libraries. */
+static const struct {
+	const char *name;
+	enum alloc_kind kind;
+} allocators[] = {
+	{ "malloc", ALLOC_SIZE0 },	   { "calloc", ALLOC_CALLOC },
+	{ "realloc", ALLOC_REALLOC },	   { "free", ALLOC_FREE },
+	{ "memalign", ALLOC_SIZE1 },	   { "aligned_alloc", ALLOC_SIZE1 },
+	{ "posix_memalign", ALLOC_SIZE2 },
+};
+#define NALLOCATORS (sizeof(allocators) / sizeof(allocators[0]))
+
+void alloc_count(struct alloc_counts *c, enum alloc_kind kind, const uint64_t args[3])
+{
+	switch (kind) {
+	case ALLOC_SIZE0:
+	case ALLOC_SIZE1:
+	case ALLOC_SIZE2:
+		c->allocations++;
+		c->bytes += args[kind - ALLOC_SIZE0];
+		break;
+	case ALLOC_CALLOC:
+		c->allocations++;
+		/* An overflowing product fails in calloc: nothing asked. */
+		if (!args[1] || args[0] <= UINT64_MAX / args[1])
+			c->bytes += args[0] * args[1];
+		break;
+	case ALLOC_REALLOC:
+		if (args[1] == 0) {
+			if (args[0])
+				c->frees++;
+			break;
+		}
+		c->allocations++;
+		c->bytes += args[1];
+		break;
+	case ALLOC_FREE:
+		if (args[0])
+			c->frees++;
+		break;
+	}
+}
+
+void alloc_counts_field(const struct alloc_counts *c, size_t n, unsigned k, uint64_t *v)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = k == 0 ? c[i].bytes : k == 1 ? c[i].allocations : c[i].frees;
+}
+
+/* A call being followed: where it returns to, and the stack pointer at its
+ * entry (a deeper call returning to the same address is not its return). */
+struct pending {
+	bool on;
+	uint64_t ret, sp;
+};
+
+/* A thread of the child, in a call of a batch function or of an allocator. */
+#define MAX_THREADS 256
+struct thread {
+	pid_t tid;
+	struct pending call;  /* in a batch function's call */
+	struct pending alloc; /* in an allocator: the calls it makes are its own */
+	struct pending start; /* in a RESUME function: the clock runs once it returns */
+	struct pending pause; /* in a PAUSE function: a RESUME inside it starts nothing */
+	bool timed;	      /* the framework's clock runs */
+	struct alloc_counts c;
+};
+
+struct run {
+	struct trace_proc *p;
+	const struct alloc_fn *fns;
+	size_t nfns;
+	bool clocked; /* a RESUME among fns: counted while the clock runs */
+	uint64_t alloc[NALLOCATORS];
+	struct thread th[MAX_THREADS];
+	size_t nth;
+	struct alloc_counts *calls; /* one per returned call, in order */
+	size_t ncalls, cap;
+};
+
+static struct thread *thread_of(struct run *m, pid_t tid)
+{
+	for (size_t i = 0; i < m->nth; i++)
+		if (m->th[i].tid == tid)
+			return &m->th[i];
+	if (m->nth == MAX_THREADS)
+		return NULL;
+	m->th[m->nth] = (struct thread){ .tid = tid };
+	return &m->th[m->nth++];
+}
+
+/*
+ * Follow the call whose entry thread is stopped at (sp its stack pointer):
+ * a breakpoint at its return address, once. Return breakpoints stay until
+ * the child ends: removing one while other threads run would race with a
+ * thread that just hit it (its trap reported after the breakpoint is gone,
+ * as a SIGTRAP of the program's own); the few return addresses of a
+ * benchmark's calls are passed again only on such calls.
+ */
+static int follow(struct run *m, uint64_t sp, struct pending *c)
+{
+	uint64_t ret;
+	int r = trace_read(m->p, sp, &ret, sizeof(ret));
+
+	if (r == 0 && !trace_bp_present(m->p, ret))
+		r = trace_bp_insert(m->p, ret);
+	if (r == 0)
+		*c = (struct pending){ .on = true, .ret = ret, .sp = sp };
+	return r;
+}
+
+/* Whether a thread at addr with stack pointer sp returned from call c. */
+static bool returned(struct pending *c, uint64_t addr, uint64_t sp)
+{
+	if (!c->on || addr != c->ret || sp <= c->sp)
+		return false;
+	c->on = false;
+	return true;
+}
+
+static const struct alloc_fn *fn_at(const struct run *m, uint64_t addr)
+{
+	for (size_t i = 0; i < m->nfns; i++)
+		if (m->fns[i].addr == addr)
+			return &m->fns[i];
+	return NULL;
+}
+
+static int call_returned(struct run *m, const struct thread *t)
+{
+	if (m->ncalls == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct alloc_counts *v = realloc(m->calls, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->calls = v;
+		m->cap = cap;
+	}
+	m->calls[m->ncalls++] = t->c;
+	return 0;
+}
+
+/* A breakpoint hit by 'tid' at 'addr': 0, or a negative error. */
+static int breakpoint(struct run *m, pid_t tid, uint64_t addr)
+{
+	struct thread *t = thread_of(m, tid);
+	const struct alloc_fn *fn = fn_at(m, addr);
+	struct arch_regs regs;
+	uint64_t sp;
+	int r;
+
+	if (!t)
+		return -E2BIG;
+	r = trace_get_regs(m->p, tid, &regs);
+	/* A stale event (its thread no longer stopped there, or gone), as
+	 * observe meets them too: nothing to count. */
+	if (r == -ESRCH || r == -TRACE_E_STATE)
+		return 0;
+	if (r < 0)
+		return r;
+	sp = arch_sp(&regs);
+	if (fn && fn->role == BRACKET_CALL && !t->call.on) {
+		*t = (struct thread){ .tid = tid };
+		return follow(m, sp, &t->call);
+	}
+	/* An allocator the function tail-called (a last `delete`) returns
+	 * where the function does: both end at once. */
+	if (returned(&t->alloc, addr, sp) && !(t->call.on && addr == t->call.ret))
+		return 0;
+	if (returned(&t->call, addr, sp))
+		return call_returned(m, t);
+	if (returned(&t->start, addr, sp)) {
+		t->timed = true;
+		return 0;
+	}
+	returned(&t->pause, addr, sp);
+	if (fn && t->call.on && !t->alloc.on) {
+		if (fn->role == BRACKET_PAUSE || fn->role == BRACKET_FINISH) {
+			t->timed = false;
+			return fn->role == BRACKET_PAUSE && !t->pause.on ? follow(m, sp, &t->pause)
+									 : 0;
+		}
+		/* A RESUME inside another (StartKeepRunning calls ResumeTiming)
+		 * or inside a PAUSE (Instant::elapsed reads Instant::now):
+		 * nothing starts. */
+		if (fn->role == BRACKET_RESUME && !t->start.on && !t->timed && !t->pause.on)
+			return follow(m, sp, &t->start);
+		return 0;
+	}
+	for (size_t k = 0; k < NALLOCATORS; k++) {
+		uint64_t args[3];
+
+		if (addr != m->alloc[k] || !t->call.on || t->alloc.on || (m->clocked && !t->timed))
+			continue;
+		for (unsigned i = 0; i < 3; i++)
+			args[i] = arch_arg(&regs, i);
+		alloc_count(&t->c, allocators[k].kind, args);
+		/* Until it returns, what it calls (realloc's malloc) is part
+		 * of this one call. */
+		return follow(m, sp, &t->alloc);
+	}
+	return 0;
+}
+
+int alloc_count_run(struct trace_proc *p, const struct alloc_fn *fns, size_t n, uint64_t deadline_ns,
+		    uint64_t timeout_ns, const char *stderr_path, char *(*said)(const char *path),
+		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_ncalls)
+{
+	struct run *m = calloc(1, sizeof(*m));
+	struct trace_failure *f = calloc(1, sizeof(*f));
+	bool have_pending = false;
+	int r = m && f ? 0 : -ENOMEM;
+
+	if (r < 0)
+		goto out;
+	m->p = p;
+	m->fns = fns;
+	m->nfns = n;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		m->clocked |= fns[i].role == BRACKET_RESUME;
+		if (!trace_bp_present(p, fns[i].addr))
+			r = trace_bp_insert(p, fns[i].addr);
+	}
+	for (size_t k = 0; r == 0 && k < NALLOCATORS; k++) {
+		m->alloc[k] = measure_child_symbol(trace_pid(p), allocators[k].name);
+		if (m->alloc[k] && !trace_bp_present(p, m->alloc[k]))
+			r = trace_bp_insert(p, m->alloc[k]);
+	}
+	if (r < 0) {
+		bench_result_fail(res, str_fmt("cannot stop the child at its allocator: %s",
+					       trace_strerror(r)));
+		r = 0;
+		goto out;
+	}
+	for (;;) {
+		struct trace_event ev;
+		uint64_t now = measure_now_ns();
+		int ms = now >= deadline_ns ? 0 : (int)((deadline_ns - now) / 1000000 + 1);
+
+		r = trace_resume(p);
+		if (r == 0)
+			r = ms > 0 ? trace_wait(p, ms, &ev) : -ETIMEDOUT;
+		if (r == -ETIMEDOUT) {
+			measure_failure_timeout(p, timeout_ns, f);
+			bench_result_fail_with(res, f);
+			r = 0;
+			goto out;
+		}
+		if (r < 0) {
+			bench_result_fail(res, str_fmt("lost the child: %s", trace_strerror(r)));
+			r = 0;
+			goto out;
+		}
+		if (ev.kind == TRACE_EV_BREAKPOINT) {
+			r = breakpoint(m, ev.tid, ev.addr);
+			if (r < 0) {
+				bench_result_fail(
+					res, str_fmt("cannot follow the calls in the child: %s",
+						     trace_strerror(r)));
+				r = r == -ENOMEM ? r : 0;
+				goto out;
+			}
+			continue;
+		}
+		if (ev.kind == TRACE_EV_SIGNAL && measure_fatal_signal(ev.sig)) {
+			measure_failure_signal(p, &ev, f);
+			have_pending = true;
+			continue;
+		}
+		if (ev.kind == TRACE_EV_KILLED) {
+			if (!have_pending || f->sig != ev.sig) {
+				memset(f, 0, sizeof(*f));
+				f->kind = TRACE_FAIL_KILLED;
+				f->sig = ev.sig;
+			}
+			bench_result_fail_with(res, f);
+			r = 0;
+			goto out;
+		}
+		if (ev.kind == TRACE_EV_EXITED) {
+			char *last;
+
+			if (ev.code == 0)
+				break;
+			last = said ? said(stderr_path) : str_tail_lines(stderr_path, 3);
+			bench_result_fail(res, str_fmt("exited with status %d%s%s", ev.code,
+						       last ? "; its last words:" : "",
+						       last ? last : ""));
+			free(last);
+			r = 0;
+			goto out;
+		}
+	}
+	*ret_calls = m->calls;
+	*ret_ncalls = m->ncalls;
+	m->calls = NULL;
+	r = 1;
+out:
+	if (m)
+		free(m->calls);
+	free(m);
+	free(f);
+	return r;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_MEASURE_ALLOCS_H
+#define BENCHTRAP_MEASURE_ALLOCS_H
+/*
+ * The memory instrument for a program that runs its own main (allocs.c):
+ * the child traced, stopped at the entries of the kind's batch functions,
+ * of the framework's clock functions and of the C allocators, each call of
+ * a batch function given what its thread allocated inside it. Where the
+ * kind's clock functions are given, only what was allocated while the
+ * framework's clock ran (from a RESUME's return to a PAUSE's or FINISH's
+ * entry, measure/bracket.h's roles): what a benchmark does before its
+ * loop is out, as it is out of the framework's timing.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "measure/bracket.h"
+
+struct trace_proc;
+
+/* What one call counts: the allocations (malloc, calloc, realloc to a size,
+ * memalign, aligned_alloc, posix_memalign; operator new and Rust's
+ * allocator through malloc), the frees (free of a block, realloc to size
+ * 0) and the bytes asked for. */
+struct alloc_counts {
+	uint64_t allocations, frees, bytes;
+};
+
+/* How an allocator's call is counted: ALLOC_SIZE0..2 ask for argument
+ * 0..2's bytes, ALLOC_CALLOC for arg0 * arg1, ALLOC_REALLOC for arg1 (0: a
+ * free of arg0), ALLOC_FREE frees arg0 (NULL: nothing). */
+enum alloc_kind {
+	ALLOC_SIZE0,
+	ALLOC_SIZE1,
+	ALLOC_SIZE2,
+	ALLOC_CALLOC,
+	ALLOC_REALLOC,
+	ALLOC_FREE,
+};
+
+/* Count one call of an allocator of 'kind' with arguments args[0..3). */
+void alloc_count(struct alloc_counts *c, enum alloc_kind kind, const uint64_t args[3]);
+
+/* A function stopped at, by its address in the child: a batch function
+ * (BRACKET_CALL) or one of the framework's clock (BRACKET_RESUME, _PAUSE,
+ * _FINISH). */
+struct alloc_fn {
+	uint64_t addr;
+	enum bracket_role role;
+};
+
+/*
+ * Run the traced child p (at main, nothing else stopped at yet) to its end
+ * under the memory instrument: fns[0..n) and the allocators found in it
+ * stopped at, each returned call of a batch function counted, in the order
+ * they returned. Returns 1 with *ret_calls (free it) and *ret_ncalls when
+ * the child exited with status 0; 0 with res failed as for any child that
+ * died, exited with a failure (its last words from said(stderr_path), or
+ * its last lines), did not end by deadline_ns (timeout_ns said) or could
+ * not be followed; -ENOMEM.
+ */
+int alloc_count_run(struct trace_proc *p, const struct alloc_fn *fns, size_t n, uint64_t deadline_ns,
+		    uint64_t timeout_ns, const char *stderr_path, char *(*said)(const char *path),
+		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_ncalls);
+
+/* Field k (0 bytes, 1 allocations, 2 frees) of calls c[0..n) into v[0..n). */
+void alloc_counts_field(const struct alloc_counts *c, size_t n, unsigned k, uint64_t *v);
+
+#endif
