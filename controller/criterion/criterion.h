@@ -21,6 +21,11 @@
  *              the iter instances alone (--toggle-collect), a profile per
  *              call (--dump-after); instructions per iteration are the
  *              slope between the last two calls
+ *   memory     the binary traced with --profile-time 1 (the batches as
+ *              under callgrind), stopped at the iter instances, criterion's
+ *              clock and the C allocators (measure/allocs.h): what each
+ *              call allocates while the clock runs; per iteration the
+ *              slope between the last two calls
  *   walltime   each call of an iter instance bounded by benchtrap's clock
  *              in the child (measure/bracket.h); the iteration count of
  *              each call from criterion's own sample.json (the measured
@@ -144,5 +149,6 @@ extern const char *const criterion_reserved[];
 /* The cells of the row (measure/own.h). */
 extern const struct own_cell criterion_callgrind_cell;
 extern const struct own_cell criterion_walltime_cell;
+extern const struct own_cell criterion_memory_cell;
 
 #endif

@@ -26,4 +26,25 @@ int criterion_argv(const struct measure_target *t, const char *const *pre, const
  * each after "\n  "; or NULL. */
 char *criterion_said(const char *path);
 
+/*
+ * The functions of spec's binary that a run of one benchmark is followed
+ * at: every batch function, then, where criterion's clock is among the
+ * symbols, Instant::now (RESUME) and Instant::elapsed (PAUSE), the batch
+ * functions timed by it (measure/bracket.h). *ret_b (free it) and *ret_n;
+ * -errno with *ret_error.
+ */
+struct bracket_fn;
+int criterion_bracket_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, size_t *ret_n,
+			  char **ret_error);
+
+/* ... found once for every benchmark of a run: own_cell's prepare and
+ * release, run->data a struct criterion_followed. */
+struct criterion_followed {
+	struct bracket_fn *b;
+	size_t n;
+};
+int criterion_followed_make(const struct own_run *run, const struct bench_spec *first, void **ret,
+			    char **ret_error);
+void criterion_followed_free(void *data);
+
 #endif

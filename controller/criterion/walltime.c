@@ -335,14 +335,8 @@ static int take_samples(struct bench_result *res, double *v, size_t n, double sl
 }
 
 /* The batch functions of the binary of spec, for the engine. */
-/* The functions bracketed, found once for every benchmark of a run. */
-struct fns {
-	struct bracket_fn *b;
-	size_t n;
-};
-
-static int batch_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, size_t *ret_n,
-		     char **ret_error)
+int criterion_bracket_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, size_t *ret_n,
+			  char **ret_error)
 {
 	struct elf_file *ef = NULL;
 	struct criterion_fn *fns = NULL;
@@ -395,11 +389,11 @@ static int batch_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, s
 	return 0;
 }
 
-static int prepare(const struct own_run *run, const struct bench_spec *first, void **ret,
-		   char **ret_error)
+int criterion_followed_make(const struct own_run *run, const struct bench_spec *first, void **ret,
+			    char **ret_error)
 {
-	struct fns *fns = calloc(1, sizeof(*fns));
-	int r = fns ? batch_fns(first, &fns->b, &fns->n, ret_error) : -ENOMEM;
+	struct criterion_followed *fns = calloc(1, sizeof(*fns));
+	int r = fns ? criterion_bracket_fns(first, &fns->b, &fns->n, ret_error) : -ENOMEM;
 
 	(void)run;
 	if (r < 0) {
@@ -410,9 +404,9 @@ static int prepare(const struct own_run *run, const struct bench_spec *first, vo
 	return 0;
 }
 
-static void release(void *data)
+void criterion_followed_free(void *data)
 {
-	struct fns *fns = data;
+	struct criterion_followed *fns = data;
 
 	free(fns->b);
 	free(fns);
@@ -421,7 +415,7 @@ static void release(void *data)
 static int bracket_one(const struct own_run *run, const struct bench_spec *spec,
 		       struct bench_result *res)
 {
-	const struct fns *fns = run->data;
+	const struct criterion_followed *fns = run->data;
 	const struct measure_plan *plan = run->plan;
 	struct cside s = { .t = run->t,
 			   .spec = spec,
@@ -509,7 +503,7 @@ static int same_clock(struct bracket_fn *fns[2], size_t nfns[2], struct bench_re
 static int paired_one(const struct own_run *const run[2], const struct bench_spec *const spec[2],
 		      struct bench_result *const res[2])
 {
-	const struct fns *data[2] = { run[0]->data, run[1]->data };
+	const struct criterion_followed *data[2] = { run[0]->data, run[1]->data };
 	const struct measure_plan *plan = run[1]->plan;
 	const struct bench_spec *bspec = spec[0], *hspec = spec[1];
 	const char *const dirs[2] = { run[0]->dir, run[1]->dir };
@@ -638,8 +632,8 @@ out:
 
 const struct own_cell criterion_walltime_cell = {
 	.tag = "criterion",
-	.prepare = prepare,
-	.release = release,
+	.prepare = criterion_followed_make,
+	.release = criterion_followed_free,
 	.one = bracket_one,
 	.pair = paired_one,
 };

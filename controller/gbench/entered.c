@@ -18,8 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sys/auxv.h>
-
 #include "elf/elf.h"
 #include "measure/driver-env.h"
 #include "measure/failure.h"
@@ -63,59 +61,17 @@ int gbench_start_traced(const struct measure_target *t, const struct bench_spec 
 			int devnull, struct trace_proc **ret, uint64_t *ret_bias, pid_t *ret_pid,
 			char **ret_why)
 {
-	char **argv = NULL, path[PATH_MAX + 16];
+	const struct own_run run = {
+		.t = t, .plan = plan, .dir = dir, .input = input, .devnull = devnull
+	};
+	char **argv = NULL;
 	size_t na = 0;
-	struct trace_spawn_opts so;
-	struct trace_proc *p = NULL;
-	struct trace_failure *f = calloc(1, sizeof(*f));
-	uint64_t at_entry = 0, main_addr;
-	int exec_errno = 0, errfd = -1, r;
+	int r;
 
-	if (!f)
-		return -ENOMEM;
 	launch_temp_dir_empty(dir);
 	r = gbench_instance_argv(t, s, plan, true, dir, &argv, &na);
-	if (r < 0)
-		goto out;
-	snprintf(path, sizeof(path), "%s/stderr", dir);
-	errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	trace_spawn_opts_init(&so, argv);
-	so.clean_env = t->clean_env;
-	so.aslr = t->aslr;
-	so.cpu = t->cpu;
-	so.stdio[0] = input;
-	so.stdio[1] = out;
-	so.stdio[2] = errfd >= 0 ? errfd : devnull;
-	so.process_group = true;
-	r = trace_spawn(&so, &p, &exec_errno);
-	if (r < 0) {
-		*ret_why = str_fmt("cannot execute %s: %s", t->binary,
-				   r == -TRACE_E_EXEC ? strerror(exec_errno) : trace_strerror(r));
-		r = r == -ENOMEM ? r : 0;
-		goto out;
-	}
-	if (ret_pid)
-		*ret_pid = trace_pid(p);
-	/* At main every library is mapped. */
-	r = trace_run_to_main(p, t->main_link, t->entry_link, (int)(plan->timeout_ns / 1000000),
-			      &main_addr, f);
 	if (r == 0)
-		r = trace_auxv(p, AT_ENTRY, &at_entry);
-	if (r < 0) {
-		*ret_why = r == -TRACE_E_FAILED ? measure_failure_line(f)
-						: str_fmt("cannot run %s to main: %s", t->binary,
-							  trace_strerror(r));
-		r = 0;
-		goto out;
-	}
-	*ret = p;
-	*ret_bias = at_entry - t->entry_link;
-	p = NULL;
-out:
-	if (errfd >= 0)
-		close(errfd);
-	trace_proc_free(p);
-	free(f);
+		r = own_start_traced(&run, argv, NULL, out, ret, ret_bias, ret_pid, ret_why);
 	measure_env_free(argv);
 	return r;
 }

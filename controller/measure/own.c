@@ -14,9 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/auxv.h>
+
 #include "measure/callgrind.h"
+#include "measure/failure.h"
 #include "measure/measure.h"
 #include "measure/own.h"
+#include "trace/trace.h"
 #include "util/launch.h"
 #include "util/strutil.h"
 
@@ -266,5 +270,61 @@ int own_measure_paired(const struct own_cell *c, enum measure_instrument_id in,
 	}
 	for (int k = 0; k < 2; k++)
 		own_close(c, &run[k]);
+	return r;
+}
+
+int own_start_traced(const struct own_run *run, char *const *argv, char *const *envp, int out,
+		     struct trace_proc **ret, uint64_t *ret_bias, pid_t *ret_pid, char **ret_why)
+{
+	const struct measure_target *t = run->t;
+	char path[PATH_MAX + 16];
+	struct trace_spawn_opts so;
+	struct trace_proc *p = NULL;
+	struct trace_failure *f = calloc(1, sizeof(*f));
+	uint64_t at_entry = 0, main_addr;
+	int exec_errno = 0, errfd = -1, r;
+
+	if (!f)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/stderr", run->dir);
+	errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	trace_spawn_opts_init(&so, argv);
+	so.envp = envp;
+	so.clean_env = t->clean_env;
+	so.aslr = t->aslr;
+	so.cpu = t->cpu;
+	so.stdio[0] = run->input;
+	so.stdio[1] = out;
+	so.stdio[2] = errfd >= 0 ? errfd : run->devnull;
+	so.process_group = true;
+	r = trace_spawn(&so, &p, &exec_errno);
+	if (r < 0) {
+		*ret_why = str_fmt("cannot execute %s: %s", t->binary,
+				   r == -TRACE_E_EXEC ? strerror(exec_errno) : trace_strerror(r));
+		r = r == -ENOMEM ? r : 0;
+		goto out;
+	}
+	if (ret_pid)
+		*ret_pid = trace_pid(p);
+	/* At main every library is mapped. */
+	r = trace_run_to_main(p, t->main_link, t->entry_link, (int)(run->plan->timeout_ns / 1000000),
+			      &main_addr, f);
+	if (r == 0)
+		r = trace_auxv(p, AT_ENTRY, &at_entry);
+	if (r < 0) {
+		*ret_why = r == -TRACE_E_FAILED ? measure_failure_line(f)
+						: str_fmt("cannot run %s to main: %s", t->binary,
+							  trace_strerror(r));
+		r = 0;
+		goto out;
+	}
+	*ret = p;
+	*ret_bias = at_entry - t->entry_link;
+	p = NULL;
+out:
+	if (errfd >= 0)
+		close(errfd);
+	trace_proc_free(p);
+	free(f);
 	return r;
 }

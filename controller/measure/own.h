@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "measure/measure.h"
 
@@ -84,6 +85,19 @@ struct own_cell {
 	int (*pair)(const struct own_run *const r[2], const struct bench_spec *const s[2],
 		    struct bench_result *const res[2]);
 };
+
+/*
+ * One child of run->t with argv and envp (NULL: the controller's, or the
+ * clean one), traced and run to main: stdin run->input, stdout 'out' (-1:
+ * benchtrap's), stderr DIR/stderr (else /dev/null), in a process group of
+ * its own. *ret (trace_proc_free) and *ret_bias, what to add to a link-time
+ * address of the binary; *ret_pid (when not NULL) once it is spawned. When
+ * it could not be: *ret untouched and *ret_why (malloc'ed), saying why. 0,
+ * or -ENOMEM.
+ */
+struct trace_proc;
+int own_start_traced(const struct own_run *run, char *const *argv, char *const *envp, int out,
+		     struct trace_proc **ret, uint64_t *ret_bias, pid_t *ret_pid, char **ret_why);
 
 /*
  * Run specs[0..n) of t under instrument 'in', one instance after the

@@ -87,12 +87,7 @@ static struct suite_kind kinds[] = {
 					   "main, and criterion's batch function needs the "
 					   "Bencher that criterion's own main makes",
 			},
-			[MEASURE_MEMORY] = {
-				.refusal = "the memory instrument counts the calls its driver "
-					   "makes in place of main, and criterion's batch "
-					   "function needs the Bencher that criterion's own "
-					   "main makes",
-			},
+			[MEASURE_MEMORY] = { .own = &criterion_memory_cell },
 		},
 	},
 	{

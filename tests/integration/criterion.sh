@@ -14,8 +14,11 @@
 #   benchtrap uses (the last two profiles' totals over the iterations
 #   between them), within the clock reads' few instructions; the same in
 #   two runs;
-# - perf and memory refused with the reason; reserved arguments after '--'
-#   refused; a flag the binary does not take: its own words;
+# - memory: alloc/vec's one allocation of 800 bytes and one free an
+#   iteration, exact, its set-up's table out (it is made before b.iter);
+#   sum_1000 allocates nothing; the crash failed alone;
+# - perf refused with the reason; reserved arguments after '--' refused; a
+#   flag the binary does not take: its own words;
 # - compare BASE HEAD of the two builds: paired, both sides measured, pairs
 #   taken (structure only: no verdict that noise decides);
 # - --timeout: the benchmark that runs past it failed;
@@ -49,7 +52,7 @@ expect_no_temp_dirs() {
 	done
 	fail "temporary directories left: $(temp_dirs) $(find "$TMPDIR" | head -5)"
 }
-NAMES="fib/10 fib/20 sum_1000 group/chase crash twin/same twin/5pct twin/2pct batched/setup batched/plain"
+NAMES="fib/10 fib/20 sum_1000 group/chase crash twin/same twin/5pct twin/2pct batched/setup batched/plain alloc/vec"
 # Every run from a directory of its own: criterion would write
 # target/criterion there without a CRITERION_HOME.
 mkdir -p "$TMP/cwd"
@@ -166,8 +169,13 @@ expect_no_orphans "$S"
 # What criterion's rows refuse, and what a binary says of its own.
 run run "$S" --instrument perf
 expect_usage_error "criterion binary: --instrument perf does not measure one: .*Bencher"
-run run "$S" --instrument memory
-expect_usage_error "criterion binary: --instrument memory does not measure one"
+run run "$S" --instrument memory --bench alloc/vec --bench sum_1000 --bench crash --format json
+expect_status 1
+expect_json '{b["name"]: b["status"] for b in d["benchmarks"]} == {"alloc/vec": "ok", "sum_1000": "ok", "crash": "failed"}'
+expect_json '[b["counters"] for b in d["benchmarks"] if b["name"] == "alloc/vec"][0] == {"bytes": 800, "allocations": 1, "frees": 1}'
+expect_json '[b["counters"] for b in d["benchmarks"] if b["name"] == "sum_1000"][0] == {"bytes": 0, "allocations": 0, "frees": 0}'
+expect_json '"SIGSEGV" in [b["error"] for b in d["benchmarks"] if b["name"] == "crash"][0]'
+expect_no_orphans "$S"
 for flag in --profile-time --list --save-baseline --bench; do
 	run run "$S" --bench sum_1000 -- "$flag" 1
 	expect_usage_error "'$flag' after '--' would change what benchtrap selects"
