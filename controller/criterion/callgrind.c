@@ -17,7 +17,6 @@
  * reading of its log are measure/valgrind.h's, as for every callgrind run;
  * the profiles are read with measure/callgrind.h.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -40,62 +39,22 @@
 /* Calls one run may have: 2^63 iterations are more than any run. */
 #define MAX_DUMPS 128
 
-struct dump {
-	unsigned n;
-	uint64_t ir;
-};
-
-static int cmp_dump(const void *a, const void *b)
+/* A call's profile: the one dumped when it returned (the one dumped when
+ * it began holds what ran between two calls). */
+static int call_dump(const char *trigger)
 {
-	const struct dump *x = a, *y = b;
-
-	return x->n < y->n ? -1 : x->n > y->n;
+	return strncmp(trigger, "--dump-after=", 13) ? -1 : 0;
 }
 
-/* The Ir total of each numbered profile of process pid, in dump order;
- * -E2BIG past 'max'. */
+/* The Ir total of each call's profile of process pid, in order. */
 static int read_dumps(const char *dir, pid_t pid, uint64_t *ret, size_t max, size_t *ret_n)
 {
-	DIR *d = opendir(dir);
-	struct dump v[MAX_DUMPS];
-	struct dirent *e;
-	size_t n = 0;
-	int r = 0;
+	struct valgrind_dump v[MAX_DUMPS];
+	int r = valgrind_read_dumps(dir, pid, call_dump, v, max < MAX_DUMPS ? max : MAX_DUMPS,
+				    ret_n);
 
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		unsigned dump, thread;
-		char path[PATH_MAX + 300];
-		struct callgrind_profile prof;
-		int ir;
-
-		if (!callgrind_part_name(e->d_name, pid, &dump, &thread) || dump == 0)
-			continue;
-		if (n == max || n == MAX_DUMPS) {
-			r = -E2BIG;
-			goto out;
-		}
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		r = callgrind_parse_file(path, NULL, NULL, &prof);
-		if (r < 0)
-			goto out;
-		/* What ran between two calls (a call's beginning dumps it). */
-		if (strncmp(prof.trigger, "--dump-after=", 13))
-			continue;
-		ir = callgrind_event_index(&prof, "Ir");
-		if (ir < 0) {
-			r = -EINVAL;
-			goto out;
-		}
-		v[n++] = (struct dump){ dump, prof.totals[ir] };
-	}
-	qsort(v, n, sizeof(*v), cmp_dump);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; r == 0 && i < *ret_n; i++)
 		ret[i] = v[i].ir;
-	*ret_n = n;
-out:
-	closedir(d);
 	return r;
 }
 

@@ -10,7 +10,6 @@
  *              --dump-before=State::FinishKeepRunning(), so that a profile
  *              holds the batch's loop alone, as the library's clock does
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -40,23 +39,10 @@ enum dump_kind {
 	DUMP_END,   /* F's return (or anything else) */
 };
 
-struct dump {
-	unsigned n;
-	uint64_t ir;
-	enum dump_kind kind;
-};
-
 #define LOOP_START "benchmark::State::StartKeepRunning()"
 #define LOOP_FINISH "benchmark::State::FinishKeepRunning()"
 
-static int cmp_dump(const void *a, const void *b)
-{
-	const struct dump *x = a, *y = b;
-
-	return x->n < y->n ? -1 : x->n > y->n;
-}
-
-static enum dump_kind dump_kind_of(const char *trigger)
+static int dump_kind_of(const char *trigger)
 {
 	if (!strcmp(trigger, "--dump-after=" LOOP_START))
 		return DUMP_SETUP;
@@ -65,52 +51,12 @@ static enum dump_kind dump_kind_of(const char *trigger)
 	return DUMP_END;
 }
 
-/* The numbered profiles of process pid, in dump order: *ret (max). */
-static int read_dumps(const char *dir, pid_t pid, struct dump *v, size_t max, size_t *ret_n)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	size_t n = 0;
-	int r = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		unsigned dump, thread;
-		char path[PATH_MAX + 300];
-		struct callgrind_profile prof;
-		int ir;
-
-		if (!callgrind_part_name(e->d_name, pid, &dump, &thread) || dump == 0)
-			continue;
-		if (n == max) {
-			r = -E2BIG;
-			goto out;
-		}
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		r = callgrind_parse_file(path, NULL, NULL, &prof);
-		if (r < 0)
-			goto out;
-		ir = callgrind_event_index(&prof, "Ir");
-		if (ir < 0) {
-			r = -EINVAL;
-			goto out;
-		}
-		v[n++] = (struct dump){ dump, prof.totals[ir], dump_kind_of(prof.trigger) };
-	}
-	qsort(v, n, sizeof(*v), cmp_dump);
-	*ret_n = n;
-out:
-	closedir(d);
-	return r;
-}
-
 /*
  * The profiles v[0..n) as counts: *ends, one per call of F (what F did
  * from one return to the next, the profiles between summed), and *loops,
  * one per loop (its finish's profile). Each array holds n.
  */
-static void dump_counts(const struct dump *v, size_t n, uint64_t *ends, size_t *ret_nends,
+static void dump_counts(const struct valgrind_dump *v, size_t n, uint64_t *ends, size_t *ret_nends,
 			uint64_t *loops, size_t *ret_nloops)
 {
 	uint64_t acc = 0;
@@ -140,7 +86,7 @@ int gbench_callgrind_one(const struct own_run *run, const struct bench_spec *s,
 	size_t na = 0, ninst = 0, nruns = 0, nbatches = 0, ndumps = 0;
 	struct gbench_run *runs = NULL;
 	uint64_t *ends = NULL, *loops = NULL, iters[GBENCH_MAX_BATCHES];
-	struct dump *dumps = NULL;
+	struct valgrind_dump *dumps = NULL;
 	size_t nends = 0, nloops = 0;
 	int r = 0;
 	bool with_setup = false, loop = false;
@@ -204,7 +150,7 @@ int gbench_callgrind_one(const struct own_run *run, const struct bench_spec *s,
 	loops = calloc(GBENCH_MAX_DUMPS, sizeof(*loops));
 	if (!dumps || !ends || !loops)
 		goto nomem;
-	r = read_dumps(dir, res->pid, dumps, GBENCH_MAX_DUMPS, &ndumps);
+	r = valgrind_read_dumps(dir, res->pid, dump_kind_of, dumps, GBENCH_MAX_DUMPS, &ndumps);
 	if (r < 0 || nbatches == 0 || nbatches > GBENCH_MAX_BATCHES) {
 		bench_result_fail(
 			res,

@@ -2,6 +2,7 @@
 /*
  * valgrind's command line and log, for every callgrind run (valgrind.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 
 #include "util/launch.h"
 #include "util/strutil.h"
+#include "measure/callgrind.h"
 #include "measure/failure.h"
 #include "measure/measure.h"
 #include "measure/driver-env.h"
@@ -215,4 +217,54 @@ int valgrind_run(char *const *argv, char *const *env, int cpu, int input, int de
 	}
 	free(acc);
 	return 0;
+}
+
+static int cmp_dump(const void *a, const void *b)
+{
+	const struct valgrind_dump *x = a, *y = b;
+
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+int valgrind_read_dumps(const char *dir, pid_t pid, int (*kind)(const char *trigger),
+			struct valgrind_dump *v, size_t max, size_t *ret_n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		unsigned dump, thread;
+		char path[PATH_MAX + 300];
+		struct callgrind_profile prof;
+		int ir, k;
+
+		if (!callgrind_part_name(e->d_name, pid, &dump, &thread) || dump == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		r = callgrind_parse_file(path, NULL, NULL, &prof);
+		if (r < 0)
+			goto out;
+		k = kind(prof.trigger);
+		if (k < 0)
+			continue;
+		ir = callgrind_event_index(&prof, "Ir");
+		if (ir < 0) {
+			r = -EINVAL;
+			goto out;
+		}
+		if (n == max) {
+			r = -E2BIG;
+			goto out;
+		}
+		v[n++] = (struct valgrind_dump){ dump, prof.totals[ir], k };
+	}
+	qsort(v, n, sizeof(*v), cmp_dump);
+	*ret_n = n;
+out:
+	closedir(d);
+	return r;
 }

@@ -69,4 +69,20 @@ int valgrind_run(char *const *argv, char *const *env, int cpu, int input, int de
  */
 bool valgrind_launcher_line(const char *path, char **ret_line);
 
+/* One numbered profile of a run with --dump-before/--dump-after: its number
+ * (dump order), its Ir total, and what kind(its trigger) made of it. */
+struct valgrind_dump {
+	unsigned n;
+	uint64_t ir;
+	int kind;
+};
+
+/*
+ * The numbered profiles of process pid in dir, in dump order, those for
+ * which kind(trigger) (the "--dump-after=F" that made it) is 0 or more:
+ * v[0..*ret_n). -E2BIG past max, -EINVAL for a profile without Ir, -errno.
+ */
+int valgrind_read_dumps(const char *dir, pid_t pid, int (*kind)(const char *trigger),
+			struct valgrind_dump *v, size_t max, size_t *ret_n);
+
 #endif
