@@ -73,6 +73,11 @@ void arch_bracket_slot_stub(uint8_t out[ARCH_BRACKET_STUB_LEN], uint64_t slot);
  * called is (the trampoline + AGENT_TRAMP_CALL_LEN, arch/agent.h). */
 uint64_t arch_bracket_end_reading(const struct arch_regs *regs);
 uint64_t arch_bracket_end_caller(const struct arch_regs *regs);
+/* ... and where the patched function's integer argument i was saved (0:
+ * not one of those the stub saves), and its stack pointer at entry (the
+ * word there is its return address). */
+uint64_t arch_bracket_end_arg(const struct arch_regs *regs, unsigned i);
+uint64_t arch_bracket_end_entry_sp(const struct arch_regs *regs);
 
 /*
  * A trampoline: the 'len' bytes of a function's first instruction, then a

@@ -80,6 +80,7 @@ struct thread {
 	struct pending start; /* in a RESUME function: the clock runs once it returns */
 	struct pending pause; /* in a PAUSE function: a RESUME inside it starts nothing */
 	bool timed;	      /* the framework's clock runs */
+	bool window;	      /* between a TOGGLE's start and its stop */
 	struct alloc_counts c;
 };
 
@@ -181,6 +182,18 @@ static int breakpoint(struct run *m, pid_t tid, uint64_t addr)
 		*t = (struct thread){ .tid = tid };
 		return follow(m, sp, &t->call);
 	}
+	/* A TOGGLE (divan's sync_impl): a window of its own, from a start's
+	 * return to a stop's entry, counted as one call. */
+	if (fn && fn->role == BRACKET_TOGGLE) {
+		if (arch_arg(&regs, fn->arg) & 0xff) {
+			*t = (struct thread){ .tid = tid, .window = true };
+			return follow(m, sp, &t->start);
+		}
+		if (!t->window || t->alloc.on)
+			return 0;
+		t->window = t->timed = false;
+		return call_returned(m, t);
+	}
 	/* An allocator the function tail-called (a last `delete`) returns
 	 * where the function does: both end at once. */
 	if (returned(&t->alloc, addr, sp) && !(t->call.on && addr == t->call.ret))
@@ -208,7 +221,8 @@ static int breakpoint(struct run *m, pid_t tid, uint64_t addr)
 	for (size_t k = 0; k < NALLOCATORS; k++) {
 		uint64_t args[3];
 
-		if (addr != m->alloc[k] || !t->call.on || t->alloc.on || (m->clocked && !t->timed))
+		if (addr != m->alloc[k] || !(t->call.on || t->window) || t->alloc.on ||
+		    (m->clocked && !t->timed))
 			continue;
 		for (unsigned i = 0; i < 3; i++)
 			args[i] = arch_arg(&regs, i);
@@ -235,7 +249,7 @@ int alloc_count_run(struct trace_proc *p, const struct alloc_fn *fns, size_t n, 
 	m->fns = fns;
 	m->nfns = n;
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		m->clocked |= fns[i].role == BRACKET_RESUME;
+		m->clocked |= fns[i].role == BRACKET_RESUME || fns[i].role == BRACKET_TOGGLE;
 		if (!trace_bp_present(p, fns[i].addr))
 			r = trace_bp_insert(p, fns[i].addr);
 	}

@@ -44,10 +44,12 @@ void alloc_count(struct alloc_counts *c, enum alloc_kind kind, const uint64_t ar
 
 /* A function stopped at, by its address in the child: a batch function
  * (BRACKET_CALL) or one of the framework's clock (BRACKET_RESUME, _PAUSE,
- * _FINISH). */
+ * _FINISH), or a TOGGLE (its argument 'arg' says: a start, from its
+ * return, or a stop, at its entry), whose windows are counted as calls. */
 struct alloc_fn {
 	uint64_t addr;
 	enum bracket_role role;
+	unsigned arg;
 };
 
 /*

@@ -389,7 +389,7 @@ static int arm(struct bracket_run *r, const struct measure_target *t, const stru
 	b->clocked = f->clocked;
 	b->clocked_once = f->clocked_once;
 	b->size = f->size;
-	if (f->role == BRACKET_PAUSE || f->role == BRACKET_FINISH)
+	if (f->role == BRACKET_PAUSE || f->role == BRACKET_FINISH || f->role == BRACKET_TOGGLE)
 		return patch_entry(r, f, i, ret_error);
 	e = trace_read(r->p, b->addr, insn, sizeof(insn));
 	if (e < 0)
@@ -606,19 +606,68 @@ static int unslotted(struct bracket_run *r, pid_t tid, unsigned i, struct arch_r
 	return run_on(r, tid, i, regs);
 }
 
-/* A thread at RESUME function i's entry: the framework's clock runs from
- * its return, which goes through a slot stub to the start stub. */
-static int on_resume(struct bracket_run *r, const struct trace_event *ev, unsigned i,
-		     struct arch_regs *regs)
+/*
+ * The framework's clock runs from the return of RESUME function i's call
+ * by thread tid, whose return address 'ret' is the word at ret_at: the
+ * return goes through a slot stub to the start stub. 1 when it does, 0
+ * when no slot was left (said once), or a negative error.
+ */
+static int start_clock(struct bracket_run *r, pid_t tid, unsigned i, uint64_t ret_at, uint64_t ret)
 {
 	struct bslot *s = NULL;
-	uint64_t ret_at = 0, ret = 0, zero[2] = { 0 }, next = r->code + arch_bracket_start_off,
-		 stub;
+	uint64_t zero[2] = { 0 }, next = r->code + arch_bracket_start_off, stub;
 	int e;
 
 	for (size_t k = 0; k < NSLOTS && !s; k++)
 		if (!r->slots[k].used)
 			s = &r->slots[k];
+	/* The thread's resuming calls that returned are superseded: the
+	 * clock runs from the latest return (a framework that reads its
+	 * clock without stopping it would otherwise fill the slots). */
+	for (size_t k = 0; k < NSLOTS; k++) {
+		struct bslot *o = &r->slots[k];
+		int64_t st[2] = { 0, 0 };
+
+		if (o->used && o->start && o->tid == tid &&
+		    trace_read(r->p, slot_addr(r, o) + ARCH_BRACKET_T0, st, sizeof(st)) == 0 &&
+		    (st[0] || st[1])) {
+			o->used = false;
+			if (!s)
+				s = o;
+		}
+	}
+	if (!s) {
+		if (!r->said_unbracketed)
+			diagnose(r,
+				 "more than %d calls were in progress at once: calls past that "
+				 "were not timed",
+				 NSLOTS);
+		r->said_unbracketed = true;
+		return 0;
+	}
+	stub = stub_addr(r, s);
+	e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_T0, zero, sizeof(zero));
+	if (e == 0)
+		e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_RESUME, &ret, sizeof(ret));
+	if (e == 0)
+		e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_NEXT, &next, sizeof(next));
+	if (e == 0)
+		e = trace_write(r->p, ret_at, &stub, sizeof(stub));
+	if (e < 0)
+		return e;
+	*s = (struct bslot){
+		.used = true, .start = true, .fn = i, .tid = tid, .ret_at = ret_at, .ret = ret
+	};
+	return 1;
+}
+
+/* A thread at RESUME function i's entry: the clock runs from its return. */
+static int on_resume(struct bracket_run *r, const struct trace_event *ev, unsigned i,
+		     struct arch_regs *regs)
+{
+	uint64_t ret_at = 0, ret = 0;
+	int e;
+
 	if (!arch_entry_return_address(regs, &ret_at, &ret))
 		return -ENOTSUP;
 	e = trace_read(r->p, ret_at, &ret, sizeof(ret));
@@ -633,37 +682,8 @@ static int on_resume(struct bracket_run *r, const struct trace_event *ev, unsign
 		    ret >= p->addr && ret < p->addr + p->size)
 			return run_on(r, ev->tid, i, regs);
 	}
-	/* The thread's resuming calls that returned are superseded: the
-	 * clock runs from the latest return (a framework that reads its
-	 * clock without stopping it would otherwise fill the slots). */
-	for (size_t k = 0; k < NSLOTS; k++) {
-		struct bslot *o = &r->slots[k];
-		int64_t st[2] = { 0, 0 };
-
-		if (o->used && o->start && o->tid == ev->tid &&
-		    trace_read(r->p, slot_addr(r, o) + ARCH_BRACKET_T0, st, sizeof(st)) == 0 &&
-		    (st[0] || st[1])) {
-			o->used = false;
-			if (!s)
-				s = o;
-		}
-	}
-	if (!s)
-		return unslotted(r, ev->tid, i, regs);
-	stub = stub_addr(r, s);
-	e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_T0, zero, sizeof(zero));
-	if (e == 0)
-		e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_RESUME, &ret, sizeof(ret));
-	if (e == 0)
-		e = trace_write(r->p, slot_addr(r, s) + ARCH_BRACKET_NEXT, &next, sizeof(next));
-	if (e == 0)
-		e = trace_write(r->p, ret_at, &stub, sizeof(stub));
-	if (e < 0)
-		return e;
-	*s = (struct bslot){
-		.used = true, .start = true, .fn = i, .tid = ev->tid, .ret_at = ret_at, .ret = ret
-	};
-	return run_on(r, ev->tid, i, regs);
+	e = start_clock(r, ev->tid, i, ret_at, ret);
+	return e < 0 ? e : run_on(r, ev->tid, i, regs);
 }
 
 /* The iterations thread tid's batch was given: its entry (add: made). */
@@ -770,6 +790,22 @@ static int on_end_trap(struct bracket_run *r, const struct trace_event *ev,
 		e = trace_thread_moved(r->p, ev->tid);
 	if (e < 0)
 		return e;
+	if (r->fns[fn].role == BRACKET_TOGGLE) {
+		uint64_t at = arch_bracket_end_arg(&regs, r->fns[fn].arg), arg = 0, ret_at, ret;
+
+		e = at ? trace_read(r->p, at, &arg, sizeof(arg)) : -EINVAL;
+		if (e < 0)
+			return e;
+		/* A start: the reading is of no use, the clock runs from the
+		 * call's return. (A bool argument: its low byte.) */
+		if (arg & 0xff) {
+			ret_at = arch_bracket_end_entry_sp(&regs);
+			e = trace_read(r->p, ret_at, &ret, sizeof(ret));
+			if (e == 0)
+				e = start_clock(r, ev->tid, fn, ret_at, ret);
+			return e < 0 ? e : 0;
+		}
+	}
 	t1 = ts_ns(ts);
 	for (size_t k = 0; k < NSLOTS; k++) {
 		struct bslot *s = &r->slots[k];
@@ -794,7 +830,8 @@ static int on_end_trap(struct bracket_run *r, const struct trace_event *ev,
 		l->sum += t1 - t0;
 		l->intervals++;
 	}
-	if (r->fns[fn].role != BRACKET_FINISH || !l->intervals) {
+	if ((r->fns[fn].role != BRACKET_FINISH && r->fns[fn].role != BRACKET_TOGGLE) ||
+	    !l->intervals) {
 		if (!l->intervals)
 			l->tid = 0;
 		return 0;

@@ -48,15 +48,18 @@ enum bracket_role {
 	BRACKET_FINISH, /* the clock stops when it is entered; the batch ends */
 	BRACKET_SIZE,	/* its argument 'arg' is a batch's iteration count, read (and
 			   set by bracket_set_count) at its entry */
+	BRACKET_TOGGLE, /* its argument 'arg' says which: not 0, a RESUME; 0, a FINISH
+			   (divan's sync_impl(barrier, is_start) around each sample) */
 };
 
 struct bracket_fn {
 	const char *object;	/* the ELF file defining it (the binary or a library) */
 	uint64_t link_addr;	/* its link-time address there */
 	enum bracket_role role; /* BRACKET_CALL unless set */
-	uint64_t size;		/* its code's size (PAUSE, FINISH: its entry is patched,
+	uint64_t size;		/* its code's size (PAUSE, FINISH, TOGGLE: its entry is patched,
 				   and its code is read to be sure that can be done) */
-	unsigned arg;		/* SIZE: which integer argument is the count */
+	unsigned arg;		/* SIZE: which integer argument is the count; TOGGLE:
+				   which says whether the clock starts */
 	bool clocked;		/* CALL: timed by the RESUME..PAUSE intervals its
 				   thread ran inside it (the framework's own clock,
 				   criterion's Instant::now..elapsed), where any ran;

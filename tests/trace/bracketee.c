@@ -9,6 +9,9 @@
  *   bracketee plain    disp_ok and disp_refused, CALLS times each
  *   bracketee rec      rec(5), CALLS times: each calls itself 5 deep
  *   bracketee threads  disp_ok CALLS times on each of two threads
+ *   bracketee toggle   CALLS samples: sync_point(p, 1), a loop, sync_point(p, 0),
+ *                      as divan times a sample (sync_point returns its
+ *                      second argument: checked)
  *   bracketee crash    crash_in(): a store through a null pointer (with
  *                      unwind information, so a backtrace walks past it)
  */
@@ -30,6 +33,7 @@ struct pair disp_ok(long a, long b, long c, long d, long e, long f, double x0, d
 struct pair disp_refused(long a, long b, long c, long d, long e, long f, double x0, double x1,
 			 double x2, double x3, double x4, double x5, double x6, double x7);
 long rec(long n);
+long sync_point(void *barrier, long is_start);
 void crash_in(void);
 
 #define BODY                                                                                   \
@@ -73,6 +77,14 @@ __asm__(".text\n"
 	"1:	pop %rbx\n"
 	"	ret\n"
 	".size rec, .-rec\n"
+	".globl sync_point\n"
+	".type sync_point, @function\n"
+	"sync_point:\n"
+	"	push %rbp\n"
+	"	mov %rsi, %rax\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size sync_point, .-sync_point\n"
 	".globl crash_in\n"
 	".type crash_in, @function\n"
 	"crash_in:\n"
@@ -127,6 +139,15 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 2; i++) {
 			pthread_join(t[i], &r);
 			bad += (long)r;
+		}
+	} else if (!strcmp(mode, "toggle")) {
+		for (long k = 0; k < CALLS; k++) {
+			volatile long x = 0;
+
+			bad += sync_point(NULL, 1) != 1;
+			for (int i = 0; i < 1000; i++)
+				x += i;
+			bad += sync_point(&bad, 0) != 0;
 		}
 	} else if (!strcmp(mode, "crash")) {
 		crash_in();

@@ -33,6 +33,11 @@ static Elf *open_elf(const char *path, int *ret_fd)
 
 uint64_t support_symbol(const char *path, const char *name)
 {
+	return support_symbol_sized(path, name, NULL);
+}
+
+uint64_t support_symbol_sized(const char *path, const char *name, uint64_t *ret_size)
+{
 	Elf_Scn *scn = NULL;
 	uint64_t addr = 0;
 	int fd;
@@ -56,6 +61,8 @@ uint64_t support_symbol(const char *path, const char *name)
 			n = elf_strptr(e, sh.sh_link, sym.st_name);
 			if (n && strcmp(n, name) == 0 && GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
 				addr = sym.st_value;
+				if (ret_size)
+					*ret_size = sym.st_size;
 				break;
 			}
 		}

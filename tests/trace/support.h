@@ -7,6 +7,8 @@
 
 /* The link-time address of function 'name' in 'path' (.symtab), or 0. */
 uint64_t support_symbol(const char *path, const char *name);
+/* ... and its size (st_size) in *ret_size, when not NULL. */
+uint64_t support_symbol_sized(const char *path, const char *name, uint64_t *ret_size);
 /* The ELF entry point of 'path', or 0. */
 uint64_t support_entry(const char *path);
 /* Number of processes whose parent is this process (zombies included). */

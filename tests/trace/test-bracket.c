@@ -34,7 +34,8 @@ struct outcome {
 	bool diag_refused;
 };
 
-static void run_mode(const char *mode, const char *const *fns, size_t nfns, struct outcome *o)
+static void run_roles(const char *mode, const char *const *fns, const enum bracket_role *roles,
+		      size_t nfns, struct outcome *o)
 {
 	char *argv[] = { (char *)fixture, (char *)mode, NULL };
 	struct measure_target t = {
@@ -52,7 +53,9 @@ static void run_mode(const char *mode, const char *const *fns, size_t nfns, stru
 	memset(o, 0, sizeof(*o));
 	for (size_t i = 0; i < nfns; i++) {
 		bf[i].object = fixture;
-		bf[i].link_addr = support_symbol(fixture, fns[i]);
+		bf[i].link_addr = support_symbol_sized(fixture, fns[i], &bf[i].size);
+		bf[i].role = roles ? roles[i] : BRACKET_CALL;
+		bf[i].arg = 1;
 		assert_true(bf[i].link_addr != 0);
 	}
 	if (bracket_start(&t, argv, bf, nfns, -1, -1, &r, &err) != 0)
@@ -73,6 +76,11 @@ static void run_mode(const char *mode, const char *const *fns, size_t nfns, stru
 		o->diag_refused |= strstr(d[i], "cannot run elsewhere") != NULL;
 	bracket_free(r);
 	assert_int_equal(support_children(), 0);
+}
+
+static void run_mode(const char *mode, const char *const *fns, size_t nfns, struct outcome *o)
+{
+	run_roles(mode, fns, NULL, nfns, o);
 }
 
 static void expect_calls(const struct outcome *o)
@@ -153,6 +161,32 @@ static void test_threads(void **state)
 	free(o);
 }
 
+/* A function whose second argument says whether the clock starts at its
+ * return or stops at its entry (BRACKET_TOGGLE, divan's sync_impl): one
+ * batch per sample, its one interval from the start's return to the
+ * stop's entry; the argument and return registers kept. */
+static void test_toggle(void **state)
+{
+	static const char *const fns[] = { "sync_point" };
+	static const enum bracket_role roles[] = { BRACKET_TOGGLE };
+	struct outcome *o = calloc(1, sizeof(*o));
+
+	(void)state;
+	run_roles("toggle", fns, roles, 1, o);
+	assert_int_equal(o->r, 0);
+	assert_int_equal(o->status, 0);
+	assert_int_equal(o->n, 50);
+	expect_calls(o);
+	for (size_t i = 0; i < o->n; i++) {
+		assert_int_equal(o->calls[i].fn, 0);
+		assert_int_equal(o->calls[i].intervals, 1);
+		assert_true(o->calls[i].timed_ns == o->calls[i].t1_ns - o->calls[i].t0_ns);
+		if (i)
+			assert_true(o->calls[i].t0_ns >= o->calls[i - 1].t1_ns);
+	}
+	free(o);
+}
+
 static void test_crash(void **state)
 {
 	static const char *const fns[] = { "crash_in" };
@@ -186,6 +220,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_plain),
 		cmocka_unit_test(test_recursion),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_toggle),
 		cmocka_unit_test(test_crash),
 	};
 

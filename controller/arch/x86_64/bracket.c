@@ -142,6 +142,18 @@ uint64_t arch_bracket_end_caller(const struct arch_regs *regs)
 	return regs->r.rbp + 8;
 }
 
+uint64_t arch_bracket_end_arg(const struct arch_regs *regs, unsigned i)
+{
+	/* rdi, rsi, rdx, rcx, r8, r9 at [rsp+0x00..0x28] */
+	return i < 6 ? regs->r.rsp + 8 * i : 0;
+}
+
+uint64_t arch_bracket_end_entry_sp(const struct arch_regs *regs)
+{
+	/* [rbp+8]: the trampoline's call; above it, the entry state */
+	return regs->r.rbp + 16;
+}
+
 size_t arch_bracket_trampoline(uint8_t out[ARCH_BRACKET_TRAMP_LEN], const uint8_t *insn, size_t len,
 			       uint64_t back)
 {
