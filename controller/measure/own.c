@@ -44,7 +44,7 @@ static char *refusal(const struct own_list *q, int st, const char *errpath, cons
 	return msg;
 }
 
-int own_list_run(const struct own_list *q, char ***ret_names, size_t *ret_n, char **ret_error)
+int own_capture(const struct own_list *q, char **ret_text, size_t *ret_len, char **ret_error)
 {
 	char out[PATH_MAX + 16], errpath[PATH_MAX + 16], *text = NULL;
 	int fd, errfd, devnull, st = 0, exec_errno = 0, r;
@@ -92,13 +92,11 @@ int own_list_run(const struct own_list *q, char ***ret_names, size_t *ret_n, cha
 	text = str_read_file(out, &len);
 	if (!text) {
 		r = -ENOMEM;
-		*ret_error = str_fmt("cannot read the list of %s", q->t->binary);
+		*ret_error = str_fmt("cannot read what %s %s printed", q->t->binary, q->asked);
 		goto out;
 	}
-	r = q->parse(text, len, ret_names, ret_n);
-	if (r == -EINVAL)
-		*ret_error =
-			str_fmt("%s listed a %s with a control character", q->t->binary, q->noun);
+	*ret_text = text;
+	*ret_len = len;
 out:
 	if (fd >= 0)
 		close(fd);
@@ -106,6 +104,21 @@ out:
 		close(errfd);
 	if (devnull >= 0)
 		close(devnull);
+	return r;
+}
+
+int own_list_run(const struct own_list *q, char ***ret_names, size_t *ret_n, char **ret_error)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r = own_capture(q, &text, &len, ret_error);
+
+	if (r < 0)
+		return r;
+	r = q->parse(text, len, ret_names, ret_n);
+	if (r == -EINVAL)
+		*ret_error =
+			str_fmt("%s listed a %s with a control character", q->t->binary, q->noun);
 	free(text);
 	return r;
 }

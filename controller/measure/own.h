@@ -45,6 +45,10 @@ struct own_list {
  */
 int own_list_run(const struct own_list *q, char ***ret_names, size_t *ret_n, char **ret_error);
 
+/* The same run, what it printed handed over whole: *ret_text (free it,
+ * NUL-terminated) and *ret_len; q->parse and q->noun are not used. */
+int own_capture(const struct own_list *q, char **ret_text, size_t *ret_len, char **ret_error);
+
 /* Whether argv[1..] holds 'flag' ("--x" or "--x=..."). */
 bool own_has_arg(char *const *argv, const char *flag);
 

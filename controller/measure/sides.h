@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef BENCHTRAP_MEASURE_SIDES_H
+#define BENCHTRAP_MEASURE_SIDES_H
+/*
+ * Walltime for a kind that runs its own main, bracketed (sides.c): one
+ * instance in a fresh traced child whose framework's batches are bounded
+ * by benchtrap's clock (measure/bracket.h), or, for compare BASE HEAD, a
+ * child of each build advanced in turn one batch at a time (base, head;
+ * head, base; ...), both on one CPU, in up to a few pairs of processes
+ * whose binaries are read into the page cache afresh. A kind gives its
+ * child's command line and how a process's batches become samples.
+ */
+#include <stddef.h>
+
+#include "measure/bracket.h"
+#include "measure/own.h"
+
+struct own_bracketed {
+	/* The command line of one process of instance s measuring for 'plan'
+	 * (a pair's share of the time when paired): *ret_argv
+	 * (measure_env_free). 0 or -ENOMEM. */
+	int (*argv)(const struct own_run *run, const struct bench_spec *s,
+		    const struct measure_plan *plan, void *ctx, char ***ret_argv);
+	/* What the child said when it exited with a failure (DIR/stderr), as
+	 * "\n  LINE", or NULL. */
+	char *(*said)(const char *stderr_path);
+	/* The batches calls[0..n) of one process that exited well made into
+	 * samples, ns per iteration: *ret (malloc'ed) and *ret_n; 0 with res
+	 * failed (saying why) when they cannot be; -ENOMEM. */
+	int (*samples)(const struct own_run *run, const struct bench_spec *s, void *ctx,
+		       const struct bracket_call *calls, size_t n, struct bench_result *res,
+		       double **ret, size_t *ret_n);
+	size_t pair_processes; /* at most this many pairs of processes ... */
+	size_t pair_samples;   /* ... with this many samples each at least */
+};
+
+/* Instance s of run->t, its batches fns[0..nfns): res filled; ctx is
+ * given to k's hooks. 0, or -ENOMEM. */
+int own_bracket_one(const struct own_bracketed *k, const struct own_run *run,
+		    const struct bench_spec *s, const struct bracket_fn *fns, size_t nfns,
+		    void *ctx, struct bench_result *res);
+
+/* Instance s[0] of base (run[0]) against s[1] of head: both filled, head's
+ * pair ratios sample j of each build in each pair of processes. 0, or
+ * -ENOMEM. */
+int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const run[2],
+		     const struct bench_spec *const s[2], const struct bracket_fn *const fns[2],
+		     const size_t nfns[2], void *ctx, struct bench_result *const res[2]);
+
+#endif
