@@ -114,7 +114,7 @@ static int callgrind_one(const struct own_run *run, const struct bench_spec *s,
 		goto out;
 	}
 	r = valgrind_run(argv, env, t->cpu, run->input, run->devnull, dir, res->t_start_ns + plan->timeout_ns,
-			 plan->timeout_ns, criterion_said, res);
+			 plan->timeout_ns, own_said_rust, res);
 	if (r <= 0)
 		goto out;
 	r = read_dumps(dir, res->pid, dumps, MAX_DUMPS, &ndumps);

@@ -21,10 +21,6 @@ char **criterion_env(const char *home, bool clean);
  * --plotting-backend plotters", then post[] (last: the selection). */
 int criterion_argv(const struct measure_target *t, const char *const *pre, const char *const *post,
 		   char ***argv, size_t *na);
-/* What the child said went wrong in file 'path' (its stderr): the first
- * "error: " or "thread '...' panicked" line, else its last three lines,
- * each after "\n  "; or NULL. */
-char *criterion_said(const char *path);
 
 /*
  * The functions of spec's binary that a run of one benchmark is followed

@@ -36,38 +36,26 @@ static int memory_one(const struct own_run *run, const struct bench_spec *s,
 {
 	const struct criterion_followed *fol = run->data;
 	const struct measure_target *t = run->t;
-	char **argv = NULL, **env = NULL, *filter = criterion_filter_regex(s->name), *why = NULL;
-	char home[PATH_MAX + 16], path[PATH_MAX + 16];
+	char **argv = NULL, **env = NULL, *filter = criterion_filter_regex(s->name);
+	char home[PATH_MAX + 16];
 	const char *post[] = { "--profile-time", "1", filter, NULL };
 	struct alloc_fn *fns = calloc(fol->n + 1, sizeof(*fns));
 	struct alloc_counts *calls = NULL;
-	struct trace_proc *p = NULL;
-	uint64_t bias = 0, *v = NULL;
+	uint64_t *v = NULL;
 	size_t na = 0, ncalls = 0;
 	double per[3];
 	int r;
 
 	snprintf(home, sizeof(home), "%s/home", run->dir);
-	snprintf(path, sizeof(path), "%s/stderr", run->dir);
 	r = filter && fns ? criterion_argv(t, NULL, post, &argv, &na) : -ENOMEM;
 	env = r ? NULL : criterion_env(home, t->clean_env);
 	if (r || !env) {
 		r = -ENOMEM;
 		goto out;
 	}
-	r = own_start_traced(run, argv, env, t->quiet_stdio ? run->devnull : -1, &p, &bias,
-			     &res->pid, &why);
-	if (!p) {
-		if (r == 0)
-			bench_result_fail(res, why);
-		else
-			free(why);
-		goto out;
-	}
 	for (size_t i = 0; i < fol->n; i++)
-		fns[i] = (struct alloc_fn){ bias + fol->b[i].link_addr, fol->b[i].role };
-	r = alloc_count_run(p, fns, fol->n, res->t_start_ns + run->plan->timeout_ns,
-			    run->plan->timeout_ns, path, criterion_said, res, &calls, &ncalls);
+		fns[i] = (struct alloc_fn){ fol->b[i].link_addr, fol->b[i].role };
+	r = own_alloc_child(run, argv, env, fns, fol->n, own_said_rust, res, &calls, &ncalls);
 	if (r <= 0)
 		goto out;
 	r = 0;
@@ -103,8 +91,6 @@ static int memory_one(const struct own_run *run, const struct bench_spec *s,
 					       "among the symbols: what a batch does around its "
 					       "loop is counted, and cancels in the slope");
 out:
-	trace_proc_free(p);
-	launch_sweep();
 	free(v);
 	free(calls);
 	free(fns);

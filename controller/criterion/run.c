@@ -26,8 +26,6 @@
 #include "measure/own.h"
 #include "criterion/internal.h"
 
-extern char **environ;
-
 /* The list is asked without the target arguments: none of criterion's
  * options changes which benchmarks a binary has, and one that cannot go
  * with --list (a reserved one, said by the command line once the list is
@@ -54,29 +52,9 @@ const char *const criterion_reserved[] = {
 char **criterion_env(const char *home, bool clean)
 {
 	char *set = str_fmt("CRITERION_HOME=%s", home);
-	const char *extra[] = { set, NULL };
-	char **env = NULL;
-	size_t n = 0;
-	int r = 0;
+	char **env = set ? measure_env_with(set, clean) : NULL;
 
-	if (!set)
-		return NULL;
-	if (clean) {
-		env = measure_child_env(extra);
-		free(set);
-		return env;
-	}
-	for (size_t i = 0; environ[i] && r == 0; i++)
-		if (strncmp(environ[i], "CRITERION_HOME=", 15))
-			r = measure_env_push(&env, &n, strdup(environ[i]));
-	if (r == 0)
-		r = measure_env_push(&env, &n, set);
-	else
-		free(set);
-	if (r < 0) {
-		measure_env_free(env);
-		return NULL;
-	}
+	free(set);
 	return env;
 }
 
@@ -100,30 +78,12 @@ int criterion_argv(const struct measure_target *t, const char *const *pre, const
 	return r ? -ENOMEM : 0;
 }
 
-char *criterion_said(const char *path)
-{
-	char *text = str_read_file(path, NULL), *out = NULL;
-
-	/* clap's "error: ..." and a panic's message say what went wrong;
-	 * what follows them (usage, a note on RUST_BACKTRACE) does not. */
-	for (char *line = text, *end; line && *line && !out; line = end ? end + 1 : NULL) {
-		end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		if (!str_has_control(line) &&
-		    (!strncmp(line, "error: ", 7) || !strncmp(line, "thread '", 8)))
-			out = str_fmt("\n  %s", line);
-	}
-	free(text);
-	return out ? out : str_tail_lines(path, 3);
-}
-
 /* ---- the list ------------------------------------------------------------ */
 
 /* What criterion said when it refused: its own error line, else stdout's last. */
 static char *list_said(const char *errpath, const char *outpath)
 {
-	char *said = criterion_said(errpath);
+	char *said = own_said_rust(errpath);
 
 	return said ? said : str_tail_lines(outpath, 1);
 }

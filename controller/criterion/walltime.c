@@ -194,7 +194,7 @@ out:
  * -ENOMEM. */
 static int side_step(struct cside *s, struct trace_failure *f)
 {
-	return bracket_side_next(&s->side, criterion_said, f);
+	return bracket_side_next(&s->side, own_said_rust, f);
 }
 
 /* The sample.json criterion wrote under DIR/home (the one benchmark run

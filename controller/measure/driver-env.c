@@ -99,3 +99,24 @@ char *measure_find_driver(const char *name)
 		return NULL;
 	return readable(p);
 }
+
+char **measure_env_with(const char *set, bool clean)
+{
+	const char *extra[] = { set, NULL };
+	size_t l = strcspn(set, "="), n = 0;
+	char **env = NULL;
+	int r = 0;
+
+	if (clean)
+		return measure_child_env(extra);
+	for (size_t i = 0; environ[i] && r == 0; i++)
+		if (strncmp(environ[i], set, l + 1))
+			r = measure_env_push(&env, &n, strdup(environ[i]));
+	if (r == 0)
+		r = measure_env_push(&env, &n, strdup(set));
+	if (r < 0) {
+		measure_env_free(env);
+		return NULL;
+	}
+	return env;
+}

@@ -8,6 +8,7 @@
  * environment and where the driver library is.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "driver/driver-protocol.h"
@@ -33,6 +34,10 @@ void measure_env_free(char **env);
  * stack starts at the same place in every run.
  */
 char **measure_child_env(const char *const *extra);
+
+/* The controller's environment with "NAME=VALUE" 'set' in place of its
+ * NAME (clean: measure_child_env's with it); NULL: out of memory. */
+char **measure_env_with(const char *set, bool clean);
 
 /* The driver libraries: the one of callgrind and perf, and the memory
  * instrument's (its allocator wrapped). */

@@ -16,6 +16,7 @@
 
 #include <sys/auxv.h>
 
+#include "measure/allocs.h"
 #include "measure/callgrind.h"
 #include "measure/failure.h"
 #include "measure/measure.h"
@@ -339,5 +340,63 @@ out:
 		close(errfd);
 	trace_proc_free(p);
 	free(f);
+	return r;
+}
+
+char *own_said_rust(const char *path)
+{
+	char *text = str_read_file(path, NULL), *out = NULL;
+
+	for (char *line = text, *end; line && *line && !out; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (!strncmp(line, "thread '", 8) && end && line[strlen(line) - 1] == ':') {
+			char *msg = end + 1, *next = strchr(msg, '\n');
+
+			if (next)
+				*next = '\0';
+			*end = ' ';
+			end = next;
+		}
+		if (!str_has_control(line) &&
+		    (!strncmp(line, "error: ", 7) || !strncmp(line, "thread '", 8)))
+			out = str_fmt("\n  %s", line);
+	}
+	free(text);
+	return out ? out : str_tail_lines(path, 3);
+}
+
+int own_alloc_child(const struct own_run *run, char *const *argv, char *const *envp,
+		    const struct alloc_fn *fns, size_t n, char *(*said)(const char *path),
+		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_n)
+{
+	const struct measure_plan *plan = run->plan;
+	struct alloc_fn *at = calloc(n + 1, sizeof(*at));
+	struct trace_proc *p = NULL;
+	char path[PATH_MAX + 16], *why = NULL;
+	uint64_t bias = 0;
+	int r = at ? own_start_traced(run, argv, envp, run->t->quiet_stdio ? run->devnull : -1, &p,
+				      &bias, &res->pid, &why)
+		   : -ENOMEM;
+
+	if (!p) {
+		if (r == 0)
+			bench_result_fail(res, why);
+		else
+			free(why);
+		free(at);
+		return r;
+	}
+	for (size_t i = 0; i < n; i++) {
+		at[i] = fns[i];
+		at[i].addr += bias;
+	}
+	snprintf(path, sizeof(path), "%s/stderr", run->dir);
+	r = alloc_count_run(p, at, n, res->t_start_ns + plan->timeout_ns, plan->timeout_ns, path,
+			    said, res, ret_calls, ret_n);
+	trace_proc_free(p);
+	launch_sweep();
+	free(at);
 	return r;
 }

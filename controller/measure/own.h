@@ -52,6 +52,12 @@ int own_capture(const struct own_list *q, char **ret_text, size_t *ret_len, char
 /* Whether argv[1..] holds 'flag' ("--x" or "--x=..."). */
 bool own_has_arg(char *const *argv, const char *flag);
 
+/* What a Rust program said went wrong in its stderr 'path': clap's first
+ * "error: " line, or a panic's "thread '...' panicked at PLACE:" with its
+ * message (on the next line since Rust 1.73), else its last three lines;
+ * each after "\n  " (malloc'ed), or NULL. */
+char *own_said_rust(const char *path);
+
 /* A temporary directory "$TMPDIR/benchtrap-TAG.XXXXXX" into dir (size
  * bytes): 0 or -errno. */
 int own_temp_dir(char *dir, size_t size, const char *tag);
@@ -102,6 +108,18 @@ struct own_cell {
 struct trace_proc;
 int own_start_traced(const struct own_run *run, char *const *argv, char *const *envp, int out,
 		     struct trace_proc **ret, uint64_t *ret_bias, pid_t *ret_pid, char **ret_why);
+
+/*
+ * The memory instrument's run of one child (argv, envp as above): traced
+ * to main, then measure/allocs.h's alloc_count_run with fns[0..n), each
+ * given as a link-time address of the binary. 1 with *ret_calls and
+ * *ret_n; 0 with res failed; -ENOMEM.
+ */
+struct alloc_fn;
+struct alloc_counts;
+int own_alloc_child(const struct own_run *run, char *const *argv, char *const *envp,
+		    const struct alloc_fn *fns, size_t n, char *(*said)(const char *path),
+		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_n);
 
 /*
  * Run specs[0..n) of t under instrument 'in', one instance after the
