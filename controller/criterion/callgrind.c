@@ -58,31 +58,6 @@ static int read_dumps(const char *dir, pid_t pid, uint64_t *ret, size_t max, siz
 	return r;
 }
 
-/* valgrind's options (measure/valgrind.h): where it writes, and the batch
- * functions counted and dumped after each call. */
-static int valgrind_argv(const char *valgrind, const char *dir, const struct criterion_fn *fns,
-			 size_t nfns, char ***argv, size_t *na)
-{
-	int r = valgrind_callgrind_argv(argv, na, valgrind, dir, NULL, 0, false);
-
-	if (r == 0)
-		r = measure_env_push(argv, na, strdup("--collect-atstart=yes"));
-	for (size_t i = 0; i < nfns && r == 0; i++) {
-		bool seen = false;
-
-		for (size_t k = 0; k < i; k++)
-			seen |= !strcmp(fns[k].name, fns[i].name);
-		if (seen)
-			continue;
-		r = measure_env_push(argv, na, str_fmt("--dump-before=%s", fns[i].name));
-		if (r == 0)
-			r = measure_env_push(argv, na, str_fmt("--dump-after=%s", fns[i].name));
-	}
-	return r < 0 ? -ENOMEM : 0;
-}
-
-/* One benchmark under valgrind: res filled; 0, or a negative errno when
- * nothing can go on (out of memory). */
 /* Criterion's batch functions, found once for every benchmark of a run. */
 struct fns {
 	struct criterion_fn *v;
@@ -105,7 +80,13 @@ static int callgrind_one(const struct own_run *run, const struct bench_spec *s,
 	double per;
 
 	snprintf(home, sizeof(home), "%s/home", dir);
-	r = filter ? valgrind_argv(run->valgrind, dir, fns->v, fns->n, &argv, &na) : -ENOMEM;
+	const char **names = calloc(fns->n + 1, sizeof(*names));
+
+	for (size_t i = 0; names && i < fns->n; i++)
+		names[i] = fns->v[i].name;
+	r = filter && names ? valgrind_dumps_argv(&argv, &na, run->valgrind, dir, names, fns->n)
+			    : -ENOMEM;
+	free(names);
 	if (r == 0)
 		r = criterion_argv(t, NULL, post, &argv, &na);
 	env = r ? NULL : criterion_env(home, true);

@@ -268,3 +268,24 @@ out:
 	closedir(d);
 	return r;
 }
+
+int valgrind_dumps_argv(char ***argv, size_t *na, const char *valgrind, const char *dir,
+			const char *const *names, size_t n)
+{
+	int r = valgrind_callgrind_argv(argv, na, valgrind, dir, NULL, 0, false);
+
+	if (r == 0)
+		r = measure_env_push(argv, na, strdup("--collect-atstart=yes"));
+	for (size_t i = 0; i < n && r == 0; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < i; k++)
+			seen |= !strcmp(names[k], names[i]);
+		if (seen)
+			continue;
+		r = measure_env_push(argv, na, str_fmt("--dump-before=%s", names[i]));
+		if (r == 0)
+			r = measure_env_push(argv, na, str_fmt("--dump-after=%s", names[i]));
+	}
+	return r < 0 ? -ENOMEM : 0;
+}

@@ -69,6 +69,13 @@ int valgrind_run(char *const *argv, char *const *env, int cpu, int input, int de
  */
 bool valgrind_launcher_line(const char *path, char **ret_line);
 
+/* valgrind_callgrind_argv's options for a run counted from its start
+ * with a profile dumped when each of the functions names[0..n) (valgrind's
+ * names; one given twice is given once) is entered and when it returns:
+ * appended to *argv (*na entries). 0 or -ENOMEM. */
+int valgrind_dumps_argv(char ***argv, size_t *na, const char *valgrind, const char *dir,
+			const char *const *names, size_t n);
+
 /* One numbered profile of a run with --dump-before/--dump-after: its number
  * (dump order), its Ir total, and what kind(its trigger) made of it. */
 struct valgrind_dump {
