@@ -12,6 +12,7 @@
 #include "elf/elf.h"
 #include "gbench/gbench.h"
 #include "criterion/criterion.h"
+#include "divan/divan.h"
 #include "measure/own.h"
 #include "suite/suite.h"
 
@@ -88,6 +89,31 @@ static struct suite_kind kinds[] = {
 					   "Bencher that criterion's own main makes",
 			},
 			[MEASURE_MEMORY] = { .own = &criterion_memory_cell },
+		},
+	},
+	{
+		/* Rust divan suites (controller/divan/, docs/divan.md). */
+		.name = "divan",
+		.title = "divan",
+		.detect = divan_detect,
+		.lists_by_running = true,
+		.reserved = divan_reserved,
+		.list = divan_list,
+		.spec = divan_spec,
+		.fresh_process = true,
+		.doc = "docs/divan.md",
+		.examples = "'crate::fib', 'crate::fib::20', 'crate::work/threads:2'",
+		.options_note = "each instance runs alone in a process of its own, and each "
+				"thread count of its threads = [...] is an instance of its own",
+		.leaf = {
+			[MEASURE_WALLTIME] = { .own = &divan_walltime_cell },
+			[MEASURE_CALLGRIND] = { .own = &divan_callgrind_cell },
+			[MEASURE_PERF] = {
+				.refusal = "perf counts the calls its driver makes in place of "
+					   "main, and a divan benchmark needs the Bencher that "
+					   "divan's own main makes",
+			},
+			[MEASURE_MEMORY] = { .own = &divan_memory_cell },
 		},
 	},
 	{
