@@ -208,7 +208,7 @@ int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const 
 		struct bracket_side none = { .res = res[j] };
 
 		if (r == 0 && all[j] && res[j]->status == BENCH_OK)
-			r = bracket_side_take_samples(&none, res[j], all[j], nall[j]);
+			r = bracket_side_take_samples(&none, res[j], all[j], nall[j]) < 0 ? -ENOMEM : 0;
 		else
 			free(all[j]);
 	}
