@@ -212,7 +212,7 @@ struct shape {
 
 /* How long a sample is made to last at least: divan's own, a few µs, is
  * mostly the clock's two reads and a VM's jitter. */
-#define SAMPLE_NS 1000000
+#define SAMPLE_NS 100000
 
 /*
  * divan's own choice for instance s, asked of a plain child: its sample
@@ -280,9 +280,14 @@ static int walltime_argv(const struct own_run *run, const struct bench_spec *s,
 	return r;
 }
 
-/* The samples: each round of the instance's threads (one window each, the
- * threads told apart by the calls) from its first start to its last end,
- * over its iterations. */
+/*
+ * The samples: each round of the instance's threads (one window each, the
+ * threads told apart by the calls) over its iterations. On several
+ * threads, from the last start to the first end: divan's threads leave a
+ * barrier together at the start and meet at one after the end, and the
+ * child stops whole at each thread's end trap, so what lies past the first
+ * end is the others waiting for the controller (bracket_batch_spans).
+ */
 static int walltime_samples(const struct own_run *run, const struct bench_spec *s, void *ctx,
 			    const struct bracket_call *calls, size_t n, struct bench_result *res,
 			    double **ret, size_t *ret_n)
@@ -315,7 +320,7 @@ static int walltime_samples(const struct own_run *run, const struct bench_spec *
 		free(v);
 		return 0;
 	}
-	if (!n || bracket_batch_spans(calls, n, threads, false, spans) < 0) {
+	if (!n || bracket_batch_spans(calls, n, threads, threads > 1, spans) < 0) {
 		bench_result_fail(res, n ? str_fmt("the %zu samples of '%s' are not %u per round "
 						   "(one per thread)",
 						   n, s->name, threads)
