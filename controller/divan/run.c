@@ -212,7 +212,7 @@ struct shape {
 
 /* How long a sample is made to last at least: divan's own, a few µs, is
  * mostly the clock's two reads and a VM's jitter. */
-#define SAMPLE_NS 100000
+#define SAMPLE_NS 1000000
 
 /*
  * divan's own choice for instance s, asked of a plain child: its sample
@@ -343,7 +343,7 @@ static const struct own_bracketed bracketed = {
 	.argv = walltime_argv,
 	.said = own_said_rust,
 	.samples = walltime_samples,
-	.pair_processes = 3,
+	.pair_processes = 6,
 	.pair_samples = 30,
 };
 
