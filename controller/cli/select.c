@@ -147,6 +147,9 @@ static int select_listed(struct cli_suite *s, const struct cli_run_opts *o, bool
 		if (!want[i])
 			continue;
 		r = s->kind->spec(&c, s->names[i], &spec);
+		/* Of the row that made it: a kind need not know its own row. */
+		if (r == 0 && !spec.kind)
+			spec.kind = s->kind;
 		if (r == 0) {
 			r = take(sel, &spec);
 			bench_spec_clear(&spec);

@@ -18,6 +18,17 @@
 
 #include "measure/measure.h"
 
+/* What a kind of suite (suite/suite.h) gets from the command line to list
+ * a binary and make its specs: here, below the kinds, so that none of them
+ * includes the layer above it. */
+struct elf_file;
+struct suite_ctx {
+	const char *binary;
+	struct elf_file *ef;
+	const struct measure_target *t; /* argv: binary + the arguments after "--" */
+	uint64_t list_timeout_ns;
+};
+
 struct own_list {
 	const struct measure_target *t; /* binary, aslr */
 	char *const *argv;		/* the whole command line that lists */

@@ -22,15 +22,9 @@
 #include <stdint.h>
 
 #include "measure/measure.h"
+#include "measure/own.h" /* struct suite_ctx, what a kind gets */
 
 struct elf_file;
-
-struct suite_ctx { /* what a kind gets from the command line */
-	const char *binary;
-	struct elf_file *ef;
-	const struct measure_target *t; /* argv: binary + the arguments after "--" */
-	uint64_t list_timeout_ns;
-};
 
 struct own_cell;
 
@@ -60,7 +54,8 @@ struct suite_kind {
 	 * order; NULL: measure_select() selects (the native row). */
 	int (*list)(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error);
 	/* Fill one spec for instance 'name' (name, object, symbol/link_addr of the function that
-	 * runs one batch when known, build_id, in_main, registered; and the kind). */
+	 * runs one batch when known, build_id, in_main, registered; its kind, when left NULL,
+	 * is this row). */
 	int (*spec)(const struct suite_ctx *c, const char *name, struct bench_spec *ret);
 	struct suite_leaf leaf[MEASURE_N_INSTRUMENTS];
 	/* Each instance runs in a fresh process of its own, exec and all: the
