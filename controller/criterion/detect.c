@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "elf/elf.h"
-#include "suite/suite.h"
 #include "criterion/criterion.h"
 
 /* Bencher's batch functions, each #[inline(never)] in criterion 0.3. */
@@ -152,14 +151,13 @@ int criterion_clock_fns(const struct elf_file *ef, struct criterion_clock *ret)
 
 int criterion_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret)
 {
-	struct bench_spec s = { .in_main = true, .registered = true, .kind = NULL };
+	struct bench_spec s = { .in_main = true, .registered = true };
 	struct criterion_fn *fns = NULL;
 	size_t nfns = 0;
 	int r = criterion_batch_fns(c->ef, &fns, &nfns);
 
 	if (r < 0)
 		return r;
-	s.kind = suite_kind_of(c->ef);
 	s.name = strdup(name);
 	s.object = strdup(elf_path(c->ef));
 	s.build_id = elf_build_id(c->ef) ? strdup(elf_build_id(c->ef)) : NULL;

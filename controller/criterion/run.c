@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "measure/driver-env.h"
-#include "suite/suite.h"
 #include "util/launch.h"
 #include "util/strutil.h"
 #include "measure/failure.h"
