@@ -30,7 +30,6 @@
 #include "measure/failure.h"
 #include "measure/sides.h"
 #include "measure/valgrind.h"
-#include "suite/suite.h"
 #include "trace/trace.h"
 #include "util/launch.h"
 #include "util/strutil.h"
@@ -189,7 +188,7 @@ int divan_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char
 
 int divan_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret)
 {
-	struct bench_spec s = { .in_main = true, .registered = true, .kind = suite_kind_of(c->ef) };
+	struct bench_spec s = { .in_main = true, .registered = true };
 
 	s.name = strdup(name);
 	s.object = strdup(elf_path(c->ef));
