@@ -111,6 +111,15 @@ int own_bracket_one(const struct own_bracketed *k, const struct own_run *run,
 	return r < 0 ? r : 0;
 }
 
+/* xorshift64: which build's batch goes first in a pair. */
+static uint64_t next_random(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
 /* v[0..n) (taken) appended to *all, *nall. */
 static int append(double **all, size_t *nall, double *v, size_t n)
 {
@@ -136,6 +145,7 @@ int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const 
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	double *all[2] = { NULL, NULL };
 	size_t nall[2] = { 0, 0 }, rounds, samples;
+	uint64_t seed = measure_now_ns() | 1;
 	int r = 0;
 
 	if (!f)
@@ -159,6 +169,7 @@ int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const 
 		struct measure_plan one = *plan;
 		double *v[2] = { NULL, NULL };
 		size_t n[2] = { 0, 0 }, step = 0;
+		int first = 0;
 
 		one.time_ns = plan->time_ns / rounds;
 		for (int j = 0; j < 2; j++) {
@@ -176,11 +187,17 @@ int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const 
 		r = side_start(k, &s[0], fns[0], nfns[0], &one);
 		if (r == 0)
 			r = side_start(k, &s[1], fns[1], nfns[1], &one);
-		/* base, head; head, base; ...: one batch of each in turn, so that
-		 * whatever favours a position favours each build alike. */
+		/* One batch of each in turn, which goes first drawn anew for
+		 * each pair of batches: whatever favours a position favours
+		 * each build alike, and what recurs at a period of its own (a
+		 * timer's tick) cannot fall in step with a fixed order and on
+		 * one build's batches. */
 		while (r == 0 && (s[0].b.live || s[1].b.live)) {
-			int j = (int)((step % 2) ^ ((step / 2) % 2));
+			int j;
 
+			if (step % 2 == 0)
+				first = (int)(next_random(&seed) & 1);
+			j = (int)(step % 2) ^ first;
 			step++;
 			if (!s[j].b.live)
 				j = 1 - j;
