@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 			bad += sync_point(NULL, 1) != 1;
 			for (int i = 0; i < 1000; i++)
 				x += i;
-			bad += sync_point(&bad, 0) != 0;
+			bad += sync_point(&bad, 0) != 0 || x != 499500;
 		}
 	} else if (!strcmp(mode, "crash")) {
 		crash_in();
