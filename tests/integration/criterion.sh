@@ -39,19 +39,7 @@ if [[ ! -x $S || ! -x $SLOW ]]; then
 	fi
 	exit 77
 fi
-export TMPDIR=$TMP/tmp
-mkdir -p "$TMPDIR"
-temp_dirs() {
-	ls -d "$TMPDIR"/benchtrap-* 2>/dev/null | sort
-}
-expect_no_temp_dirs() {
-	checks=$((checks + 1))
-	for _ in $(seq 100); do
-		[[ -z $(temp_dirs) ]] && return
-		sleep 0.05
-	done
-	fail "temporary directories left: $(temp_dirs) $(find "$TMPDIR" | head -5)"
-}
+own_tmpdir
 NAMES="fib/10 fib/20 sum_1000 group/chase crash twin/same twin/5pct twin/2pct batched/setup batched/plain alloc/vec"
 # Every run from a directory of its own: criterion would write
 # target/criterion there without a CRITERION_HOME.

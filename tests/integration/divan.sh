@@ -30,19 +30,7 @@ if [[ ! -x $S || ! -x $SLOW ]]; then
 	echo "skipped: the divan fixture was not built: ${missing:-see tests/fixtures/divan/meson.build}"
 	exit 77
 fi
-export TMPDIR=$TMP/tmp
-mkdir -p "$TMPDIR"
-temp_dirs() {
-	ls -d "$TMPDIR"/benchtrap-* 2>/dev/null | sort
-}
-expect_no_temp_dirs() {
-	checks=$((checks + 1))
-	for _ in $(seq 100); do
-		[[ -z $(temp_dirs) ]] && return
-		sleep 0.05
-	done
-	fail "temporary directories left: $(temp_dirs)"
-}
+own_tmpdir
 P=divan_suite
 NAMES="$P::group::nested $P::twin::same $P::twin::five $P::twin::two $P::sort_inputs $P::alloc_vec $P::fib_args::10 $P::fib_args::20 $P::crash $P::sum/threads:1 $P::sum/threads:2 $P::fib"
 

@@ -30,21 +30,7 @@ if [[ ! -x $S ]]; then
 	echo "skipped: the Google Benchmark fixture was not built (libbenchmark-dev is not installed)"
 	exit 77
 fi
-# Temporary directories go to $TMPDIR: this test's own, so that another
-# test's cannot be taken for one left behind.
-export TMPDIR=$TMP/tmp
-mkdir -p "$TMPDIR"
-temp_dirs() {
-	ls -d "$TMPDIR"/benchtrap-* 2>/dev/null | sort
-}
-expect_no_temp_dirs() {
-	checks=$((checks + 1))
-	for _ in $(seq 100); do
-		[[ -z $(temp_dirs) ]] && return
-		sleep 0.05
-	done
-	fail "temporary directories left: $(temp_dirs)"
-}
+own_tmpdir
 NAMES="BM_counted BM_memcpy/8 BM_memcpy/64 BM_memcpy/512 BM_named/n:8 BM_sum<int>
 BM_threads/threads:2 BM_real/real_time Queue/Drain/16 BM_alloc BM_alloc/threads:2 BM_crash"
 

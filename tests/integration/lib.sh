@@ -87,6 +87,25 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$TMP/out" "$1" || fail "JSON check failed: $1"
 }
 
+# Temporary directories to a $TMPDIR of this test's own (own_tmpdir), so
+# that another test's cannot be taken for one left behind; temp_dirs
+# those of benchtrap's there, and expect_no_temp_dirs none left (within 5 s).
+own_tmpdir() {
+	export TMPDIR=$TMP/tmp
+	mkdir -p "$TMPDIR"
+}
+temp_dirs() {
+	ls -d "$TMPDIR"/benchtrap-* 2>/dev/null | sort
+}
+expect_no_temp_dirs() {
+	checks=$((checks + 1))
+	for _ in $(seq 100); do
+		[[ -z $(temp_dirs) ]] && return
+		sleep 0.05
+	done
+	fail "temporary directories left: $(temp_dirs) $(find "$TMPDIR" | head -5)"
+}
+
 # Process $1 ends within 60 s (its exit status in $status), or the test
 # fails for $2: never a hung suite.
 wait_bounded() {
