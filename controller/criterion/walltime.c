@@ -30,6 +30,7 @@
 
 #include "elf/elf.h"
 #include "measure/bracket.h"
+#include "measure/sides.h"
 #include "measure/driver-env.h"
 #include "util/launch.h"
 #include "measure/failure.h"
@@ -454,22 +455,6 @@ static int cmp_slope(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Round's samples v[0..n) (taken) appended to *all, *nall. */
-static int append_samples(double **all, size_t *nall, double *v, size_t n)
-{
-	double *w = realloc(*all, (*nall + n + 1) * sizeof(*w));
-
-	if (!w) {
-		free(v);
-		return -ENOMEM;
-	}
-	memcpy(w + *nall, v, n * sizeof(*v));
-	*all = w;
-	*nall += n;
-	free(v);
-	return 0;
-}
-
 /* How many pairs of processes a paired benchmark runs in: criterion's
  * samples split so that each process takes 30 at least, 3 processes at
  * most (each costs criterion's warm-up and a whole second of measuring). */
@@ -598,7 +583,7 @@ static int paired_one(const struct own_run *const run[2], const struct bench_spe
 			if (r == 0)
 				r = bracket_side_diagnose(&s[j].side, res[j]);
 			if (r == 0 && v[j] && res[j]->status == BENCH_OK)
-				r = append_samples(&all[j], &nall[j], v[j], n[j]);
+				r = own_samples_append(&all[j], &nall[j], v[j], n[j]);
 			else
 				free(v[j]);
 			side_free(&s[j]);

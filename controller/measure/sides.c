@@ -120,8 +120,7 @@ static uint64_t next_random(uint64_t *x)
 	return *x;
 }
 
-/* v[0..n) (taken) appended to *all, *nall. */
-static int append(double **all, size_t *nall, double *v, size_t n)
+int own_samples_append(double **all, size_t *nall, double *v, size_t n)
 {
 	double *w = realloc(*all, (*nall + n + 1) * sizeof(*w));
 
@@ -213,7 +212,7 @@ int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const 
 			if (r == 0)
 				r = bracket_side_diagnose(&s[j].b, res[j]);
 			if (r == 0 && v[j] && res[j]->status == BENCH_OK)
-				r = append(&all[j], &nall[j], v[j], n[j]);
+				r = own_samples_append(&all[j], &nall[j], v[j], n[j]);
 			else
 				free(v[j]);
 			side_free(&s[j]);

@@ -47,4 +47,8 @@ int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const 
 		     const struct bench_spec *const s[2], const struct bracket_fn *const fns[2],
 		     const size_t nfns[2], void *ctx, struct bench_result *const res[2]);
 
+/* A process's samples v[0..n) (taken, freed) appended to a pair's *all of
+ * *nall. 0 or -ENOMEM (v freed too). */
+int own_samples_append(double **all, size_t *nall, double *v, size_t n);
+
 #endif
