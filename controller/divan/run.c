@@ -115,6 +115,13 @@ static int instance_argv(const struct measure_target *t, const struct bench_spec
 	return r ? -ENOMEM : 0;
 }
 
+/* What is said of instance s when its run ran nothing: --exact matched no
+ * path of the binary (malloc'ed, or NULL). */
+static char *unrun(const struct bench_spec *s)
+{
+	return str_fmt("the binary ran no benchmark named '%s' (--exact)", s->name);
+}
+
 /* ---- the list ------------------------------------------------------------ */
 
 /*
@@ -240,8 +247,7 @@ static int calibrate(const struct own_run *run, const struct bench_spec *s,
 					    .said = list_said },
 			&text, &len, &err);
 	if (r == 0 && divan_parse_row(text, len, &median, &samples, &iters) < 0) {
-		bench_result_fail(res, str_fmt("the binary ran no benchmark named '%s' (--exact)",
-					       s->name));
+		bench_result_fail(res, unrun(s));
 	} else if (r < 0) {
 		free(err);
 		r = r == -ENOMEM ? r : 0;
@@ -323,8 +329,7 @@ static int walltime_samples(const struct own_run *run, const struct bench_spec *
 		bench_result_fail(res, n ? str_fmt("the %zu samples of '%s' are not %u per round "
 						   "(one per thread)",
 						   n, s->name, threads)
-					 : str_fmt("the binary ran no benchmark named '%s' (--exact)",
-						   s->name));
+					 : unrun(s));
 		free(spans);
 		free(v);
 		return 0;
@@ -399,9 +404,20 @@ const struct own_cell divan_walltime_cell = {
 
 /* ---- callgrind, memory ------------------------------------------------------ */
 
-/* Said of an instance of several threads counted on one. */
-#define ONE_THREAD                                                                             \
-	"counted on one thread: a count per iteration is a thread's"
+/* An instance of several threads counted on one (one_thread) says so in
+ * res: 0 or -ENOMEM. */
+static int said_one_thread(const struct bench_spec *s, struct bench_result *res)
+{
+	unsigned threads = 0;
+	char *path = divan_instance_path(s->name, &threads);
+
+	if (!path)
+		return -ENOMEM;
+	free(path);
+	return threads > 1 ? bench_result_diagnose(res, "counted on one thread: a count per "
+							"iteration is a thread's")
+			   : 0;
+}
 
 /* The profiles around sync_impl: 0 before it is entered, 1 after it
  * returns. */
@@ -441,8 +457,7 @@ static int callgrind_sample(const struct own_run *run, const struct bench_spec *
 		bench_result_fail(res, nv ? str_fmt("callgrind's %zu profiles around divan's samples "
 						    "are not four a sample",
 						    nv)
-					  : str_fmt("the binary ran no benchmark named '%s' (--exact)",
-						    s->name));
+					  : unrun(s));
 		r = r == -ENOMEM ? r : 0;
 		goto out;
 	}
@@ -459,10 +474,8 @@ static int callgrind_one(const struct own_run *run, const struct bench_spec *s,
 			 struct bench_result *res)
 {
 	uint64_t w[2] = { 0, 0 };
-	unsigned threads = 0;
 	int r = 1;
 
-	free(divan_instance_path(s->name, &threads));
 	for (unsigned k = 0; r == 1 && k < 2; k++)
 		r = callgrind_sample(run, s, k + 1, res, &w[k]);
 	if (r <= 0)
@@ -473,7 +486,7 @@ static int callgrind_one(const struct own_run *run, const struct bench_spec *s,
 	res->iterations = res->calls = 1;
 	res->counters[0] = (struct measure_counter){ .name = "Ir", .value = res->value };
 	res->ncounters = 1;
-	return threads > 1 ? bench_result_diagnose(res, "%s", ONE_THREAD) : 0;
+	return said_one_thread(s, res);
 }
 
 const struct own_cell divan_callgrind_cell = {
@@ -496,7 +509,6 @@ static int memory_one(const struct own_run *run, const struct bench_spec *s,
 	struct alloc_counts *calls = NULL;
 	char **argv = NULL;
 	size_t ncalls = 0;
-	unsigned threads = 0;
 	int r = instance_argv(run->t, s, "--bench", opts, true, &argv);
 
 	if (r == 0)
@@ -505,8 +517,7 @@ static int memory_one(const struct own_run *run, const struct bench_spec *s,
 		goto out;
 	r = 0;
 	if (!ncalls) {
-		bench_result_fail(res, str_fmt("the binary ran no benchmark named '%s' (--exact)",
-					       s->name));
+		bench_result_fail(res, unrun(s));
 		goto out;
 	}
 	/* The last sample's: what runs once (a first call's lazy set-up) is
@@ -520,9 +531,7 @@ static int memory_one(const struct own_run *run, const struct bench_spec *s,
 	res->ncounters = 3;
 	measure_result_count(res, res->counters[0].value);
 	res->iterations = res->calls = MEM_SAMPLE;
-	free(divan_instance_path(s->name, &threads));
-	if (threads > 1)
-		r = bench_result_diagnose(res, "%s", ONE_THREAD);
+	r = said_one_thread(s, res);
 out:
 	free(calls);
 	measure_env_free(argv);
