@@ -294,10 +294,12 @@ static int walltime_argv(const struct own_run *run, const struct bench_spec *s,
  * end is the others waiting for the controller (bracket_batch_spans).
  */
 static int walltime_samples(const struct own_run *run, const struct bench_spec *s, void *ctx,
-			    const struct bracket_call *calls, size_t n, struct bench_result *res,
-			    double **ret, size_t *ret_n)
+			    struct own_batches *b, struct bench_result *res, double **ret,
+			    size_t *ret_n)
 {
 	const struct shape *sh = ctx;
+	const struct bracket_call *calls = b->calls;
+	size_t n = b->n;
 	pid_t tids[64];
 	unsigned threads = 0;
 	uint64_t *spans = calloc(n + 1, sizeof(*spans));

@@ -446,6 +446,7 @@ int bracket_start(const struct measure_target *t, char *const *argv, const struc
 	trace_spawn_opts_init(&so, argv);
 	so.aslr = t->aslr;
 	so.clean_env = t->clean_env;
+	so.envp = t->envp;
 	so.cpu = t->cpu;
 	/* What it forks runs on untraced; its process group makes sure it
 	 * dies with the child. */

@@ -292,6 +292,8 @@ struct measure_target {
 	uint64_t entry_link;	/* ELF entry point */
 	bool aslr;
 	bool clean_env;
+	char *const *envp;	/* the child's environment; NULL: the controller's,
+				   or a clean one (clean_env) */
 	int cpu;		/* pin to this CPU, -1: no */
 	bool cpu_single;	/* cpu pins benchmarks on one thread only (compare's
 				   default: threads pinned together would take turns) */

@@ -15,21 +15,40 @@
 #include "measure/bracket.h"
 #include "measure/own.h"
 
+/* One process's batches, for a kind's samples hook. */
+struct own_batches {
+	const struct bracket_call *calls; /* calls[0..n), in the order they ended */
+	size_t n;
+	const struct bracket_fn *fns; /* what was timed: fns[calls[i].fn] */
+	double counter;		      /* out: this process's figure of k->counter */
+};
+
 struct own_bracketed {
 	/* The command line of one process of instance s measuring for 'plan'
 	 * (a pair's share of the time when paired): *ret_argv
 	 * (measure_env_free). 0 or -ENOMEM. */
 	int (*argv)(const struct own_run *run, const struct bench_spec *s,
 		    const struct measure_plan *plan, void *ctx, char ***ret_argv);
+	/* Optional: the child's environment (measure_env_free), NULL when out
+	 * of memory; without it, the controller's (or a clean one). */
+	char **(*env)(const struct own_run *run, void *ctx);
 	/* What the child said when it exited with a failure (DIR/stderr), as
 	 * "\n  LINE", or NULL. */
 	char *(*said)(const char *stderr_path);
-	/* The batches calls[0..n) of one process that exited well made into
-	 * samples, ns per iteration: *ret (malloc'ed) and *ret_n; 0 with res
-	 * failed (saying why) when they cannot be; -ENOMEM. */
+	/* Optional: when fns[0..n) cannot be timed (bracket_start: -ENOTSUP,
+	 * saying why), the functions to time instead, said in res: *ret
+	 * (malloc'ed) and *ret_n; 0 with *ret NULL when none; -ENOMEM. */
+	int (*fallback)(const struct bracket_fn *fns, size_t n, const char *why,
+			struct bench_result *res, struct bracket_fn **ret, size_t *ret_n);
+	/* A process's batches b that exited well made into samples, ns per
+	 * iteration: *ret (malloc'ed) and *ret_n; 0 with res failed (saying
+	 * why) when they cannot be; -ENOMEM. */
 	int (*samples)(const struct own_run *run, const struct bench_spec *s, void *ctx,
-		       const struct bracket_call *calls, size_t n, struct bench_result *res,
-		       double **ret, size_t *ret_n);
+		       struct own_batches *b, struct bench_result *res, double **ret,
+		       size_t *ret_n);
+	/* Optional: the name of a counter each process gives one figure of
+	 * (b->counter), reported as the median of the processes' figures. */
+	const char *counter;
 	size_t pair_processes; /* at most this many pairs of processes ... */
 	size_t pair_samples;   /* ... with this many samples each at least */
 };
