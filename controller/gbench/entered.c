@@ -84,6 +84,9 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 			 char **ret_why)
 {
 	struct trace_proc *p = NULL;
+	struct bench_result res = { 0 };
+	struct own_watch w;
+	struct trace_event ev;
 	uint64_t deadline = measure_now_ns() + plan->timeout_ns, bias = 0;
 	int r;
 
@@ -98,40 +101,20 @@ static int first_entered(const struct measure_target *t, const struct bench_spec
 		r = r == -ENOMEM ? r : 0;
 		goto out;
 	}
-	for (;;) {
-		struct trace_event ev;
-		uint64_t now = measure_now_ns();
-		int ms = now >= deadline ? 0 : (int)((deadline - now) / 1000000 + 1);
-
-		r = trace_resume(p);
-		if (r == 0)
-			r = ms > 0 ? trace_wait(p, ms, &ev) : -ETIMEDOUT;
-		if (r == -ETIMEDOUT) {
-			*ret_why = str_fmt("it entered none of them in %" PRIu64 " ms",
-					   plan->timeout_ns / 1000000);
-			r = 0;
-			goto out;
-		}
-		if (r < 0) {
-			*ret_why = str_fmt("lost the child: %s", trace_strerror(r));
-			r = 0;
-			goto out;
-		}
-		if (ev.kind == TRACE_EV_BREAKPOINT) {
-			for (size_t k = 0; k < n; k++)
-				if (bias + cand[k]->addr == ev.addr)
-					*ret_index = (ssize_t)k;
-			if (*ret_index >= 0)
-				goto out;
-		} else if (ev.kind == TRACE_EV_KILLED) {
-			*ret_why = str_fmt("it was killed by SIG%s before it entered one",
-					   str_signal_abbrev(ev.sig));
-			goto out;
-		} else if (ev.kind == TRACE_EV_EXITED) {
-			*ret_why = str_fmt("it exited (status %d) without entering one", ev.code);
-			goto out;
-		}
+	r = own_watch_init(&w, deadline, plan->timeout_ns, NULL, NULL);
+	while (r == 0 && *ret_index < 0 && (r = own_next(p, &w, &res, &ev)) > 0) {
+		r = 0;
+		for (size_t k = 0; ev.kind == TRACE_EV_BREAKPOINT && k < n; k++)
+			if (bias + cand[k]->addr == ev.addr)
+				*ret_index = (ssize_t)k;
 	}
+	/* Gone before it entered one: how. */
+	if (r == 0 && *ret_index < 0)
+		*ret_why = res.error ? str_fmt("it ended before it entered one: %.*s",
+					       (int)strcspn(res.error, "\n"), res.error)
+				     : strdup("it exited (status 0) without entering one");
+	own_watch_clear(&w);
+	bench_result_clear(&res);
 out:
 	trace_proc_free(p);
 	launch_sweep();

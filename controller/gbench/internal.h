@@ -19,9 +19,6 @@
 /* Batches one callgrind or memory run of an instance may have. */
 #define GBENCH_MAX_BATCHES 64
 
-/* res failed for a child still running at its deadline, with where it was. */
-void gbench_timed_out(struct trace_proc *p, uint64_t timeout_ns, struct trace_failure *f,
-		      struct bench_result *res);
 /* The arguments every instance is run with (callgrind: as valgrind's program). */
 int gbench_instance_argv(const struct measure_target *t, const struct bench_spec *s,
 			 const struct measure_plan *plan, bool callgrind, const char *dir,

@@ -77,15 +77,6 @@ int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret
 
 /* ---- one instance, walltime ------------------------------------------------ */
 
-/* A child still running at its deadline: res failed, with where the
- * thread the engine stops at was (the child is killed by its owner). */
-void gbench_timed_out(struct trace_proc *p, uint64_t timeout_ns, struct trace_failure *f,
-		      struct bench_result *res)
-{
-	measure_failure_timeout(p, timeout_ns, f);
-	bench_result_fail_with(res, f);
-}
-
 /* The arguments every instance is run with: the binary, benchtrap's
  * defaults the user did not give, the user's, then the selection and the
  * output (last, so that nothing overrides them). */
@@ -181,7 +172,8 @@ static int walltime_one(const struct own_run *run, const struct bench_spec *s,
 	int errfd = -1;
 	struct trace_spawn_opts so;
 	struct trace_proc *p = NULL;
-	struct trace_failure *pending = NULL;
+	struct own_watch w = { 0 };
+	struct trace_event ev;
 	struct gbench_run *runs = NULL;
 	uint64_t deadline = res->t_start_ns + plan->timeout_ns;
 	int exec_errno = 0, r;
@@ -237,85 +229,28 @@ static int walltime_one(const struct own_run *run, const struct bench_spec *s,
 		goto out;
 	}
 	res->pid = trace_pid(p);
-	pending = calloc(1, sizeof(*pending));
-	if (!pending) {
-		r = -ENOMEM;
+	r = own_watch_init(&w, deadline, plan->timeout_ns, errfd >= 0 ? errpath : NULL, NULL);
+	while (r == 0 && (r = own_next(p, &w, res, &ev)) > 0)
+		r = 0;
+	if (r < 0 || res->status == BENCH_FAILED)
 		goto out;
-	}
-	bool have_pending = false;
-
-	for (;;) {
-		struct trace_event ev;
-		uint64_t now = measure_now_ns();
-		int ms = now >= deadline ? 0 : (int)((deadline - now) / 1000000 + 1);
-
-		r = trace_resume(p);
-		if (r == 0)
-			r = ms > 0 ? trace_wait(p, ms, &ev) : -ETIMEDOUT;
-		if (r == -ETIMEDOUT) {
-			gbench_timed_out(p, plan->timeout_ns, pending, res);
-			r = 0;
-			goto out;
-		}
-		if (r < 0) {
-			bench_result_fail(res, str_fmt("lost the child: %s", trace_strerror(r)));
-			r = 0;
-			goto out;
-		}
-		switch (ev.kind) {
-		case TRACE_EV_SIGNAL:
-			/* Its backtrace now, while the thread is where the fault
-			 * happened; the signal is delivered as it would be, and
-			 * only when the process dies of it is this its end. */
-			if (measure_fatal_signal(ev.sig)) {
-				measure_failure_signal(p, &ev, pending);
-				have_pending = true;
-			}
-			continue;
-		case TRACE_EV_KILLED:
-			if (have_pending && pending->sig == ev.sig) {
-				bench_result_fail_with(res, pending);
-			} else {
-				memset(pending, 0, sizeof(*pending));
-				pending->kind = TRACE_FAIL_KILLED;
-				pending->sig = ev.sig;
-				bench_result_fail_with(res, pending);
-			}
-			r = 0;
-			goto out;
-		case TRACE_EV_EXITED:
-			if (ev.code != 0) {
-				char *said = errfd >= 0 ? str_tail_lines(errpath, 3) : NULL;
-
-				bench_result_fail(res, str_fmt("exited with status %d%s%s", ev.code,
-							       said ? "; its last words:" : "",
-							       said ? said : ""));
-				free(said);
-				r = 0;
-				goto out;
-			}
-			r = gbench_read_results(dir, s, &runs, &nruns, res);
-			if (r == 0 && ret_runs) {
-				*ret_runs = runs;
-				*ret_nruns = nruns;
-				runs = NULL;
-				nruns = 0;
-			} else if (r == 0) {
-				r = gbench_result_from_runs(runs, nruns, res);
-			} else {
-				r = r == -ENOMEM ? r : 0;
-			}
-			goto out;
-		default:
-			continue;
-		}
+	r = gbench_read_results(dir, s, &runs, &nruns, res);
+	if (r == 0 && ret_runs) {
+		*ret_runs = runs;
+		*ret_nruns = nruns;
+		runs = NULL;
+		nruns = 0;
+	} else if (r == 0) {
+		r = gbench_result_from_runs(runs, nruns, res);
+	} else {
+		r = r == -ENOMEM ? r : 0;
 	}
 out:
 	if (errfd >= 0)
 		close(errfd);
 	trace_proc_free(p);
 	launch_sweep();
-	free(pending);
+	own_watch_clear(&w);
 	gbench_runs_free(runs, nruns);
 	measure_env_free(argv);
 	return r;

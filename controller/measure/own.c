@@ -400,3 +400,79 @@ int own_alloc_child(const struct own_run *run, char *const *argv, char *const *e
 	free(at);
 	return r;
 }
+
+int own_watch_init(struct own_watch *w, uint64_t deadline_ns, uint64_t timeout_ns,
+		   const char *stderr_path, char *(*said)(const char *path))
+{
+	*w = (struct own_watch){ .deadline_ns = deadline_ns,
+				 .timeout_ns = timeout_ns,
+				 .stderr_path = stderr_path,
+				 .said = said,
+				 .pending = calloc(1, sizeof(*w->pending)) };
+	return w->pending ? 0 : -ENOMEM;
+}
+
+void own_watch_clear(struct own_watch *w)
+{
+	free(w->pending);
+	w->pending = NULL;
+}
+
+int own_next(struct trace_proc *p, struct own_watch *w, struct bench_result *res,
+	     struct trace_event *ev)
+{
+	struct trace_failure *f = w->pending;
+
+	for (;;) {
+		uint64_t now = measure_now_ns();
+		int ms = now >= w->deadline_ns ? 0 : (int)((w->deadline_ns - now) / 1000000 + 1);
+		int r = trace_resume(p);
+
+		if (r == 0)
+			r = ms > 0 ? trace_wait(p, ms, ev) : -ETIMEDOUT;
+		if (r == -ETIMEDOUT) {
+			measure_failure_timeout(p, w->timeout_ns, f);
+			bench_result_fail_with(res, f);
+			return 0;
+		}
+		if (r < 0) {
+			bench_result_fail(res, str_fmt("lost the child: %s", trace_strerror(r)));
+			return 0;
+		}
+		switch (ev->kind) {
+		case TRACE_EV_SIGNAL:
+			/* Its backtrace now, while the thread is where the fault
+			 * happened; the signal is delivered as it would be, and
+			 * only when the process dies of it is this its end. */
+			if (!measure_fatal_signal(ev->sig))
+				return 1;
+			measure_failure_signal(p, ev, f);
+			w->have_pending = true;
+			continue;
+		case TRACE_EV_KILLED:
+			if (!w->have_pending || f->sig != ev->sig) {
+				memset(f, 0, sizeof(*f));
+				f->kind = TRACE_FAIL_KILLED;
+				f->sig = ev->sig;
+			}
+			bench_result_fail_with(res, f);
+			return 0;
+		case TRACE_EV_EXITED: {
+			char *last = NULL;
+
+			if (ev->code == 0)
+				return 0;
+			if (w->stderr_path)
+				last = w->said ? w->said(w->stderr_path)
+					       : str_tail_lines(w->stderr_path, 3);
+			bench_result_fail(res, str_fmt("exited with status %d%s%s", ev->code,
+						       last ? "; its last words:" : "",
+						       last ? last : ""));
+			free(last);
+			return 0;
+		}
+		default:
+			return 1;
+		}
+	}
+}

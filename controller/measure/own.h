@@ -121,6 +121,34 @@ int own_start_traced(const struct own_run *run, char *const *argv, char *const *
 		     struct trace_proc **ret, uint64_t *ret_bias, pid_t *ret_pid, char **ret_why);
 
 /*
+ * How a traced child that runs its own main is watched to its end
+ * (own_next): its deadline, what its --timeout was, where its stderr went
+ * and how its last words are read from it (NULL: its last three lines).
+ */
+struct own_watch {
+	uint64_t deadline_ns, timeout_ns;
+	const char *stderr_path; /* NULL: it said nothing we kept */
+	char *(*said)(const char *path);
+	struct trace_failure *pending; /* a fatal signal's backtrace, until it dies of
+					  it (own_watch_init; own_watch_clear) */
+	bool have_pending;
+};
+int own_watch_init(struct own_watch *w, uint64_t deadline_ns, uint64_t timeout_ns,
+		   const char *stderr_path, char *(*said)(const char *path));
+void own_watch_clear(struct own_watch *w);
+/*
+ * Resume p and wait for its next event: 1 with *ev a stop for the caller
+ * (a breakpoint, a signal passed on at the next resume). 0 when it is gone
+ * or out of time: *ev its exit with status 0 and res untouched, or res
+ * failed saying how (timed out with where it was, lost, killed by a signal
+ * with the backtrace of where it arrived, exited with a status and its
+ * last words).
+ */
+struct trace_event;
+int own_next(struct trace_proc *p, struct own_watch *w, struct bench_result *res,
+	     struct trace_event *ev);
+
+/*
  * The memory instrument's run of one child (argv, envp as above): traced
  * to main, then measure/allocs.h's alloc_count_run with fns[0..n), each
  * given as a link-time address of the binary. 1 with *ret_calls and
