@@ -145,6 +145,7 @@ int criterion_spec(const struct suite_ctx *c, const char *name, struct bench_spe
 /* The target arguments after "--" that would change what benchtrap selects
  * or reads (NULL-terminated). */
 extern const char *const criterion_reserved[];
+extern const char *const criterion_valued[];
 
 /* The cells of the row (measure/own.h). */
 extern const struct own_cell criterion_callgrind_cell;

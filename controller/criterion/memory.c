@@ -85,7 +85,11 @@ static int memory_one(const struct own_run *run, const struct bench_spec *s,
 	for (unsigned k = 0; k < 3; k++)
 		res->counters[k] = (struct measure_counter){ .name = counter_names[k],
 							     .value = per[k] };
-	res->ncounters = 3;
+	/* The most live at once in the longest call: a call's, not an
+	 * iteration's (no slope makes it one). */
+	res->counters[3] = (struct measure_counter){ .name = "peak_bytes",
+						     .value = (double)calls[ncalls - 1].peak };
+	res->ncounters = 4;
 	if (fol->n < 2 || fol->b[fol->n - 1].role != BRACKET_PAUSE)
 		r = bench_result_diagnose(res, "criterion's clock (std::time::Instant) is not "
 					       "among the symbols: what a batch does around its "

@@ -48,6 +48,15 @@ const char *const criterion_reserved[] = {
 	NULL,
 };
 
+/* criterion 0.3's options that take a value (its configure_from_args). */
+const char *const criterion_valued[] = {
+	"--color",	      "-c",		   "--save-baseline",	 "-s",
+	"--baseline",	      "-b",		   "--load-baseline",	 "--sample-size",
+	"--warm-up-time",     "--measurement-time", "--nresamples",	 "--noise-threshold",
+	"--confidence-level", "--significance-level", "--profile-time", "--output-format",
+	"--plotting-backend", NULL,
+};
+
 char **criterion_env(const char *home, bool clean)
 {
 	char *set = str_fmt("CRITERION_HOME=%s", home);

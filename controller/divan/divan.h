@@ -57,6 +57,7 @@ int divan_parse_row(const char *text, size_t len, double *ret_median_ns, uint64_
 /* The arguments after '--' that would change what benchtrap selects or
  * reads (NULL-terminated). */
 extern const char *const divan_reserved[];
+extern const char *const divan_valued[];
 
 int divan_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error);
 int divan_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret);

@@ -40,6 +40,14 @@ const char *const divan_reserved[] = {
 	"--include-ignored",  "--sample-size", "--threads", "--color", NULL,
 };
 
+/* divan 0.1's options that take a value (its cli.rs). */
+const char *const divan_valued[] = {
+	"--color",	 "--skip",	  "--sort",	   "--sortr",	     "--timer",
+	"--sample-count", "--sample-size", "--threads",	   "--min-time",     "--max-time",
+	"--skip-ext-time?", "--items-count", "--bytes-count", "--bytes-format", "--chars-count",
+	"--cycles-count", "--format",	   NULL,
+};
+
 /* The sample barrier, found once for every instance of a run. */
 struct sync {
 	uint64_t addr, size;
@@ -499,40 +507,50 @@ const struct own_cell divan_callgrind_cell = {
 	.one = callgrind_one,
 };
 
-#define MEM_SAMPLE 8
+/* Samples of one iteration each, 8 of them: the figures are those of the
+ * last MEM_LAST (what runs once, a first call's lazy set-up, is in the
+ * first), so that the most live at once is an iteration's. */
+#define MEM_SAMPLES 8
+#define MEM_LAST 4
 
 static int memory_one(const struct own_run *run, const struct bench_spec *s,
 		      struct bench_result *res)
 {
-	static const char *const names[3] = { "bytes", "allocations", "frees" };
+	static const char *const names[4] = { "bytes", "allocations", "frees", "peak_bytes" };
 	const struct sync *y = run->data;
-	const char *const opts[] = { "--sample-size=8", "--sample-count=4", NULL };
+	const char *const opts[] = { "--sample-size=1", "--sample-count=8", NULL };
 	const struct alloc_fn fn = { y->addr, BRACKET_TOGGLE, 1 };
 	struct alloc_counts *calls = NULL;
 	char **argv = NULL;
 	size_t ncalls = 0;
 	int r = instance_argv(run->t, s, "--bench", opts, true, &argv);
+	double sum[4] = { 0 };
 
 	if (r == 0)
 		r = own_alloc_child(run, argv, NULL, &fn, 1, own_said_rust, res, &calls, &ncalls);
 	if (r <= 0)
 		goto out;
 	r = 0;
-	if (!ncalls) {
-		bench_result_fail(res, unrun(s));
+	if (ncalls < MEM_LAST) {
+		bench_result_fail(res, ncalls ? str_fmt("divan ran %zu sample(s) of '%s', not %d",
+							ncalls, s->name, MEM_SAMPLES)
+					      : unrun(s));
 		goto out;
 	}
-	/* The last sample's: what runs once (a first call's lazy set-up) is
-	 * in the first. */
-	const struct alloc_counts *c = &calls[ncalls - 1];
-	const double per[3] = { (double)c->bytes, (double)c->allocations, (double)c->frees };
-
-	for (unsigned k = 0; k < 3; k++)
-		res->counters[k] = (struct measure_counter){ .name = names[k],
-							     .value = per[k] / MEM_SAMPLE };
-	res->ncounters = 3;
-	measure_result_count(res, res->counters[0].value);
-	res->iterations = res->calls = MEM_SAMPLE;
+	/* Per iteration, as divan's AllocProfiler counts: the mean of the
+	 * last samples, and the most any of them had live at once (divan's
+	 * "max alloc"; it drops a benchmark's outputs after the sample). */
+	for (size_t i = ncalls - MEM_LAST; i < ncalls; i++) {
+		sum[0] += (double)calls[i].bytes / MEM_LAST;
+		sum[1] += (double)calls[i].allocations / MEM_LAST;
+		sum[2] += (double)calls[i].frees / MEM_LAST;
+		sum[3] = (double)calls[i].peak > sum[3] ? (double)calls[i].peak : sum[3];
+	}
+	for (unsigned k = 0; k < 4; k++)
+		res->counters[k] = (struct measure_counter){ .name = names[k], .value = sum[k] };
+	res->ncounters = 4;
+	measure_result_count(res, sum[0]);
+	res->iterations = res->calls = 1;
 	r = said_one_thread(s, res);
 out:
 	free(calls);

@@ -40,6 +40,16 @@ static int mem_slope(const struct alloc_counts *calls, size_t ncalls, unsigned f
 	return r;
 }
 
+/* The largest peak of the last batch's calls (one per thread). */
+static double peak_of(const struct alloc_counts *calls, size_t n, unsigned threads)
+{
+	uint64_t peak = 0;
+
+	for (size_t i = n - (threads && threads <= n ? threads : 1); i < n; i++)
+		peak = calls[i].peak > peak ? calls[i].peak : peak;
+	return (double)peak;
+}
+
 int gbench_memory_one(const struct own_run *run, const struct bench_spec *s,
 		      struct bench_result *res)
 {
@@ -120,7 +130,11 @@ int gbench_memory_one(const struct own_run *run, const struct bench_spec *s,
 	res->counters[0] = (struct measure_counter){ .name = "bytes", .value = v[0] };
 	res->counters[1] = (struct measure_counter){ .name = "allocations", .value = v[1] };
 	res->counters[2] = (struct measure_counter){ .name = "frees", .value = v[2] };
-	res->ncounters = 3;
+	/* The most live at once in a call of the last batch: a batch's, not
+	 * an iteration's (no slope makes it one). */
+	res->counters[3] = (struct measure_counter){ .name = "peak_bytes",
+						     .value = peak_of(calls, ncalls, runs[0].threads) };
+	res->ncounters = 4;
 	if (setup && !loop)
 		bench_result_diagnose(res,
 				      "ran in one batch of %" PRIu64 " iterations (its "

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "measure/allocs.h"
+#include "measure/own.h"
 #include "measure/child.h"
 #include "measure/failure.h"
 #include "trace/trace.h"
@@ -58,10 +59,23 @@ void alloc_count(struct alloc_counts *c, enum alloc_kind kind, const uint64_t ar
 	}
 }
 
+/* The bytes a call of an allocator of 'kind' asks for (0: none, a free). */
+static uint64_t alloc_size(enum alloc_kind kind, const uint64_t args[3])
+{
+	struct alloc_counts c = { 0 };
+
+	alloc_count(&c, kind, args);
+	return c.bytes;
+}
+
 void alloc_counts_field(const struct alloc_counts *c, size_t n, unsigned k, uint64_t *v)
 {
 	for (size_t i = 0; i < n; i++)
-		v[i] = k == 0 ? c[i].bytes : k == 1 ? c[i].allocations : c[i].frees;
+		v[i] = k == 0	? c[i].bytes
+		       : k == 1 ? c[i].allocations
+		       : k == 2 ? c[i].frees
+		       : k == 3 ? c[i].peak
+				: c[i].live;
 }
 
 /* A call being followed: where it returns to, and the stack pointer at its
@@ -82,6 +96,16 @@ struct thread {
 	bool timed;	      /* the framework's clock runs */
 	bool window;	      /* between a TOGGLE's start and its stop */
 	struct alloc_counts c;
+	uint64_t gen;	       /* which call or window c is of (run.gen) */
+	uint64_t asked;	       /* in a counted allocator: the bytes it was asked for */
+	uint64_t out;	       /* ... posix_memalign's: where it writes the block */
+};
+
+/* A block a counted call allocated: its address, size and whose it is (a
+ * thread's call or window by its gen). */
+struct block {
+	uint64_t addr, size, gen;
+	size_t th;
 };
 
 struct run {
@@ -94,7 +118,84 @@ struct run {
 	size_t nth;
 	struct alloc_counts *calls; /* one per returned call, in order */
 	size_t ncalls, cap;
+	uint64_t gen;
+	/* The live blocks of counted calls: open addressing by address,
+	 * addr 0 free; at most half full. */
+	struct block *blocks;
+	size_t nblocks, capblocks;
 };
+
+static size_t slot(const struct run *m, uint64_t addr)
+{
+	size_t i = (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ull) & (m->capblocks - 1);
+
+	while (m->blocks[i].addr && m->blocks[i].addr != addr)
+		i = (i + 1) & (m->capblocks - 1);
+	return i;
+}
+
+static int block_add(struct run *m, struct block b)
+{
+	if (2 * (m->nblocks + 1) > m->capblocks) {
+		struct run bigger = { .capblocks = m->capblocks ? 2 * m->capblocks : 1024 };
+
+		bigger.blocks = calloc(bigger.capblocks, sizeof(*bigger.blocks));
+		if (!bigger.blocks)
+			return -ENOMEM;
+		for (size_t i = 0; i < m->capblocks; i++)
+			if (m->blocks[i].addr)
+				bigger.blocks[slot(&bigger, m->blocks[i].addr)] = m->blocks[i];
+		free(m->blocks);
+		m->blocks = bigger.blocks;
+		m->capblocks = bigger.capblocks;
+	}
+	size_t i = slot(m, b.addr);
+
+	m->nblocks += !m->blocks[i].addr;
+	m->blocks[i] = b;
+	return 0;
+}
+
+/* Block addr freed (by any thread, counted or not): no longer live in the
+ * call that allocated it, if that call still counts. */
+static void block_free(struct run *m, uint64_t addr)
+{
+	size_t i, j;
+
+	if (!addr || !m->nblocks)
+		return;
+	i = slot(m, addr);
+	if (!m->blocks[i].addr)
+		return;
+	struct thread *owner = &m->th[m->blocks[i].th];
+
+	if (owner->gen == m->blocks[i].gen && owner->c.live >= m->blocks[i].size)
+		owner->c.live -= m->blocks[i].size;
+	m->nblocks--;
+	/* Those after it in its run move back into the gap. */
+	m->blocks[i].addr = 0;
+	for (j = (i + 1) & (m->capblocks - 1); m->blocks[j].addr; j = (j + 1) & (m->capblocks - 1)) {
+		struct block b = m->blocks[j];
+
+		m->blocks[j].addr = 0;
+		m->blocks[slot(m, b.addr)] = b;
+	}
+}
+
+/* A counted allocator of thread t returned with block addr: live. */
+static int block_allocated(struct run *m, struct thread *t, uint64_t addr)
+{
+	int r;
+
+	if (!addr || !t->asked)
+		return 0;
+	r = block_add(m, (struct block){ addr, t->asked, t->gen, (size_t)(t - m->th) });
+	t->c.live += t->asked;
+	if (t->c.live > t->c.peak)
+		t->c.peak = t->c.live;
+	t->asked = 0;
+	return r;
+}
 
 static struct thread *thread_of(struct run *m, pid_t tid)
 {
@@ -179,14 +280,14 @@ static int breakpoint(struct run *m, pid_t tid, uint64_t addr)
 		return r;
 	sp = arch_sp(&regs);
 	if (fn && fn->role == BRACKET_CALL && !t->call.on) {
-		*t = (struct thread){ .tid = tid };
+		*t = (struct thread){ .tid = tid, .gen = ++m->gen };
 		return follow(m, sp, &t->call);
 	}
 	/* A TOGGLE (divan's sync_impl): a window of its own, from a start's
 	 * return to a stop's entry, counted as one call. */
 	if (fn && fn->role == BRACKET_TOGGLE) {
 		if (arch_arg(&regs, fn->arg) & 0xff) {
-			*t = (struct thread){ .tid = tid, .window = true };
+			*t = (struct thread){ .tid = tid, .window = true, .gen = ++m->gen };
 			return follow(m, sp, &t->start);
 		}
 		if (!t->window || t->alloc.on)
@@ -196,8 +297,18 @@ static int breakpoint(struct run *m, pid_t tid, uint64_t addr)
 	}
 	/* An allocator the function tail-called (a last `delete`) returns
 	 * where the function does: both end at once. */
-	if (returned(&t->alloc, addr, sp) && !(t->call.on && addr == t->call.ret))
-		return 0;
+	if (returned(&t->alloc, addr, sp)) {
+		uint64_t block = arch_retval(&regs);
+
+		/* posix_memalign returns 0 and writes the block where it was
+		 * told. */
+		if (t->out && (block != 0 || trace_read(m->p, t->out, &block, sizeof(block)) < 0))
+			block = 0;
+		t->out = 0;
+		r = block_allocated(m, t, block);
+		if (r < 0 || !(t->call.on && addr == t->call.ret))
+			return r;
+	}
 	if (returned(&t->call, addr, sp))
 		return call_returned(m, t);
 	if (returned(&t->start, addr, sp)) {
@@ -219,14 +330,21 @@ static int breakpoint(struct run *m, pid_t tid, uint64_t addr)
 		return 0;
 	}
 	for (size_t k = 0; k < NALLOCATORS; k++) {
+		enum alloc_kind kind = allocators[k].kind;
 		uint64_t args[3];
 
-		if (addr != m->alloc[k] || !(t->call.on || t->window) || t->alloc.on ||
-		    (m->clocked && !t->timed))
+		if (addr != m->alloc[k] || t->alloc.on)
 			continue;
 		for (unsigned i = 0; i < 3; i++)
 			args[i] = arch_arg(&regs, i);
-		alloc_count(&t->c, allocators[k].kind, args);
+		/* Whoever frees a block, wherever: it is no longer live. */
+		if (kind == ALLOC_FREE || kind == ALLOC_REALLOC)
+			block_free(m, args[0]);
+		if (!(t->call.on || t->window) || (m->clocked && !t->timed))
+			continue;
+		alloc_count(&t->c, kind, args);
+		t->asked = alloc_size(kind, args);
+		t->out = kind == ALLOC_SIZE2 ? args[0] : 0;
 		/* Until it returns, what it calls (realloc's malloc) is part
 		 * of this one call. */
 		return follow(m, sp, &t->alloc);
@@ -239,10 +357,11 @@ int alloc_count_run(struct trace_proc *p, const struct alloc_fn *fns, size_t n, 
 		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_ncalls)
 {
 	struct run *m = calloc(1, sizeof(*m));
-	struct trace_failure *f = calloc(1, sizeof(*f));
-	bool have_pending = false;
-	int r = m && f ? 0 : -ENOMEM;
+	struct own_watch w;
+	int r = own_watch_init(&w, deadline_ns, timeout_ns, stderr_path, said);
 
+	if (r == 0 && !m)
+		r = -ENOMEM;
 	if (r < 0)
 		goto out;
 	m->p = p;
@@ -266,71 +385,32 @@ int alloc_count_run(struct trace_proc *p, const struct alloc_fn *fns, size_t n, 
 	}
 	for (;;) {
 		struct trace_event ev;
-		uint64_t now = measure_now_ns();
-		int ms = now >= deadline_ns ? 0 : (int)((deadline_ns - now) / 1000000 + 1);
 
-		r = trace_resume(p);
-		if (r == 0)
-			r = ms > 0 ? trace_wait(p, ms, &ev) : -ETIMEDOUT;
-		if (r == -ETIMEDOUT) {
-			measure_failure_timeout(p, timeout_ns, f);
-			bench_result_fail_with(res, f);
-			r = 0;
-			goto out;
-		}
+		r = own_next(p, &w, res, &ev);
+		if (r <= 0)
+			break;
+		if (ev.kind != TRACE_EV_BREAKPOINT)
+			continue;
+		r = breakpoint(m, ev.tid, ev.addr);
 		if (r < 0) {
-			bench_result_fail(res, str_fmt("lost the child: %s", trace_strerror(r)));
-			r = 0;
-			goto out;
-		}
-		if (ev.kind == TRACE_EV_BREAKPOINT) {
-			r = breakpoint(m, ev.tid, ev.addr);
-			if (r < 0) {
-				bench_result_fail(
-					res, str_fmt("cannot follow the calls in the child: %s",
-						     trace_strerror(r)));
-				r = r == -ENOMEM ? r : 0;
-				goto out;
-			}
-			continue;
-		}
-		if (ev.kind == TRACE_EV_SIGNAL && measure_fatal_signal(ev.sig)) {
-			measure_failure_signal(p, &ev, f);
-			have_pending = true;
-			continue;
-		}
-		if (ev.kind == TRACE_EV_KILLED) {
-			if (!have_pending || f->sig != ev.sig) {
-				memset(f, 0, sizeof(*f));
-				f->kind = TRACE_FAIL_KILLED;
-				f->sig = ev.sig;
-			}
-			bench_result_fail_with(res, f);
-			r = 0;
-			goto out;
-		}
-		if (ev.kind == TRACE_EV_EXITED) {
-			char *last;
-
-			if (ev.code == 0)
-				break;
-			last = said ? said(stderr_path) : str_tail_lines(stderr_path, 3);
-			bench_result_fail(res, str_fmt("exited with status %d%s%s", ev.code,
-						       last ? "; its last words:" : "",
-						       last ? last : ""));
-			free(last);
-			r = 0;
+			bench_result_fail(res, str_fmt("cannot follow the calls in the child: %s",
+						       trace_strerror(r)));
+			r = r == -ENOMEM ? r : 0;
 			goto out;
 		}
 	}
+	if (r < 0 || res->status == BENCH_FAILED)
+		goto out;
 	*ret_calls = m->calls;
 	*ret_ncalls = m->ncalls;
 	m->calls = NULL;
 	r = 1;
 out:
-	if (m)
+	if (m) {
 		free(m->calls);
+		free(m->blocks);
+	}
 	free(m);
-	free(f);
+	own_watch_clear(&w);
 	return r;
 }

@@ -22,9 +22,10 @@ struct trace_proc;
 /* What one call counts: the allocations (malloc, calloc, realloc to a size,
  * memalign, aligned_alloc, posix_memalign; operator new and Rust's
  * allocator through malloc), the frees (free of a block, realloc to size
- * 0) and the bytes asked for. */
+ * 0) and the bytes asked for; of the blocks it allocated, the most bytes
+ * live at once (peak) and those still live when it returned (live). */
 struct alloc_counts {
-	uint64_t allocations, frees, bytes;
+	uint64_t allocations, frees, bytes, peak, live;
 };
 
 /* How an allocator's call is counted: ALLOC_SIZE0..2 ask for argument
@@ -66,7 +67,8 @@ int alloc_count_run(struct trace_proc *p, const struct alloc_fn *fns, size_t n, 
 		    uint64_t timeout_ns, const char *stderr_path, char *(*said)(const char *path),
 		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_ncalls);
 
-/* Field k (0 bytes, 1 allocations, 2 frees) of calls c[0..n) into v[0..n). */
+/* Field k (0 bytes, 1 allocations, 2 frees, 3 peak, 4 live) of calls
+ * c[0..n) into v[0..n). */
 void alloc_counts_field(const struct alloc_counts *c, size_t n, unsigned k, uint64_t *v);
 
 #endif

@@ -75,6 +75,7 @@ static struct suite_kind kinds[] = {
 		.detect = criterion_detect,
 		.lists_by_running = true,
 		.reserved = criterion_reserved,
+		.valued = criterion_valued,
 		.list = criterion_list,
 		.spec = criterion_spec,
 		.fresh_process = true,
@@ -98,6 +99,7 @@ static struct suite_kind kinds[] = {
 		.detect = divan_detect,
 		.lists_by_running = true,
 		.reserved = divan_reserved,
+		.valued = divan_valued,
 		.list = divan_list,
 		.spec = divan_spec,
 		.fresh_process = true,
@@ -196,16 +198,45 @@ void suite_release(void)
 			kinds[i].release();
 }
 
+/* Whether option word a is 'name' or 'name=...'. */
+static bool is_option(const char *a, const char *name, size_t l)
+{
+	return !strncmp(a, name, l) && (a[l] == '=' || a[l] == '\0');
+}
+
+/* How many words after args[i] are its value: 0 or 1. */
+static int value_words(const struct suite_kind *k, char *const *args, int i, int n)
+{
+	for (size_t v = 0; k->valued && k->valued[v] && i + 1 < n; v++) {
+		size_t l = strlen(k->valued[v]);
+		bool optional = l && k->valued[v][l - 1] == '?';
+
+		l -= optional;
+		if (strncmp(args[i], k->valued[v], l) || args[i][l] != '\0')
+			continue;
+		return !optional || !strcmp(args[i + 1], "true") || !strcmp(args[i + 1], "false");
+	}
+	return 0;
+}
+
 const char *suite_reserved_arg(const struct suite_kind *k, char *const *args, int n)
 {
-	for (int i = 0; k->reserved && i < n; i++)
-		for (size_t r = 0; k->reserved[r]; r++) {
-			size_t l = strlen(k->reserved[r]);
+	bool words = false; /* past a "--": every word positional */
 
-			if (!strncmp(args[i], k->reserved[r], l) &&
-			    (args[i][l] == '=' || args[i][l] == '\0'))
+	for (int i = 0; i < n; i++) {
+		for (size_t r = 0; !words && k->reserved && k->reserved[r]; r++)
+			if (is_option(args[i], k->reserved[r], strlen(k->reserved[r])))
 				return args[i];
+		if (!k->valued)
+			continue;
+		if (!words && !strcmp(args[i], "--")) {
+			words = true;
+			continue;
 		}
+		if (words || args[i][0] != '-' || !args[i][1])
+			return args[i];
+		i += value_words(k, args, i, n);
+	}
 	return NULL;
 }
 

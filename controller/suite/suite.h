@@ -50,6 +50,11 @@ struct suite_kind {
 	bool lists_by_running; /* listing runs the binary: done guarded (no process outlives it) */
 	const char *const *reserved; /* target arguments after "--" that would change what
 					benchtrap selects or reads; NULL-terminated or NULL */
+	/* Its options that take the next word as their value ("--sample-count
+	 * 5"; "?" at the end: only a next word "true" or "false"): a word that
+	 * is none's value is a positional filter, which selects, and is
+	 * refused too. NULL: positional words are the program's own. */
+	const char *const *valued;
 	/* The instances the binary has, by the names it gives them, in its
 	 * order; NULL: measure_select() selects (the native row). */
 	int (*list)(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error);

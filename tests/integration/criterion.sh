@@ -160,14 +160,16 @@ expect_usage_error "criterion binary: --instrument perf does not measure one: .*
 run run "$S" --instrument memory --bench alloc/vec --bench sum_1000 --bench crash --format json
 expect_status 1
 expect_json '{b["name"]: b["status"] for b in d["benchmarks"]} == {"alloc/vec": "ok", "sum_1000": "ok", "crash": "failed"}'
-expect_json '[b["counters"] for b in d["benchmarks"] if b["name"] == "alloc/vec"][0] == {"bytes": 800, "allocations": 1, "frees": 1}'
-expect_json '[b["counters"] for b in d["benchmarks"] if b["name"] == "sum_1000"][0] == {"bytes": 0, "allocations": 0, "frees": 0}'
+expect_json '[b["counters"] for b in d["benchmarks"] if b["name"] == "alloc/vec"][0] == {"bytes": 800, "allocations": 1, "frees": 1, "peak_bytes": 800}'
+expect_json '[b["counters"] for b in d["benchmarks"] if b["name"] == "sum_1000"][0] == {"bytes": 0, "allocations": 0, "frees": 0, "peak_bytes": 0}'
 expect_json '"SIGSEGV" in [b["error"] for b in d["benchmarks"] if b["name"] == "crash"][0]'
 expect_no_orphans "$S"
 for flag in --profile-time --list --save-baseline --bench; do
 	run run "$S" --bench sum_1000 -- "$flag" 1
 	expect_usage_error "'$flag' after '--' would change what benchtrap selects"
 done
+run run "$S" --bench sum_1000 -- --noise-threshold 0.1 sum
+expect_usage_error "'sum' after '--' would change what benchtrap selects"
 run run "$S" --bench sum_1000 --time 1 -- --no-such-flag
 expect_status 1
 expect_out "sum_1000 failed: exited with status 1; its last words:"

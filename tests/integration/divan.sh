@@ -12,8 +12,9 @@
 #   by hand from two valgrind runs of our own with the options benchtrap
 #   uses (samples of 1 and of 2 iterations: the difference of their last
 #   samples), the same in two runs;
-# - memory: alloc_vec's one allocation of 800 bytes an iteration, fib's
-#   none, the crash failed alone;
+# - memory: alloc_vec's one allocation of 800 bytes an iteration, live
+#   at once; alloc_seq's three, one at a time (a peak of 800); fib's none;
+#   the crash failed alone;
 # - compare BASE HEAD of the two builds: paired, pairs taken (structure
 #   only: no verdict that noise decides);
 # - perf refused, reserved arguments after '--' refused, a flag divan does
@@ -32,7 +33,12 @@ if [[ ! -x $S || ! -x $SLOW ]]; then
 fi
 own_tmpdir
 P=divan_suite
-NAMES="$P::group::nested $P::twin::same $P::twin::five $P::twin::two $P::sort_inputs $P::alloc_vec $P::fib_args::10 $P::fib_args::20 $P::crash $P::sum/threads:1 $P::sum/threads:2 $P::fib"
+# The instances, in the order divan lists its paths (the linker's, which a
+# rebuild may change): each thread count of sum an instance of its own.
+NAMES=$(NEXTEST=1 "$S" --list --format terse | sed -n 's/: benchmark$//p' |
+	sed "s|^$P::sum\$|$P::sum/threads:1 $P::sum/threads:2|" | tr "\n" " ")
+NAMES=${NAMES% }
+[[ $(wc -w <<<"$NAMES") == 13 ]] || fail "divan lists other paths than the fixture's: $NAMES"
 
 # list: divan's own paths, in its order.
 run list "$S"
@@ -100,10 +106,11 @@ checks=$((checks + 1))
 expect_no_orphans "$S"
 
 # memory: per iteration, inside divan's samples.
-run run "$S" --instrument memory --bench "$P::alloc_vec" --bench "$P::fib" --bench "$P::crash" --format json
+run run "$S" --instrument memory --bench "$P::alloc_vec" --bench "$P::alloc_seq" --bench "$P::fib" --bench "$P::crash" --format json
 expect_status 1
-expect_json '[b["counters"] for b in d["benchmarks"] if b["name"].endswith("alloc_vec")][0] == {"bytes": 800, "allocations": 1, "frees": 0}'
-expect_json '[b["counters"] for b in d["benchmarks"] if b["name"].endswith("::fib")][0] == {"bytes": 0, "allocations": 0, "frees": 0}'
+expect_json '[b["counters"] for b in d["benchmarks"] if b["name"].endswith("alloc_vec")][0] == {"bytes": 800, "allocations": 1, "frees": 0, "peak_bytes": 800}'
+expect_json '[b["counters"] for b in d["benchmarks"] if b["name"].endswith("alloc_seq")][0] == {"bytes": 2400, "allocations": 3, "frees": 3, "peak_bytes": 800}'
+expect_json '[b["counters"] for b in d["benchmarks"] if b["name"].endswith("::fib")][0] == {"bytes": 0, "allocations": 0, "frees": 0, "peak_bytes": 0}'
 expect_json '[b["status"] for b in d["benchmarks"] if b["name"].endswith("::crash")] == ["failed"]'
 expect_no_orphans "$S"
 
@@ -121,6 +128,10 @@ for flag in --exact --threads --sample-size --list; do
 	run run "$S" --bench "$P::fib" -- "$flag" 1
 	expect_usage_error "'$flag' after '--' would change what benchtrap selects"
 done
+# A positional word after '--' is divan's filter: refused too, an option's
+# value not.
+run run "$S" --bench "$P::fib" -- --min-time 0.1 fib
+expect_usage_error "'fib' after '--' would change what benchtrap selects"
 run run "$S" --bench "$P::fib" --time 0.3 -- --no-such-flag
 expect_status 1
 expect_out "failed: "

@@ -63,7 +63,7 @@ checks=$((checks + 1))
 python3 - "$TMP/memory.json" <<'PY' || fail "the memory instrument counted allocations where none are"
 import json, sys
 d = json.load(open(sys.argv[1]))["benchmarks"]
-bad = [b["name"] for b in d if b["counters"] != {"bytes": 0, "allocations": 0, "frees": 0}]
+bad = [b["name"] for b in d if b["counters"] != {"bytes": 0, "allocations": 0, "frees": 0, "peak_bytes": 0}]
 sys.exit(" ".join(bad) if bad else 0)
 PY
 checks=$((checks + 1))

@@ -118,7 +118,7 @@ run run "$S" --instrument memory --bench 'BM_alloc*' --bench BM_sum* --format js
 expect_status 0
 cp "$TMP/out" "$TMP/mem2.json"
 # malloc(100) and a vector of 10 ints: 140 bytes, 2 allocations, 2 frees.
-expect_json 'all(b["counters"] == {"bytes": 140, "allocations": 2, "frees": 2} for b in d["benchmarks"] if b["name"].startswith("BM_alloc"))'
+expect_json 'all(b["counters"] == {"bytes": 140, "allocations": 2, "frees": 2, "peak_bytes": 140} for b in d["benchmarks"] if b["name"].startswith("BM_alloc"))'
 expect_json '[b["name"] for b in d["benchmarks"]] == ["BM_sum<int>", "BM_alloc", "BM_alloc/threads:2"]'
 # BM_sum allocates its vector once, before its loop: none per iteration.
 expect_json 'd["benchmarks"][0]["value"] == 0 and d["benchmarks"][0]["unit"] == "bytes"'

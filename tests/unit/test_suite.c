@@ -111,6 +111,33 @@ static void test_reserved(void **state)
 	assert_null(suite_reserved_arg(suite_native(), v2, 2));
 }
 
+/* A word that is no option's value is a positional filter (divan's,
+ * criterion's): refused; a value is not one, an optional value only when
+ * it is true or false. */
+static void test_positional(void **state)
+{
+	const struct suite_kind *d = kind_named("divan"), *c = kind_named("criterion");
+	char *values[] = { "--sample-count", "5", "--min-time=0.1", "--max-time", "2" };
+	char *filter[] = { "--sample-count", "5", "fib" };
+	char *opt_true[] = { "--skip-ext-time", "true", "--timer", "os" };
+	char *opt_word[] = { "--skip-ext-time", "fib" };
+	char *after[] = { "--timer", "os", "--", "--x" };
+	char *crit[] = { "--warm-up-time", "1", "-c", "never", "sum_1000" };
+
+	(void)state;
+	assert_null(suite_reserved_arg(d, values, 5));
+	assert_string_equal(suite_reserved_arg(d, filter, 3), "fib");
+	assert_null(suite_reserved_arg(d, opt_true, 4));
+	assert_string_equal(suite_reserved_arg(d, opt_word, 2), "fib");
+	assert_string_equal(suite_reserved_arg(d, after, 4), "--x");
+	/* A value at the end is still its option's. */
+	assert_null(suite_reserved_arg(d, values, 4));
+	assert_string_equal(suite_reserved_arg(c, crit, 5), "sum_1000");
+	assert_null(suite_reserved_arg(c, crit, 4));
+	/* gbench takes no positional word: its own. */
+	assert_null(suite_reserved_arg(kind_named("gbench"), filter, 3));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +145,7 @@ int main(void)
 		cmocka_unit_test(test_native_cells),
 		cmocka_unit_test(test_gbench_row),
 		cmocka_unit_test(test_reserved),
+		cmocka_unit_test(test_positional),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
