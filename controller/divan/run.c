@@ -357,8 +357,8 @@ static const struct own_bracketed bracketed = {
 	.argv = walltime_argv,
 	.said = own_said_rust,
 	.samples = walltime_samples,
-	.pair_processes = 6,
-	.pair_samples = 30,
+	.pair_processes = 12,
+	.pair_samples = 20,
 };
 
 static struct bracket_fn sync_fn(const struct own_run *run, const struct bench_spec *s)
