@@ -97,11 +97,12 @@ static char **run_env(const struct own_run *run, void *ctx)
 }
 
 /* Instant::elapsed's entry cannot be patched: the batch functions' calls. */
-static int unclocked(const struct bracket_fn *fns, size_t n, const char *why,
+static int unclocked(void *ctx, const struct bracket_fn *fns, size_t n, const char *why,
 		     struct bench_result *res, struct bracket_fn **ret, size_t *ret_n)
 {
 	struct bracket_fn *plain;
 
+	(void)ctx;
 	*ret = NULL;
 	if (n <= 2 || fns[n - 1].role != BRACKET_PAUSE)
 		return 0;
@@ -386,7 +387,7 @@ static int paired_one(const struct own_run *const run[2], const struct bench_spe
 	if (r == 0)
 		r = own_bracket_pair(&bracketed, run, spec,
 				     (const struct bracket_fn *const[2]){ fns[0], fns[1] }, nfns,
-				     NULL, res);
+				     (void *const[2]){ NULL, NULL }, res);
 	free(fns[0]);
 	free(fns[1]);
 	return r;

@@ -353,8 +353,18 @@ static int walltime_samples(const struct own_run *run, const struct bench_spec *
 	return 0;
 }
 
+/* A round of instance s ends with one sample of each of its threads. */
+static unsigned round_calls(const struct bench_spec *s)
+{
+	unsigned threads = 0;
+
+	free(divan_instance_path(s->name, &threads));
+	return threads ? threads : 1;
+}
+
 static const struct own_bracketed bracketed = {
 	.argv = walltime_argv,
+	.threads = round_calls,
 	.said = own_said_rust,
 	.samples = walltime_samples,
 	.pair_processes = 12,
@@ -401,7 +411,7 @@ static int walltime_pair(const struct own_run *const run[2], const struct bench_
 		r = walltime_one(run[0], s[0], res[0]);
 		return r < 0 ? r : walltime_one(run[1], s[1], res[1]);
 	}
-	return own_bracket_pair(&bracketed, run, s, fns, nfns, &sh, res);
+	return own_bracket_pair(&bracketed, run, s, fns, nfns, (void *const[2]){ &sh, &sh }, res);
 }
 
 const struct own_cell divan_walltime_cell = {

@@ -23,23 +23,20 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <math.h>
-#include <sched.h>
-#include <stdio.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "measure/bracket.h"
-#include "measure/driver-env.h"
-#include "stats/stats.h"
-#include "util/launch.h"
 #include "gbench/gbench.h"
-#include "util/strutil.h"
-#include "measure/failure.h"
 #include "gbench/internal.h"
+#include "measure/driver-env.h"
+#include "measure/failure.h"
+#include "measure/sides.h"
+#include "stats/stats.h"
+#include "util/strutil.h"
 
 /* ---- the mapping of batches to samples (pure) ---------------------------- */
 
@@ -70,28 +67,41 @@ unsigned gbench_name_threads(const char *name)
 	return (unsigned)v;
 }
 
-/* ---- one child ------------------------------------------------------------ */
+/* ---- the hooks of the engine's sides (measure/sides.h) ------------------- */
 
+/* One side of an instance: what the log of its current process said, and
+ * what its processes gave. */
 struct gside {
-	const struct measure_target *t;
 	const struct bench_spec *spec;
-	struct bracket_side side; /* its child, its calls, how it ended */
-	bool loop; /* timed by the library's own clock functions */
-	bool sized;	     /* its batches' counts can be set (bracket_set_count) */
-	uint64_t iterations; /* its final batches' count, per thread */
-	int errfd, logfd;
+	const char *dir;
 	unsigned threads;
+	struct bracket_fn plain[2]; /* its function (and the State's constructor):
+				       timed where the loop cannot be */
+	size_t nplain;
+	/* the current process */
+	int logfd;
 	uint64_t *counts; /* each batch's iteration count per thread, from the log */
 	size_t ncounts, capcounts;
 	char *log; /* what was read of the log and not parsed yet (a partial line) */
 	size_t loglen;
-	size_t batches; /* batches ended */
-	bool in_finals; /* it reached repetition 2: batches of one count */
+	/* its processes' */
+	struct gbench_run *runs;
+	size_t nruns;
+	uint64_t iterations; /* the final batches' count, per thread */
+	bool loop;	     /* timed by the library's own clock functions */
 };
 
 /* The log's new complete lines: their batch counts appended. */
 static int read_log(struct gside *s)
 {
+	char path[PATH_MAX + 16];
+
+	if (s->logfd < 0) {
+		snprintf(path, sizeof(path), "%s/stderr", s->dir);
+		s->logfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (s->logfd < 0)
+			return 0;
+	}
 	for (;;) {
 		char chunk[8192];
 		ssize_t k = read(s->logfd, chunk, sizeof(chunk));
@@ -109,9 +119,8 @@ static int read_log(struct gside *s)
 		s->loglen += (size_t)k;
 		s->log[s->loglen] = '\0';
 	}
-	if (!s->log)
-		return 0;
-	char *nl = strrchr(s->log, '\n');
+	char *nl = s->log ? strrchr(s->log, '\n') : NULL;
+
 	if (!nl)
 		return 0;
 
@@ -137,22 +146,27 @@ static int read_log(struct gside *s)
 	return 0;
 }
 
-static void side_free(struct gside *s)
+/* What the current process's log left behind. */
+static void log_clear(struct gside *s)
 {
-	bracket_free(s->side.br);
-	s->side.br = NULL;
-	if (s->errfd >= 0)
-		close(s->errfd);
 	if (s->logfd >= 0)
 		close(s->logfd);
-	s->errfd = s->logfd = -1;
-	free(s->side.calls);
+	s->logfd = -1;
 	free(s->counts);
 	free(s->log);
-	s->side.calls = NULL;
 	s->counts = NULL;
 	s->log = NULL;
-	launch_sweep();
+	s->ncounts = s->capcounts = s->loglen = 0;
+}
+
+static int side_begin(const struct own_run *run, void *ctx)
+{
+	char path[PATH_MAX + 16];
+
+	log_clear(ctx);
+	snprintf(path, sizeof(path), "%s/out.json", run->dir);
+	unlink(path);
+	return 0;
 }
 
 /* The plan of a bracketed instance: many short repetitions (docs/gbench.md). */
@@ -168,97 +182,17 @@ static void bracket_plan(const struct measure_plan *plan, struct measure_plan *r
 	ret->min_samples = reps ? reps : 1;
 }
 
-/* Start side s: 0, or a negative errno (nothing could be run: out of
- * memory); a child that cannot start fails s->side.res alone. */
-static int side_start(struct gside *s, const struct measure_plan *plan)
+static int side_argv(const struct own_run *run, const struct bench_spec *spec,
+		     const struct measure_plan *plan, void *ctx, char ***argv)
 {
-	char **argv = NULL, path[PATH_MAX + 16], *why = NULL;
-	size_t na = 0;
 	struct measure_plan bp;
-	struct bracket_fn fn[2] = { { s->spec->object ? s->spec->object : s->t->binary,
-				      s->spec->link_addr } };
-	struct gbench_clock clock = { 0 };
+	size_t na = 0;
 	int r;
 
-	s->errfd = s->logfd = -1;
-	s->threads = gbench_name_threads(s->spec->name);
-	/* The timeout bounds each process (a paired compare runs several). */
-	s->side.deadline = measure_now_ns() + plan->timeout_ns;
-	s->side.timeout_ns = plan->timeout_ns;
-	snprintf(path, sizeof(path), "%s/out.json", s->side.dir);
-	unlink(path);
+	(void)ctx;
 	bracket_plan(plan, &bp);
-	r = gbench_instance_argv(s->t, s->spec, &bp, false, s->side.dir, &argv, &na);
-	if (r == 0)
-		r = measure_env_push(&argv, &na, strdup("--v=2"));
-	if (r < 0) {
-		measure_env_free(argv);
-		return r;
-	}
-	snprintf(path, sizeof(path), "%s/stderr", s->side.dir);
-	s->errfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	s->logfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (s->errfd < 0 || s->logfd < 0) {
-		r = -errno;
-		bench_result_fail(s->side.res, str_fmt("cannot create %s: %s", path, strerror(-r)));
-		measure_env_free(argv);
-		side_free(s);
-		return 0;
-	}
-	r = gbench_clock_find(s->t->binary, &clock);
-	if (r == -ENOMEM) {
-		measure_env_free(argv);
-		side_free(s);
-		return r;
-	}
-	if (r == 0) {
-		r = bracket_start(s->t, argv, clock.fns, clock.n,
-				  s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd, &s->side.br,
-				  &why);
-		s->loop = r == 0;
-		s->sized = r == 0 && clock.size;
-		if (r == -ENOTSUP && s->spec->link_addr) {
-			r = bench_result_diagnose(
-				s->side.res,
-				"its loop could not be timed as Google Benchmark "
-				"times it (%s): each batch is timed around its "
-				"function, with what it does before and after its "
-				"loop",
-				why);
-			free(why);
-			why = NULL;
-			if (r == 0)
-				r = -ENOTSUP;
-		}
-	} else {
-		r = bench_result_diagnose(s->side.res,
-					  "Google Benchmark's loop functions are not among its "
-					  "symbols: each batch is timed around its function, with "
-					  "what it does before and after its loop");
-		if (r == 0)
-			r = -ENOTSUP;
-	}
-	if (r == -ENOTSUP && s->spec->link_addr) {
-		if (clock.size)
-			fn[1] = *clock.size;
-		r = bracket_start(s->t, argv, fn, clock.size ? 2 : 1,
-				  s->t->quiet_stdio ? -1 : STDOUT_FILENO, s->errfd, &s->side.br,
-				  &why);
-		s->sized = r == 0 && clock.size;
-	}
-	gbench_clock_free(&clock);
-	measure_env_free(argv);
-	if (r < 0) {
-		bench_result_fail(s->side.res,
-				  why ? why : str_fmt("cannot start %s", s->t->binary));
-		side_free(s);
-		return r == -ENOMEM ? r : 0;
-	}
-	free(why);
-	s->side.res->pid = bracket_pid(s->side.br);
-	s->side.res->t_ready_ns = measure_now_ns();
-	s->side.live = true;
-	return 0;
+	r = gbench_instance_argv(run->t, spec, &bp, false, run->dir, argv, &na);
+	return r < 0 ? r : measure_env_push(argv, &na, strdup("--v=2"));
 }
 
 /* What an instance that exited with a failure said last. */
@@ -267,44 +201,165 @@ static char *last_words(const char *stderr_path)
 	return str_tail_lines(stderr_path, 3);
 }
 
-/*
- * Run side s until its next batch ended (true; s->batches counts it) or it
- * is no longer live (false: exited, failed). Negative: out of memory.
- */
-static int side_step(struct gside *s, struct trace_failure *f)
+/* The library's clock cannot be timed (a function's entry that cannot be
+ * patched): its function's calls. */
+static int around_function(void *ctx, const struct bracket_fn *fns, size_t n, const char *why,
+			   struct bench_result *res, struct bracket_fn **ret, size_t *ret_n)
 {
-	size_t want = (s->batches + 1) * s->threads;
+	struct gside *s = ctx;
 
-	while (s->side.live && s->side.ncalls < want) {
-		int r = bracket_side_next(&s->side, last_words, f);
-
-		if (r <= 0)
-			return r;
-	}
-	if (!s->side.live)
+	(void)fns;
+	(void)n;
+	*ret = NULL;
+	if (!s->spec->link_addr)
 		return 0;
-	s->batches++;
+	*ret = calloc(s->nplain, sizeof(**ret));
+	if (!*ret || bench_result_diagnose(res,
+					   "its loop could not be timed as Google Benchmark times "
+					   "it (%s): each batch is timed around its function, with "
+					   "what it does before and after its loop",
+					   why) < 0) {
+		free(*ret);
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	memcpy(*ret, s->plain, s->nplain * sizeof(**ret));
+	*ret_n = s->nplain;
+	return 0;
+}
+
+static unsigned side_threads(const struct bench_spec *spec)
+{
+	return gbench_name_threads(spec->name);
+}
+
+/* Its batches are alike once it reached repetition 2: one count each. */
+static int side_batch(void *ctx, const struct own_batches *b)
+{
+	struct gside *s = ctx;
+	size_t nb = b->n / s->threads;
+
 	if (read_log(s) < 0)
 		return -ENOMEM;
-	if (s->batches >= 2 && s->ncounts >= s->batches &&
-	    s->counts[s->batches - 1] == s->counts[s->batches - 2])
-		s->in_finals = true;
-	return 1;
+	return nb >= 2 && s->ncounts >= nb && s->counts[nb - 1] == s->counts[nb - 2];
+}
+
+static bool sized(const struct own_batches *b)
+{
+	for (size_t i = 0; i < b->nfns; i++)
+		if (b->fns[i].role == BRACKET_SIZE)
+			return true;
+	return false;
 }
 
 /*
- * Side s exited: its results from the JSON output, its samples from the
- * bracketed final batches (*ret_samples, *ret_n: malloc'ed, or NULL with a
- * diagnostic when they cannot be matched, and Google Benchmark's figures
- * stay). 0 or -ENOMEM.
+ * Where both builds' batch counts can be set, base finds its count alone
+ * first and head runs every batch with it, its first ones too: Google
+ * Benchmark wants one count in all repetitions of an instance. Batches
+ * alike on both sides weigh a cold first iteration alike (snappy's
+ * BM_ZFlat/0/1 read -3.1 % between two copies of one binary whose
+ * libraries chose 13 and 22 iterations).
  */
+static bool can_lead(void *const ctx[2], const struct own_batches *const b[2])
+{
+	(void)ctx;
+	return sized(b[0]) && sized(b[1]);
+}
+
+static void lead(void *const ctx[2], struct bracket_run *head)
+{
+	const struct gside *base = ctx[0];
+
+	if (base->ncounts)
+		bracket_set_count(head, base->counts[base->ncounts - 1]);
+}
+
 /*
- * Said on s's result when benchtrap's per-iteration times v[0..n) and the
+ * A process that exited: its runs from the JSON output (kept in s) and
+ * benchtrap's per-iteration time of each run's final batch (*ret, or none
+ * with a diagnostic when the calls do not match the batches logged, and
+ * Google Benchmark's figures stay). 0 or -ENOMEM.
+ */
+static int side_samples(const struct own_run *run, const struct bench_spec *spec, void *ctx,
+			struct own_batches *b, struct bench_result *res, double **ret,
+			size_t *ret_n)
+{
+	struct gside *s = ctx;
+	struct gbench_run *runs = NULL, *all;
+	size_t nruns = 0, nb = b->n / s->threads;
+	uint64_t *spans = NULL, *reps = NULL;
+	double *v = NULL;
+	bool loop = false;
+	int r = read_log(s);
+
+	if (r == 0)
+		r = gbench_read_results(run->dir, spec, &runs, &nruns, res);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	all = realloc(s->runs, (s->nruns + nruns + 1) * sizeof(*all));
+	if (!all) {
+		gbench_runs_free(runs, nruns);
+		return -ENOMEM;
+	}
+	/* The runs' strings are s's now. */
+	memcpy(all + s->nruns, runs, nruns * sizeof(*runs));
+	free(runs);
+	runs = all + s->nruns;
+	s->runs = all;
+	s->nruns += nruns;
+	for (size_t i = 0; i < b->nfns; i++)
+		loop |= b->fns[i].role == BRACKET_FINISH;
+	s->loop = loop;
+	spans = calloc(nb + 1, sizeof(*spans));
+	reps = calloc(nruns + 1, sizeof(*reps));
+	v = calloc(nruns + 1, sizeof(*v));
+	if (!spans || !reps || !v) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t j = 0; j < nruns; j++)
+		reps[j] = runs[j].iterations / (runs[j].threads ? runs[j].threads : 1);
+	/* A batch given its count (bracket_set_count) ran that many, not
+	 * what the log says the library chose. */
+	for (size_t k = 0; k < nb && k < s->ncounts; k++)
+		if (b->calls[k * s->threads].count)
+			s->counts[k] = b->calls[k * s->threads].count;
+	if ((loop ? bracket_batch_timed(b->calls, b->n, s->threads, spans)
+		  : bracket_batch_spans(b->calls, b->n, s->threads, true, spans)) < 0 ||
+	    gbench_final_batches(spans, nb, s->counts, s->ncounts, reps, nruns, v) < 0) {
+		r = bench_result_diagnose(
+			res,
+			"the calls of its function (%zu on %u thread(s)) did not match the %zu "
+			"batches Google Benchmark logged: the figures are its own timing",
+			b->n, s->threads, s->ncounts);
+		goto out;
+	}
+	/*
+	 * Google Benchmark divides a thread's time by the iterations of all
+	 * its threads (each runs the batch's count): per iteration as it
+	 * counts them, so the figure is its own.
+	 */
+	for (size_t j = 0; j < nruns; j++)
+		v[j] /= s->threads;
+	if (s->ncounts)
+		s->iterations = s->counts[s->ncounts - 1];
+	*ret = v;
+	*ret_n = nruns;
+	v = NULL;
+out:
+	free(spans);
+	free(reps);
+	free(v);
+	return r;
+}
+
+/*
+ * Said on res when benchtrap's per-iteration times v[0..n) and the
  * library's own for the same batches (runs' real times) disagree beyond
  * their noise, with what makes them differ: 0, or -ENOMEM.
  */
-static int own_disagrees(struct gside *s, const double *v, const struct gbench_run *runs,
-			 size_t n)
+static int own_disagrees(const struct gside *s, const double *v, size_t n,
+			 struct bench_result *res)
 {
 	double *own = calloc(n + 1, sizeof(*own)), ratio, tol;
 	int r;
@@ -312,13 +367,13 @@ static int own_disagrees(struct gside *s, const double *v, const struct gbench_r
 	if (!own)
 		return -ENOMEM;
 	for (size_t j = 0; j < n; j++)
-		own[j] = runs[j].real_ns;
+		own[j] = s->runs[j].real_ns;
 	r = stats_disagree(v, own, n, &ratio, &tol);
 	free(own);
 	if (r <= 0)
 		return r == -ENOMEM ? r : 0;
 	return bench_result_diagnose(
-		       s->side.res,
+		       res,
 		       "benchtrap's figure is %.3g× the binary's own time for the same batches "
 		       "(a median over %zu, noise allows ±%.0f%%): %s",
 		       ratio, n, 100 * tol,
@@ -335,144 +390,97 @@ static int own_disagrees(struct gside *s, const double *v, const struct gbench_r
 		       : 0;
 }
 
-/*
- * Side s exited: its runs from the JSON output (*ret_runs, *ret_nruns:
- * gbench_runs_free) and benchtrap's per-iteration time of each run's final
- * batch (*ret_samples: malloc'ed, or NULL with a diagnostic when the calls
- * do not match the batches logged, and Google Benchmark's figures stay).
- * Nothing when it did not exit (its result says why). 0 or -ENOMEM.
- */
-static int side_samples(struct gside *s, struct gbench_run **ret_runs, size_t *ret_nruns,
-			double **ret_samples)
+/* res from the runs (Google Benchmark's own figures), and said when
+ * benchtrap's samples v[0..n) disagree with them. */
+static int side_finish(const struct bench_spec *spec, void *ctx, struct bench_result *res,
+		       const double *v, size_t n)
 {
-	struct gbench_run *runs = NULL;
-	size_t nruns = 0, nb;
-	uint64_t *spans = NULL, *reps = NULL;
-	double *v = NULL;
-	int r;
+	struct gside *s = ctx;
+	int r = s->runs ? gbench_result_from_runs(s->runs, s->nruns, res) : 0;
 
-	*ret_samples = NULL;
-	*ret_runs = NULL;
-	*ret_nruns = 0;
-	if (!s->side.exited)
-		return 0;
-	r = read_log(s);
-	if (r == 0)
-		r = gbench_read_results(s->side.dir, s->spec, &runs, &nruns, s->side.res);
-	if (r < 0)
-		return r == -ENOMEM ? r : 0;
-	nb = s->side.ncalls / s->threads;
-	spans = calloc(nb + 1, sizeof(*spans));
-	reps = calloc(nruns + 1, sizeof(*reps));
-	v = calloc(nruns + 1, sizeof(*v));
-	if (!spans || !reps || !v) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t j = 0; j < nruns; j++)
-		reps[j] = runs[j].iterations / (runs[j].threads ? runs[j].threads : 1);
-	/* A batch given its count (bracket_set_count) ran that many, not
-	 * what the log says the library chose. */
-	for (size_t k = 0; k < nb && k < s->ncounts; k++)
-		if (s->side.calls[k * s->threads].count)
-			s->counts[k] = s->side.calls[k * s->threads].count;
-	if ((s->loop ? bracket_batch_timed(s->side.calls, s->side.ncalls, s->threads, spans)
-		     : bracket_batch_spans(s->side.calls, s->side.ncalls, s->threads, true,
-					   spans)) < 0 ||
-	    gbench_final_batches(spans, nb, s->counts, s->ncounts, reps, nruns, v) < 0) {
-		r = bench_result_diagnose(
-			s->side.res,
-			"the calls of its function (%zu on %u thread(s)) did not match the %zu "
-			"batches Google Benchmark logged: the figures are its own timing",
-			s->side.ncalls, s->threads, s->ncounts);
-		free(v);
-		v = NULL;
-		goto out;
-	}
-	/*
-	 * Google Benchmark divides a thread's time by the iterations of all
-	 * its threads (each runs the batch's count): per iteration as it
-	 * counts them, so the figure is its own.
-	 */
-	for (size_t j = 0; j < nruns; j++)
-		v[j] /= s->threads;
-	if (s->ncounts)
-		s->iterations = s->counts[s->ncounts - 1];
-out:
-	free(spans);
-	free(reps);
-	if (r < 0) {
-		free(v);
-		gbench_runs_free(runs, nruns);
-		return r;
-	}
-	*ret_samples = v;
-	*ret_runs = runs;
-	*ret_nruns = nruns;
-	return 0;
-}
-
-/*
- * s->side.res from its runs (Google Benchmark's own figures, taken), and said
- * when benchtrap's samples v[0..nruns) (NULL: none) disagree with them:
- * 0 or -ENOMEM. *v is freed when the result failed.
- */
-static int side_result(struct gside *s, struct gbench_run *runs, size_t nruns, double **v)
-{
-	int r = runs ? gbench_result_from_runs(runs, nruns, s->side.res) : 0;
-
-	if (r == 0 && *v && s->side.res->status == BENCH_OK)
-		r = own_disagrees(s, *v, runs, nruns);
-	if (r < 0 || s->side.res->status != BENCH_OK) {
-		free(*v);
-		*v = NULL;
-	}
-	gbench_runs_free(runs, nruns);
-	return r;
-}
-
-/* res's samples are v[0..n) (taken): benchtrap's statistics over them. */
-static int take_samples(struct bench_result *res, double *v, size_t n, const struct gside *s)
-{
-	int r;
-
-	if (v)
+	(void)spec;
+	if (r == 0 && v && res->status == BENCH_OK && n == s->nruns)
+		r = own_disagrees(s, v, n, res);
+	if (v && res->status == BENCH_OK)
 		res->iterations = s->iterations;
-	r = bracket_side_take_samples(&s->side, res, v, n);
-	return r < 0 ? r : 0;
-}
-
-int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *spec,
-		       const struct measure_plan *plan, const char *dir, struct bench_result *res)
-{
-	struct gside s = {
-		.t = t, .spec = spec, .side.res = res, .side.dir = dir, .errfd = -1, .logfd = -1
-	};
-	struct trace_failure *f = calloc(1, sizeof(*f));
-	struct gbench_run *runs = NULL;
-	double *v = NULL;
-	size_t n = 0;
-	int r;
-
-	if (!f)
-		return -ENOMEM;
-	r = side_start(&s, plan);
-	while (r == 0 && s.side.live)
-		r = side_step(&s, f) < 0 ? -ENOMEM : 0;
-	if (r == 0)
-		r = side_samples(&s, &runs, &n, &v);
-	if (r == 0)
-		r = side_result(&s, runs, n, &v);
-	if (r == 0 && s.side.br)
-		r = take_samples(res, v, n, &s);
-	else
-		free(v);
-	side_free(&s);
-	free(f);
 	return r;
 }
 
-/* ---- two builds, paired ------------------------------------------------------ */
+/* The repetitions in up to GBENCH_PAIR_PROCESSES pairs of processes, each
+ * pair from binaries read into the page cache afresh, GBENCH_PAIR_REPS
+ * each at least; the first two pairs of each left out (taken while the
+ * other build may still have been growing its batches, apart in time). */
+static const struct own_bracketed bracketed = {
+	.argv = side_argv,
+	.said = last_words,
+	.fallback = around_function,
+	.samples = side_samples,
+	.pair_processes = GBENCH_PAIR_PROCESSES,
+	.pair_samples = GBENCH_PAIR_REPS,
+	.sample_ns = GBENCH_BATCH_NS,
+	.pair_skip = 2,
+	.discard_stdout = true,
+	.threads = side_threads,
+	.start = side_begin,
+	.batch = side_batch,
+	.can_lead = can_lead,
+	.lead = lead,
+	.finish = side_finish,
+};
+
+/* Side s of instance spec, and what its child times: the library's clock
+ * functions (and the State's constructor) where they are found, else its
+ * function (said). 0 or -ENOMEM. */
+static int side_open(const struct own_run *run, const struct bench_spec *spec, struct gside *s,
+		     struct gbench_clock *clock, struct bench_result *res,
+		     const struct bracket_fn **ret, size_t *ret_n)
+{
+	int r = gbench_clock_find(run->t->binary, clock);
+
+	*s = (struct gside){ .spec = spec,
+			     .dir = run->dir,
+			     .threads = gbench_name_threads(spec->name),
+			     .logfd = -1 };
+	s->plain[s->nplain++] = (struct bracket_fn){
+		spec->object ? spec->object : run->t->binary, spec->link_addr
+	};
+	if (r == -ENOMEM)
+		return r;
+	if (r == 0 && clock->size)
+		s->plain[s->nplain++] = *clock->size;
+	if (r == 0) {
+		*ret = clock->fns;
+		*ret_n = clock->n;
+		return 0;
+	}
+	*ret = s->plain;
+	*ret_n = s->nplain;
+	return bench_result_diagnose(res, "Google Benchmark's loop functions are not among its "
+					  "symbols: each batch is timed around its function, with "
+					  "what it does before and after its loop");
+}
+
+static void side_close(struct gside *s, struct gbench_clock *clock)
+{
+	log_clear(s);
+	gbench_runs_free(s->runs, s->nruns);
+	gbench_clock_free(clock);
+}
+
+int gbench_bracket_one(const struct own_run *run, const struct bench_spec *spec,
+		       struct bench_result *res)
+{
+	struct gside s;
+	struct gbench_clock clock;
+	const struct bracket_fn *fns = NULL;
+	size_t n = 0;
+	int r = side_open(run, spec, &s, &clock, res, &fns, &n);
+
+	if (r == 0)
+		r = own_bracket_one(&bracketed, run, spec, fns, n, &s, res);
+	side_close(&s, &clock);
+	return r;
+}
 
 /* Batch counts 1.5x apart: enough to bias a figure (a first iteration with
  * cold caches weighs more in the shorter batch): snappy's BM_ZFlat/0/1,
@@ -482,233 +490,36 @@ static bool apart(uint64_t a, uint64_t b)
 	return 2 * (a < b ? b : a) >= 3 * (a < b ? a : b);
 }
 
-
-/* What one pair of processes gives and the pairs before it gave. */
-struct gacc {
-	struct gbench_run *runs; /* base's and head's runs, in order */
-	size_t nruns;
-	double *v; /* and benchtrap's samples, one per run; NULL: none */
-	size_t nv;
-	bool lost;	     /* a round had runs and no samples */
-	bool loop;	     /* timed by the library's loop (the last pair's) */
-	uint64_t iterations; /* the final batches' count (the last pair's) */
-};
-
-/* Round's runs r[0..nr) and samples v (taken) appended to a. */
-static int acc_take(struct gacc *a, struct gbench_run *r, size_t nr, double *v)
+int gbench_bracket_paired(const struct own_run *const run[2], const struct bench_spec *const spec[2],
+			  struct bench_result *const res[2])
 {
-	struct gbench_run *nrv = realloc(a->runs, (a->nruns + nr + 1) * sizeof(*nrv));
-
-	if (!nrv) {
-		gbench_runs_free(r, nr);
-		free(v);
-		return -ENOMEM;
-	}
-	a->runs = nrv;
-	if (nr)
-		memcpy(a->runs + a->nruns, r, nr * sizeof(*r));
-	a->nruns += nr;
-	free(r); /* the runs' strings are a's now */
-	if (!v) {
-		a->lost = a->lost || nr;
-		return 0;
-	}
-	double *nv = realloc(a->v, (a->nv + nr + 1) * sizeof(*nv));
-
-	if (!nv) {
-		free(v);
-		return -ENOMEM;
-	}
-	a->v = nv;
-	memcpy(a->v + a->nv, v, nr * sizeof(*v));
-	a->nv += nr;
-	free(v);
-	return 0;
-}
-
-/* One pair of processes: s[0] base, s[1] head, started with plan; their
- * runs and samples into acc[], their pair ratios appended to hres. */
-static int paired_round(struct gside s[2], const struct measure_plan *plan, struct gacc acc[2],
-			struct trace_failure *f)
-{
-	struct gbench_run *runs[2] = { NULL, NULL };
-	double *v[2] = { NULL, NULL };
-	size_t nr[2] = { 0, 0 }, q = 0;
-	uint64_t common = 0;
-	bool aligned = false, alike;
-	int r;
-
-	r = side_start(&s[0], plan);
-	if (r == 0)
-		r = side_start(&s[1], plan);
-	/* base, head; head, base; ...: whatever favours a position favours
-	 * each build alike. Once one build repeats its batches and the other
-	 * still grows, the other goes on alone until it repeats too; from
-	 * there a round is one batch of each. */
-	/*
-	 * Where both builds' batch counts can be set, base finds its count
-	 * alone first and head runs every batch with it, its first ones
-	 * too: Google Benchmark wants one count in all repetitions of an
-	 * instance. Batches alike on both sides weigh a cold first iteration
-	 * alike (snappy's BM_ZFlat/0/1 read -3.1 % between two copies of one
-	 * binary whose libraries chose 13 and 22 iterations).
-	 */
-	alike = s[0].sized && s[1].sized;
-	while (r == 0 && (s[0].side.live || s[1].side.live)) {
-		int k;
-
-		if (alike && !common && s[0].side.live && s[0].in_finals && s[0].ncounts) {
-			common = s[0].counts[s[0].ncounts - 1];
-			bracket_set_count(s[1].side.br, common);
-		}
-		if (alike && !common && s[0].side.live) {
-			k = 0;
-		} else if (s[0].side.live && s[1].side.live && s[0].in_finals != s[1].in_finals) {
-			k = s[0].in_finals ? 1 : 0;
-		} else {
-			if (!aligned && s[0].in_finals && s[1].in_finals) {
-				aligned = true;
-				q = 0;
-			}
-			k = (int)((q % 2) ^ ((q / 2) % 2));
-			q++;
-			if (!s[k].side.live)
-				k = 1 - k;
-		}
-		r = side_step(&s[k], f) < 0 ? -ENOMEM : 0;
-	}
-	for (int k = 0; r == 0 && k < 2; k++)
-		r = side_samples(&s[k], &runs[k], &nr[k], &v[k]);
-	if (r == 0 && v[0] && v[1] && s[0].ncounts && s[1].ncounts) {
-		uint64_t cb = s[0].counts[s[0].ncounts - 1], ch = s[1].counts[s[1].ncounts - 1];
-
-		/* The counts the batches ran (side_samples): each build's
-		 * library chose its own where they could not be set, or
-		 * where setting them did not take (an inlined constructor). */
-		if (apart(cb, ch) &&
-		    bench_result_diagnose(
-			    s[1].side.res,
-			    "base ran %" PRIu64 " iteration(s) a batch and head %" PRIu64
-			    ", as each build's Google Benchmark chose: a change may be "
-			    "the batches' and not the code's; a --benchmark_min_time "
-			    "after -- that makes both batches long makes them alike",
-			    cb, ch) < 0)
-			r = -ENOMEM;
-	}
-	/* The pairs: head's final batch j over base's, for the j both have
-	 * from the third on (the first two of each were taken while the other
-	 * build may still have been growing its batches, apart in time). */
-	if (r == 0 && v[0] && v[1]) {
-		size_t np = nr[0] < nr[1] ? nr[0] : nr[1];
-
-		r = bench_result_add_pairs(s[1].side.res, v[0], v[1], np, np > 4 ? 2 : 0);
-	}
-	for (int k = 0; k < 2; k++) {
-		if (r == 0)
-			r = bracket_side_diagnose(&s[k].side, s[k].side.res);
-		acc[k].loop = s[k].loop;
-		if (s[k].iterations)
-			acc[k].iterations = s[k].iterations;
-		if (r == 0)
-			r = acc_take(&acc[k], runs[k], nr[k], v[k]);
-		else {
-			gbench_runs_free(runs[k], nr[k]);
-			free(v[k]);
-		}
-		side_free(&s[k]);
-	}
-	return r;
-}
-
-int gbench_bracket_paired(const struct measure_target *base, const struct measure_target *head,
-			  const struct bench_spec *bspec, const struct bench_spec *hspec,
-			  const struct measure_plan *plan, const char *const dirs[2],
-			  struct bench_result *bres, struct bench_result *hres)
-{
-	struct measure_target tb = *base, th = *head;
-	struct trace_failure *f = calloc(1, sizeof(*f));
-	struct gacc acc[2] = { { 0 } };
-	struct measure_plan all;
-	size_t rounds, reps, done = 0;
+	struct gside s[2];
+	struct gbench_clock clock[2];
+	const struct bracket_fn *fns[2] = { NULL, NULL };
+	size_t n[2] = { 0, 0 };
 	int r = 0;
 
-	if (!f)
-		return -ENOMEM;
-	/* Both children on one CPU, unless told otherwise: two CPUs of a VM
-	 * differ in speed, which identical code measured as steady changes
-	 * of 15%. Not an instance on several threads, which would take
-	 * turns on it. */
-	if (tb.cpu < 0 && th.cpu < 0 && gbench_name_threads(bspec->name) == 1) {
-		cpu_set_t set;
-
-		if (sched_getaffinity(0, sizeof(set), &set) == 0)
-			for (int c = 0; c < CPU_SETSIZE && tb.cpu < 0; c++)
-				if (CPU_ISSET(c, &set))
-					tb.cpu = th.cpu = c;
-	} else if (tb.cpu_single && gbench_name_threads(bspec->name) > 1) {
-		tb.cpu = th.cpu = -1;
-	}
-	/*
-	 * The repetitions in several pairs of processes, each pair from
-	 * binaries read into the page cache afresh: what one process's
-	 * placement in memory does to its speed varies between pairs, and
-	 * compare's interval over the pairs of processes holds it
-	 * (stats_paired_ratio_groups).
-	 */
-	bracket_plan(plan, &all);
-	reps = all.min_samples;
-	rounds = measure_pair_processes(reps, GBENCH_PAIR_REPS, GBENCH_PAIR_PROCESSES);
-	for (size_t k = 0; r == 0 && k < rounds; k++) {
-		struct gside s[2] = {
-			{ .t = &tb,
-			  .spec = bspec,
-			  .side.res = bres,
-			  .side.dir = dirs[0],
-			  .errfd = -1,
-			  .logfd = -1 },
-			{ .t = &th,
-			  .spec = hspec,
-			  .side.res = hres,
-			  .side.dir = dirs[1],
-			  .errfd = -1,
-			  .logfd = -1 },
-		};
-		struct measure_plan one = all;
-		size_t n = (reps - done) / (rounds - k);
-
-		one.min_samples = one.max_samples = n;
-		one.time_ns = (uint64_t)n * GBENCH_BATCH_NS;
-		done += n;
-		if (k) {
-			measure_drop_cached(tb.binary);
-			measure_drop_cached(th.binary);
-		}
-		r = paired_round(s, &one, acc, f);
-		if (r == 0 && (bres->status != BENCH_OK || hres->status != BENCH_OK ||
-			       acc[0].lost || acc[1].lost))
-			break;
-	}
 	for (int k = 0; k < 2; k++) {
-		struct gside s = { .side.res = k ? hres : bres,
-				   .loop = acc[k].loop,
-				   .iterations = acc[k].iterations };
+		int e = side_open(run[k], spec[k], &s[k], &clock[k], res[k], &fns[k], &n[k]);
 
-		if (acc[k].lost) {
-			free(acc[k].v);
-			acc[k].v = NULL;
-		}
-		/* A side that failed in a pair of processes (killed by a stop,
-		 * crashed) stays failed: the pairs before it are not all. */
-		if (r == 0 && s.side.res->status == BENCH_OK)
-			r = side_result(&s, acc[k].runs, acc[k].nruns, &acc[k].v);
-		else
-			gbench_runs_free(acc[k].runs, acc[k].nruns);
-		if (r == 0 && acc[k].v && s.side.res->status == BENCH_OK)
-			r = take_samples(s.side.res, acc[k].v, acc[k].nv, &s);
-		else
-			free(acc[k].v);
+		r = r ? r : e;
 	}
-	bench_result_settle_pairs(hres, bres->status == BENCH_OK && hres->status == BENCH_OK);
-	free(f);
+	if (r == 0)
+		r = own_bracket_pair(&bracketed, run, spec, fns, n, (void *const[2]){ &s[0], &s[1] },
+				     res);
+	/* The counts the batches ran (side_samples): each build's library
+	 * chose its own where they could not be set, or where setting them
+	 * did not take (an inlined constructor). */
+	if (r == 0 && s[0].iterations && s[1].iterations &&
+	    apart(s[0].iterations, s[1].iterations) &&
+	    bench_result_diagnose(res[1],
+				  "base ran %" PRIu64 " iteration(s) a batch and head %" PRIu64
+				  ", as each build's Google Benchmark chose: a change may be "
+				  "the batches' and not the code's; a --benchmark_min_time "
+				  "after -- that makes both batches long makes them alike",
+				  s[0].iterations, s[1].iterations) < 0)
+		r = -ENOMEM;
+	for (int k = 0; k < 2; k++)
+		side_close(&s[k], &clock[k]);
 	return r;
 }

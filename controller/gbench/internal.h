@@ -3,7 +3,7 @@
 #define BENCHTRAP_GBENCH_INTERNAL_H
 
 /*
- * What run.c, callgrind.c and memory.c share to run one instance of a
+ * What the files of the module share to run one instance of a
  * Google Benchmark binary; not the module's interface (gbench.h is).
  */
 #include <stdbool.h>
@@ -19,7 +19,8 @@
 /* Batches one callgrind or memory run of an instance may have. */
 #define GBENCH_MAX_BATCHES 64
 
-/* The arguments every instance is run with (callgrind: as valgrind's program). */
+/* The arguments every instance is run with (callgrind: as valgrind's
+ * program), instance.c. */
 int gbench_instance_argv(const struct measure_target *t, const struct bench_spec *s,
 			 const struct measure_plan *plan, bool callgrind, const char *dir,
 			 char ***argv, size_t *na);
@@ -112,15 +113,14 @@ int gbench_clock_find(const char *binary, struct gbench_clock *ret);
 int gbench_count_arg(const char *ctor);
 void gbench_clock_free(struct gbench_clock *c);
 /* One instance in a fresh child, timed by its own loop (or its function
- * bracketed where the loop cannot be): res filled. */
-int gbench_bracket_one(const struct measure_target *t, const struct bench_spec *spec,
-		       const struct measure_plan *plan, const char *dir, struct bench_result *res);
-/* Instance bspec of base and hspec of head, their children alternating
- * batch by batch: bres, hres filled, hres->pair_ratios from aligned final
- * batches. dirs: one temporary directory each. */
-int gbench_bracket_paired(const struct measure_target *base, const struct measure_target *head,
-			  const struct bench_spec *bspec, const struct bench_spec *hspec,
-			  const struct measure_plan *plan, const char *const dirs[2],
-			  struct bench_result *bres, struct bench_result *hres);
+ * bracketed where the loop cannot be), on the engine's sides
+ * (measure/sides.h): res filled. */
+int gbench_bracket_one(const struct own_run *run, const struct bench_spec *spec,
+		       struct bench_result *res);
+/* An instance of base (0) and of head (1), their children alternating
+ * batch by batch: res[] filled, res[1]'s pair ratios from aligned final
+ * batches. */
+int gbench_bracket_paired(const struct own_run *const run[2], const struct bench_spec *const spec[2],
+			  struct bench_result *const res[2]);
 
 #endif

@@ -6,6 +6,8 @@
  * returns, to know when it has.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,7 @@
 #include "measure/child.h"
 #include "measure/failure.h"
 #include "trace/trace.h"
+#include "util/launch.h"
 #include "util/strutil.h"
 
 /* The allocator entry points stopped at, found in the child's libraries. */
@@ -412,5 +415,39 @@ out:
 	}
 	free(m);
 	own_watch_clear(&w);
+	return r;
+}
+
+int own_alloc_child(const struct own_run *run, char *const *argv, char *const *envp,
+		    const struct alloc_fn *fns, size_t n, char *(*said)(const char *path),
+		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_n)
+{
+	const struct measure_plan *plan = run->plan;
+	struct alloc_fn *at = calloc(n + 1, sizeof(*at));
+	struct trace_proc *p = NULL;
+	char path[PATH_MAX + 16], *why = NULL;
+	uint64_t bias = 0;
+	int r = at ? own_start_traced(run, argv, envp, run->t->quiet_stdio ? run->devnull : -1, &p,
+				      &bias, &res->pid, &why)
+		   : -ENOMEM;
+
+	if (!p) {
+		if (r == 0)
+			bench_result_fail(res, why);
+		else
+			free(why);
+		free(at);
+		return r;
+	}
+	for (size_t i = 0; i < n; i++) {
+		at[i] = fns[i];
+		at[i].addr += bias;
+	}
+	snprintf(path, sizeof(path), "%s/stderr", run->dir);
+	r = alloc_count_run(p, at, n, res->t_start_ns + plan->timeout_ns, plan->timeout_ns, path,
+			    said, res, ret_calls, ret_n);
+	trace_proc_free(p);
+	launch_sweep();
+	free(at);
 	return r;
 }

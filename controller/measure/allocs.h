@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "measure/bracket.h"
+#include "measure/own.h"
 
 struct trace_proc;
 
@@ -70,5 +71,18 @@ int alloc_count_run(struct trace_proc *p, const struct alloc_fn *fns, size_t n, 
 /* Field k (0 bytes, 1 allocations, 2 frees, 3 peak, 4 live) of calls
  * c[0..n) into v[0..n). */
 void alloc_counts_field(const struct alloc_counts *c, size_t n, unsigned k, uint64_t *v);
+
+/* ---- one child of a kind that runs its own main (measure/own.h) --------- */
+
+/*
+ * The memory instrument's run of one child of run->t with argv and envp
+ * (NULL: the controller's): traced to main (own_start_traced), then
+ * alloc_count_run with fns[0..n), each
+ * given as a link-time address of the binary. 1 with *ret_calls and
+ * *ret_n; 0 with res failed; -ENOMEM.
+ */
+int own_alloc_child(const struct own_run *run, char *const *argv, char *const *envp,
+		    const struct alloc_fn *fns, size_t n, char *(*said)(const char *path),
+		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_n);
 
 #endif

@@ -16,7 +16,6 @@
 
 #include <sys/auxv.h>
 
-#include "measure/allocs.h"
 #include "measure/callgrind.h"
 #include "measure/failure.h"
 #include "measure/measure.h"
@@ -367,39 +366,6 @@ char *own_said_rust(const char *path)
 	return out ? out : str_tail_lines(path, 3);
 }
 
-int own_alloc_child(const struct own_run *run, char *const *argv, char *const *envp,
-		    const struct alloc_fn *fns, size_t n, char *(*said)(const char *path),
-		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_n)
-{
-	const struct measure_plan *plan = run->plan;
-	struct alloc_fn *at = calloc(n + 1, sizeof(*at));
-	struct trace_proc *p = NULL;
-	char path[PATH_MAX + 16], *why = NULL;
-	uint64_t bias = 0;
-	int r = at ? own_start_traced(run, argv, envp, run->t->quiet_stdio ? run->devnull : -1, &p,
-				      &bias, &res->pid, &why)
-		   : -ENOMEM;
-
-	if (!p) {
-		if (r == 0)
-			bench_result_fail(res, why);
-		else
-			free(why);
-		free(at);
-		return r;
-	}
-	for (size_t i = 0; i < n; i++) {
-		at[i] = fns[i];
-		at[i].addr += bias;
-	}
-	snprintf(path, sizeof(path), "%s/stderr", run->dir);
-	r = alloc_count_run(p, at, n, res->t_start_ns + plan->timeout_ns, plan->timeout_ns, path,
-			    said, res, ret_calls, ret_n);
-	trace_proc_free(p);
-	launch_sweep();
-	free(at);
-	return r;
-}
 
 int own_watch_init(struct own_watch *w, uint64_t deadline_ns, uint64_t timeout_ns,
 		   const char *stderr_path, char *(*said)(const char *path))

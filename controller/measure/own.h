@@ -149,18 +149,6 @@ int own_next(struct trace_proc *p, struct own_watch *w, struct bench_result *res
 	     struct trace_event *ev);
 
 /*
- * The memory instrument's run of one child (argv, envp as above): traced
- * to main, then measure/allocs.h's alloc_count_run with fns[0..n), each
- * given as a link-time address of the binary. 1 with *ret_calls and
- * *ret_n; 0 with res failed; -ENOMEM.
- */
-struct alloc_fn;
-struct alloc_counts;
-int own_alloc_child(const struct own_run *run, char *const *argv, char *const *envp,
-		    const struct alloc_fn *fns, size_t n, char *(*said)(const char *path),
-		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_n);
-
-/*
  * Run specs[0..n) of t under instrument 'in', one instance after the
  * other through c->one(), each instance's start and end said to hooks,
  * results[i] filled. 0, or -errno with *ret_error (to free) when nothing

@@ -22,8 +22,12 @@ struct side {
 	const struct bench_spec *spec;
 	void *ctx;
 	int errfd;
-	const struct bracket_fn *fns; /* what its child times */
-	struct bracket_fn *instead;   /* k->fallback's, when fns could not be */
+	const struct bracket_fn *fns; /* what its child times, nfns of them */
+	size_t nfns;
+	struct bracket_fn *instead; /* k->fallback's, when fns could not be */
+	unsigned threads;	    /* calls a batch */
+	size_t batches;		    /* batches ended */
+	bool steady;		    /* its batches alike from here on (k->batch) */
 };
 
 static void side_free(struct side *s)
@@ -52,7 +56,13 @@ static int side_start(const struct own_bracketed *k, struct side *s, const struc
 	s->b.deadline = measure_now_ns() + plan->timeout_ns;
 	s->b.timeout_ns = plan->timeout_ns;
 	s->fns = fns;
-	r = k->argv(s->run, s->spec, plan, s->ctx, &argv);
+	s->nfns = nfns;
+	s->threads = k->threads ? k->threads(s->spec) : 1;
+	s->batches = 0;
+	s->steady = !k->batch;
+	r = k->start ? k->start(s->run, s->ctx) : 0;
+	if (r == 0)
+		r = k->argv(s->run, s->spec, plan, s->ctx, &argv);
 	if (r == 0 && k->env && !(env = k->env(s->run, s->ctx)))
 		r = -ENOMEM;
 	if (r < 0)
@@ -64,16 +74,17 @@ static int side_start(const struct own_bracketed *k, struct side *s, const struc
 		bench_result_fail(s->b.res, str_fmt("cannot create %s: %s", path, strerror(errno)));
 		goto out;
 	}
-	out = s->t->quiet_stdio ? s->errfd : STDOUT_FILENO;
+	out = !s->t->quiet_stdio ? STDOUT_FILENO : k->discard_stdout ? -1 : s->errfd;
 	r = bracket_start(&t, argv, fns, nfns, out, s->errfd, &s->b.br, &why);
 	if (r == -ENOTSUP && k->fallback) {
 		size_t n = 0;
 
-		r = k->fallback(fns, nfns, why, s->b.res, &s->instead, &n);
+		r = k->fallback(s->ctx, fns, nfns, why, s->b.res, &s->instead, &n);
 		if (r == 0 && s->instead) {
 			free(why);
 			why = NULL;
 			s->fns = s->instead;
+			s->nfns = n;
 			r = bracket_start(&t, argv, s->fns, n, out, s->errfd, &s->b.br, &why);
 		} else if (r == 0) {
 			r = -ENOTSUP;
@@ -97,12 +108,40 @@ out:
 	return r;
 }
 
+static struct own_batches batches_of(const struct side *s)
+{
+	return (struct own_batches){ s->b.calls, s->b.ncalls, s->fns, s->nfns, 0 };
+}
+
+/* Run side s until its next batch ended (1) or it is no longer live (0);
+ * -ENOMEM. */
+static int side_step(const struct own_bracketed *k, struct side *s, struct trace_failure *f)
+{
+	size_t want = (s->batches + 1) * s->threads;
+	struct own_batches b;
+	int r;
+
+	while (s->b.live && s->b.ncalls < want)
+		if ((r = bracket_side_next(&s->b, k->said, f)) <= 0)
+			return r;
+	if (!s->b.live)
+		return 0;
+	s->batches++;
+	b = batches_of(s);
+	if (k->batch && !s->steady && (r = k->batch(s->ctx, &b)) != 0) {
+		if (r < 0)
+			return r;
+		s->steady = true;
+	}
+	return 1;
+}
+
 /* The samples of side s once its child ended: *ret (NULL when it failed),
  * its figure of k->counter in *counter. */
 static int side_samples(const struct own_bracketed *k, struct side *s, double **ret, size_t *ret_n,
 			double *counter)
 {
-	struct own_batches b = { s->b.calls, s->b.ncalls, s->fns, 0 };
+	struct own_batches b = batches_of(s);
 	int r;
 
 	*ret = NULL;
@@ -158,9 +197,11 @@ int own_bracket_one(const struct own_bracketed *k, const struct own_run *run,
 		return -ENOMEM;
 	r = side_start(k, &s, fns, nfns, run->plan);
 	while (r == 0 && s.b.live)
-		r = bracket_side_next(&s.b, k->said, f) < 0 ? -ENOMEM : 0;
+		r = side_step(k, &s, f) < 0 ? -ENOMEM : 0;
 	if (r == 0)
 		r = side_samples(k, &s, &v, &n, &counter);
+	if (r == 0 && s.b.br && s.b.exited && res->status == BENCH_OK && k->finish)
+		r = k->finish(spec, ctx, res, v, n);
 	if (r == 0 && s.b.br && res->status == BENCH_OK)
 		r = take_samples(k, &s.b, res, v, n, &counter, v ? 1 : 0);
 	else
@@ -194,33 +235,65 @@ int own_samples_append(double **all, size_t *nall, double *v, size_t n)
 	return 0;
 }
 
+/* Which side goes next in a pair of processes: a side whose batches still
+ * change alone (base first, when it leads head's count), else one batch of
+ * each in turn, which goes first drawn anew for each pair of batches. */
+static int next_side(const struct own_bracketed *k, struct side s[2], bool *leading,
+		     uint64_t *seed, size_t *step, int *first)
+{
+	int j;
+
+	if (*leading && s[0].b.live && s[0].steady) {
+		k->lead((void *const[2]){ s[0].ctx, s[1].ctx }, s[1].b.br);
+		*leading = false;
+	}
+	if (*leading && s[0].b.live)
+		return 0;
+	if (s[0].b.live && s[1].b.live && s[0].steady != s[1].steady)
+		return s[0].steady ? 1 : 0;
+	if (*step % 2 == 0)
+		*first = (int)(next_random(seed) & 1);
+	j = (int)(*step % 2) ^ *first;
+	(*step)++;
+	return s[j].b.live ? j : 1 - j;
+}
+
 int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const run[2],
 		     const struct bench_spec *const spec[2], const struct bracket_fn *const fns[2],
-		     const size_t nfns[2], void *ctx, struct bench_result *const res[2])
+		     const size_t nfns[2], void *const ctx[2], struct bench_result *const res[2])
 {
 	const struct measure_plan *plan = run[1]->plan;
 	struct measure_target t[2] = { *run[0]->t, *run[1]->t };
 	struct trace_failure *f = calloc(1, sizeof(*f));
 	double *all[2] = { NULL, NULL }, *counters[2] = { NULL, NULL };
 	size_t nall[2] = { 0, 0 }, ncounters[2] = { 0, 0 }, rounds, samples;
-	uint64_t seed = measure_now_ns() | 1;
+	uint64_t seed = measure_now_ns() | 1,
+		 sample_ns = k->sample_ns ? k->sample_ns : plan->sample_target_ns;
+	bool lost[2] = { false, false }, alone = k->threads && k->threads(spec[0]) > 1;
 	int r = 0;
 
 	if (!f)
 		return -ENOMEM;
 	/* Both children on one CPU, unless told otherwise: two CPUs of a VM
-	 * differ in speed. */
-	if (t[0].cpu < 0 && t[1].cpu < 0) {
+	 * differ in speed. Not an instance on several threads, which would
+	 * take turns on it. */
+	if (t[0].cpu < 0 && t[1].cpu < 0 && !alone) {
 		cpu_set_t set;
 
 		if (sched_getaffinity(0, sizeof(set), &set) == 0)
 			for (int c = 0; c < CPU_SETSIZE && t[0].cpu < 0; c++)
 				if (CPU_ISSET(c, &set))
 					t[0].cpu = t[1].cpu = c;
+	} else if (t[0].cpu_single && alone) {
+		t[0].cpu = t[1].cpu = -1;
 	}
 	/* compare's interval is over the pairs of processes, and holds what
 	 * varies between them. */
-	samples = plan->sample_target_ns ? plan->time_ns / plan->sample_target_ns : 0;
+	samples = sample_ns ? plan->time_ns / sample_ns : 0;
+	if (samples < plan->min_samples)
+		samples = plan->min_samples;
+	if (plan->max_samples && samples > plan->max_samples)
+		samples = plan->max_samples;
 	rounds = measure_pair_processes(samples, k->pair_samples, k->pair_processes);
 	for (int j = 0; j < 2; j++)
 		if (!(counters[j] = calloc(rounds, sizeof(*counters[j]))))
@@ -231,14 +304,18 @@ int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const 
 		double *v[2] = { NULL, NULL };
 		size_t n[2] = { 0, 0 }, step = 0;
 		int first = 0;
+		bool leading = false;
 
+		/* This pair's share of the time and of the bounds on samples. */
 		one.time_ns = plan->time_ns / rounds;
+		one.min_samples = (plan->min_samples + rounds - 1) / rounds;
+		one.max_samples = (plan->max_samples + rounds - 1) / rounds;
 		for (int j = 0; j < 2; j++) {
 			s[j] = (struct side){ .b.res = res[j],
 					      .run = run[j],
 					      .t = &t[j],
 					      .spec = spec[j],
-					      .ctx = ctx,
+					      .ctx = ctx[j],
 					      .errfd = -1 };
 			if (q) {
 				launch_temp_dir_empty(run[j]->dir);
@@ -248,28 +325,28 @@ int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const 
 		r = side_start(k, &s[0], fns[0], nfns[0], &one);
 		if (r == 0)
 			r = side_start(k, &s[1], fns[1], nfns[1], &one);
-		/* One batch of each in turn, which goes first drawn anew for
-		 * each pair of batches: whatever favours a position favours
-		 * each build alike, and what recurs at a period of its own (a
-		 * timer's tick) cannot fall in step with a fixed order and on
-		 * one build's batches. */
-		while (r == 0 && (s[0].b.live || s[1].b.live)) {
-			int j;
+		if (r == 0 && k->can_lead && s[0].b.live && s[1].b.live) {
+			struct own_batches b[2] = { batches_of(&s[0]), batches_of(&s[1]) };
 
-			if (step % 2 == 0)
-				first = (int)(next_random(&seed) & 1);
-			j = (int)(step % 2) ^ first;
-			step++;
-			if (!s[j].b.live)
-				j = 1 - j;
-			r = bracket_side_next(&s[j].b, k->said, f) < 0 ? -ENOMEM : 0;
+			leading = k->can_lead((void *const[2]){ ctx[0], ctx[1] },
+					      (const struct own_batches *const[2]){ &b[0], &b[1] });
 		}
-		for (int j = 0; r == 0 && j < 2; j++)
+		while (r == 0 && (s[0].b.live || s[1].b.live))
+			r = side_step(k, &s[next_side(k, s, &leading, &seed, &step, &first)], f) < 0
+				    ? -ENOMEM
+				    : 0;
+		for (int j = 0; r == 0 && j < 2; j++) {
 			r = side_samples(k, &s[j], &v[j], &n[j], &counters[j][ncounters[j]]);
+			lost[j] |= r == 0 && !v[j] && s[j].b.exited && res[j]->status == BENCH_OK;
+		}
 		/* Sample i of each build: taken one after the other. */
 		if (r == 0 && v[0] && v[1] && res[0]->status == BENCH_OK &&
-		    res[1]->status == BENCH_OK)
-			r = bench_result_add_pairs(res[1], v[0], v[1], n[0] < n[1] ? n[0] : n[1], 0);
+		    res[1]->status == BENCH_OK) {
+			size_t np = n[0] < n[1] ? n[0] : n[1];
+
+			r = bench_result_add_pairs(res[1], v[0], v[1], np,
+						   np > 2 * k->pair_skip ? k->pair_skip : 0);
+		}
 		for (int j = 0; j < 2; j++) {
 			if (r == 0)
 				r = bracket_side_diagnose(&s[j].b, res[j]);
@@ -280,12 +357,20 @@ int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const 
 				free(v[j]);
 			side_free(&s[j]);
 		}
-		if (res[0]->status != BENCH_OK || res[1]->status != BENCH_OK)
+		if (res[0]->status != BENCH_OK || res[1]->status != BENCH_OK || lost[0] || lost[1])
 			break;
 	}
 	for (int j = 0; j < 2; j++) {
 		struct bracket_side none = { .res = res[j] };
 
+		if (lost[j]) {
+			free(all[j]);
+			all[j] = NULL;
+		}
+		/* A side that failed in a pair of processes (killed by a stop,
+		 * crashed) stays failed: the pairs before it are not all. */
+		if (r == 0 && res[j]->status == BENCH_OK && k->finish)
+			r = k->finish(spec[j], ctx[j], res[j], all[j], nall[j]);
 		if (r == 0 && all[j] && res[j]->status == BENCH_OK)
 			r = take_samples(k, &none, res[j], all[j], nall[j], counters[j],
 					 ncounters[j]);

@@ -19,8 +19,9 @@
 struct own_batches {
 	const struct bracket_call *calls; /* calls[0..n), in the order they ended */
 	size_t n;
-	const struct bracket_fn *fns; /* what was timed: fns[calls[i].fn] */
-	double counter;		      /* out: this process's figure of k->counter */
+	const struct bracket_fn *fns; /* what was timed: fns[calls[i].fn], of nfns */
+	size_t nfns;
+	double counter; /* out: this process's figure of k->counter */
 };
 
 struct own_bracketed {
@@ -38,7 +39,7 @@ struct own_bracketed {
 	/* Optional: when fns[0..n) cannot be timed (bracket_start: -ENOTSUP,
 	 * saying why), the functions to time instead, said in res: *ret
 	 * (malloc'ed) and *ret_n; 0 with *ret NULL when none; -ENOMEM. */
-	int (*fallback)(const struct bracket_fn *fns, size_t n, const char *why,
+	int (*fallback)(void *ctx, const struct bracket_fn *fns, size_t n, const char *why,
 			struct bench_result *res, struct bracket_fn **ret, size_t *ret_n);
 	/* A process's batches b that exited well made into samples, ns per
 	 * iteration: *ret (malloc'ed) and *ret_n; 0 with res failed (saying
@@ -51,6 +52,33 @@ struct own_bracketed {
 	const char *counter;
 	size_t pair_processes; /* at most this many pairs of processes ... */
 	size_t pair_samples;   /* ... with this many samples each at least */
+	uint64_t sample_ns;    /* a sample's length, for how many: 0, the plan's */
+	size_t pair_skip;      /* the first this many pairs of a process left out
+				  (when it has more than twice as many) */
+	bool discard_stdout;   /* quiet: its stdout to /dev/null, not DIR/stderr */
+
+	/* Optional: the calls that end one batch of instance s, one per
+	 * thread; NULL: one. Paired, one on several threads is not pinned to
+	 * one CPU, where its threads would take turns. */
+	unsigned (*threads)(const struct bench_spec *s);
+	/* Optional: before each process of a side starts. 0 or -ENOMEM. */
+	int (*start)(const struct own_run *run, void *ctx);
+	/* Optional: after each batch of a process, b its calls so far: 1
+	 * once its batches are alike from here on, 0 not yet, -ENOMEM. NULL:
+	 * alike from the first. Paired, a side whose batches still change
+	 * runs alone until they do not, so that the pairs are of alike. */
+	int (*batch)(void *ctx, const struct own_batches *b);
+	/* Optional, paired: whether head's batches can be given base's
+	 * iteration count (both processes started), and giving it to head
+	 * once base's batches are alike; base runs alone until then. */
+	bool (*can_lead)(void *const ctx[2], const struct own_batches *const b[2]);
+	void (*lead)(void *const ctx[2], struct bracket_run *head);
+	/* Optional: res filled from what the kind read of its processes
+	 * (ctx), before its samples v[0..n) (NULL: none) are taken. 0 or
+	 * -ENOMEM. A process that exited well and gave no samples (k->samples
+	 * left res ok) gives the side none at all. */
+	int (*finish)(const struct bench_spec *s, void *ctx, struct bench_result *res,
+		      const double *v, size_t n);
 };
 
 /* Instance s of run->t, its batches fns[0..nfns): res filled; ctx is
@@ -64,7 +92,7 @@ int own_bracket_one(const struct own_bracketed *k, const struct own_run *run,
  * -ENOMEM. */
 int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const run[2],
 		     const struct bench_spec *const s[2], const struct bracket_fn *const fns[2],
-		     const size_t nfns[2], void *ctx, struct bench_result *const res[2]);
+		     const size_t nfns[2], void *const ctx[2], struct bench_result *const res[2]);
 
 /* A process's samples v[0..n) (taken, freed) appended to a pair's *all of
  * *nall. 0 or -ENOMEM (v freed too). */
