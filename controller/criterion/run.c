@@ -50,7 +50,7 @@ const char *const criterion_reserved[] = {
 
 /* criterion 0.3's options that take a value (its configure_from_args). */
 const char *const criterion_valued[] = {
-	"--color",	      "-c",		   "--save-baseline",	 "-s",
+	"--color",	      "--colour",	   "-c",		   "--save-baseline",	 "-s",
 	"--baseline",	      "-b",		   "--load-baseline",	 "--sample-size",
 	"--warm-up-time",     "--measurement-time", "--nresamples",	 "--noise-threshold",
 	"--confidence-level", "--significance-level", "--profile-time", "--output-format",

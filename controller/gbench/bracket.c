@@ -510,7 +510,8 @@ int gbench_bracket_paired(const struct own_run *const run[2], const struct bench
 	/* The counts the batches ran (side_samples): each build's library
 	 * chose its own where they could not be set, or where setting them
 	 * did not take (an inlined constructor). */
-	if (r == 0 && s[0].iterations && s[1].iterations &&
+	if (r == 0 && res[0]->status == BENCH_OK && res[1]->status == BENCH_OK &&
+	    s[0].iterations && s[1].iterations &&
 	    apart(s[0].iterations, s[1].iterations) &&
 	    bench_result_diagnose(res[1],
 				  "base ran %" PRIu64 " iteration(s) a batch and head %" PRIu64

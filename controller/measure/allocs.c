@@ -102,6 +102,7 @@ struct thread {
 	uint64_t gen;	       /* which call or window c is of (run.gen) */
 	uint64_t asked;	       /* in a counted allocator: the bytes it was asked for */
 	uint64_t out;	       /* ... posix_memalign's: where it writes the block */
+	uint64_t old;	       /* ... realloc's: the block it replaces */
 };
 
 /* A block a counted call allocated: its address, size and whose it is (a
@@ -130,7 +131,9 @@ struct run {
 
 static size_t slot(const struct run *m, uint64_t addr)
 {
-	size_t i = (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ull) & (m->capblocks - 1);
+	/* Mixed, so that page-aligned blocks (mmapped ones) spread too. */
+	uint64_t h = (addr ^ (addr >> 33)) * 0xff51afd7ed558ccdull;
+	size_t i = (size_t)(h ^ (h >> 29)) & (m->capblocks - 1);
 
 	while (m->blocks[i].addr && m->blocks[i].addr != addr)
 		i = (i + 1) & (m->capblocks - 1);
@@ -308,6 +311,9 @@ static int breakpoint(struct run *m, pid_t tid, uint64_t addr)
 		if (t->out && (block != 0 || trace_read(m->p, t->out, &block, sizeof(block)) < 0))
 			block = 0;
 		t->out = 0;
+		if (block && t->old)
+			block_free(m, t->old);
+		t->old = 0;
 		r = block_allocated(m, t, block);
 		if (r < 0 || !(t->call.on && addr == t->call.ret))
 			return r;
@@ -340,14 +346,19 @@ static int breakpoint(struct run *m, pid_t tid, uint64_t addr)
 			continue;
 		for (unsigned i = 0; i < 3; i++)
 			args[i] = arch_arg(&regs, i);
-		/* Whoever frees a block, wherever: it is no longer live. */
-		if (kind == ALLOC_FREE || kind == ALLOC_REALLOC)
+		bool counted = (t->call.on || t->window) && !(m->clocked && !t->timed);
+
+		/* Whoever frees a block, wherever: it is no longer live; a
+		 * counted realloc's old block once it returned a new one (a
+		 * failed one leaves it as it was). */
+		if (kind == ALLOC_FREE || (kind == ALLOC_REALLOC && (!counted || !args[1])))
 			block_free(m, args[0]);
-		if (!(t->call.on || t->window) || (m->clocked && !t->timed))
+		if (!counted)
 			continue;
 		alloc_count(&t->c, kind, args);
 		t->asked = alloc_size(kind, args);
 		t->out = kind == ALLOC_SIZE2 ? args[0] : 0;
+		t->old = kind == ALLOC_REALLOC && args[1] ? args[0] : 0;
 		/* Until it returns, what it calls (realloc's malloc) is part
 		 * of this one call. */
 		return follow(m, sp, &t->alloc);

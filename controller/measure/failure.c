@@ -82,13 +82,8 @@ char *measure_failure_line(const struct trace_failure *f)
 
 void bench_result_fail_with(struct bench_result *res, const struct trace_failure *f)
 {
-	char *buf = measure_failure_line(f);
-
-	if (!buf)
-		return;
-	res->status = BENCH_FAILED;
-	free(res->error);
-	res->error = buf;
+	/* Failed even when it cannot be said (out of memory). */
+	bench_result_fail(res, measure_failure_line(f));
 }
 
 void bench_result_fail(struct bench_result *res, char *msg)

@@ -247,10 +247,15 @@ static int next_side(const struct own_bracketed *k, struct side s[2], bool *lead
 		k->lead((void *const[2]){ s[0].ctx, s[1].ctx }, s[1].b.br);
 		*leading = false;
 	}
-	if (*leading && s[0].b.live)
+	/* Alone: the alternation starts on a fresh pair after it. */
+	if (*leading && s[0].b.live) {
+		*step = 0;
 		return 0;
-	if (s[0].b.live && s[1].b.live && s[0].steady != s[1].steady)
+	}
+	if (s[0].b.live && s[1].b.live && s[0].steady != s[1].steady) {
+		*step = 0;
 		return s[0].steady ? 1 : 0;
+	}
 	if (*step % 2 == 0)
 		*first = (int)(next_random(seed) & 1);
 	j = (int)(*step % 2) ^ *first;
@@ -306,10 +311,15 @@ int own_bracket_pair(const struct own_bracketed *k, const struct own_run *const 
 		int first = 0;
 		bool leading = false;
 
-		/* This pair's share of the time and of the bounds on samples. */
+		/* This pair's share of the time and of the bounds on samples
+		 * (those of all pairs together at least, at most). */
 		one.time_ns = plan->time_ns / rounds;
 		one.min_samples = (plan->min_samples + rounds - 1) / rounds;
-		one.max_samples = (plan->max_samples + rounds - 1) / rounds;
+		one.max_samples = plan->max_samples / rounds;
+		if (plan->max_samples && !one.max_samples)
+			one.max_samples = 1;
+		if (one.max_samples && one.min_samples > one.max_samples)
+			one.min_samples = one.max_samples;
 		for (int j = 0; j < 2; j++) {
 			s[j] = (struct side){ .b.res = res[j],
 					      .run = run[j],

@@ -11,6 +11,8 @@
  *   aligned  posix_memalign of 256, left live (freed by main afterwards)
  *   cross    frees the aligned block, allocates 16 and leaves them live:
  *            a block of another call freed is none of this one's
+ *   refused  50 bytes, a realloc of them to 2^62 that fails (they stay
+ *            live), 10 more, both freed: 60 at once
  *
  * The pointers go through a volatile array so that no allocation is
  * optimized away.
@@ -22,6 +24,7 @@ void seq(void);
 void grow(void);
 void aligned(void);
 void cross(void);
+void refused(void);
 
 static void *volatile slots[8];
 
@@ -62,6 +65,18 @@ __attribute__((noinline)) void cross(void)
 	slots[6] = malloc(16);
 }
 
+__attribute__((noinline)) void refused(void)
+{
+	static volatile size_t huge = (size_t)1 << 62;
+
+	slots[0] = malloc(50);
+	if (realloc(slots[0], huge))
+		return; /* not on any machine this runs on */
+	slots[1] = malloc(10);
+	free(slots[1]);
+	free(slots[0]);
+}
+
 int main(void)
 {
 	keep();
@@ -69,6 +84,7 @@ int main(void)
 	grow();
 	aligned();
 	cross();
+	refused();
 	free(slots[6]);
 	return 0;
 }

@@ -24,17 +24,17 @@ static const char *fixture;
 
 static void test_counts(void **state)
 {
-	static const char *const fns[] = { "keep", "seq", "grow", "aligned", "cross" };
+	static const char *const fns[] = { "keep", "seq", "grow", "aligned", "cross", "refused" };
 	/* allocations, frees, bytes, peak, live */
 	static const struct alloc_counts want[] = {
 		{ 4, 4, 256, 256, 0 }, { 4, 4, 400, 100, 0 },	 { 2, 1, 1010, 1000, 0 },
-		{ 1, 0, 256, 256, 256 }, { 1, 1, 16, 16, 16 },
+		{ 1, 0, 256, 256, 256 }, { 1, 1, 16, 16, 16 },	 { 3, 2, 60 + (1ull << 62), 60, 0 },
 	};
 	char *argv[] = { (char *)fixture, NULL };
 	struct trace_spawn_opts o;
 	struct trace_failure f;
 	struct trace_proc *p = NULL;
-	struct alloc_fn at[5];
+	struct alloc_fn at[6];
 	struct alloc_counts *calls = NULL;
 	struct bench_result res = { 0 };
 	uint64_t main_link = support_symbol(fixture, "main"), main_addr = 0;
@@ -45,17 +45,17 @@ static void test_counts(void **state)
 	assert_int_equal(trace_spawn(&o, &p, NULL), 0);
 	assert_int_equal(trace_run_to_main(p, main_link, support_entry(fixture), -1, &main_addr, &f),
 			 0);
-	for (size_t i = 0; i < 5; i++) {
+	for (size_t i = 0; i < 6; i++) {
 		uint64_t link = support_symbol(fixture, fns[i]);
 
 		assert_true(link != 0);
 		at[i] = (struct alloc_fn){ link + main_addr - main_link, BRACKET_CALL };
 	}
-	assert_int_equal(alloc_count_run(p, at, 5, measure_now_ns() + 60000000000ull,
+	assert_int_equal(alloc_count_run(p, at, 6, measure_now_ns() + 60000000000ull,
 					 60000000000ull, NULL, NULL, &res, &calls, &n),
 			 1);
-	assert_int_equal(n, 5);
-	for (size_t i = 0; i < 5; i++) {
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < 6; i++) {
 		print_message("%s: %llu allocations, %llu frees, %llu bytes, peak %llu, live %llu\n",
 			      fns[i], (unsigned long long)calls[i].allocations,
 			      (unsigned long long)calls[i].frees,
