@@ -195,12 +195,6 @@ static int side_argv(const struct own_run *run, const struct bench_spec *spec,
 	return r < 0 ? r : measure_env_push(argv, &na, strdup("--v=2"));
 }
 
-/* What an instance that exited with a failure said last. */
-static char *last_words(const char *stderr_path)
-{
-	return str_tail_lines(stderr_path, 3);
-}
-
 /* The library's clock cannot be timed (a function's entry that cannot be
  * patched): its function's calls. */
 static int around_function(void *ctx, const struct bracket_fn *fns, size_t n, const char *why,
@@ -412,7 +406,6 @@ static int side_finish(const struct bench_spec *spec, void *ctx, struct bench_re
  * other build may still have been growing its batches, apart in time). */
 static const struct own_bracketed bracketed = {
 	.argv = side_argv,
-	.said = last_words,
 	.fallback = around_function,
 	.samples = side_samples,
 	.pair_processes = GBENCH_PAIR_PROCESSES,

@@ -62,15 +62,6 @@ void alloc_count(struct alloc_counts *c, enum alloc_kind kind, const uint64_t ar
 	}
 }
 
-/* The bytes a call of an allocator of 'kind' asks for (0: none, a free). */
-static uint64_t alloc_size(enum alloc_kind kind, const uint64_t args[3])
-{
-	struct alloc_counts c = { 0 };
-
-	alloc_count(&c, kind, args);
-	return c.bytes;
-}
-
 void alloc_counts_field(const struct alloc_counts *c, size_t n, unsigned k, uint64_t *v)
 {
 	for (size_t i = 0; i < n; i++)
@@ -129,33 +120,34 @@ struct run {
 	size_t nblocks, capblocks;
 };
 
-static size_t slot(const struct run *m, uint64_t addr)
+/* Where block addr is, or goes, in table v of cap slots. */
+static size_t slot(const struct block *v, size_t cap, uint64_t addr)
 {
 	/* Mixed, so that page-aligned blocks (mmapped ones) spread too. */
 	uint64_t h = (addr ^ (addr >> 33)) * 0xff51afd7ed558ccdull;
-	size_t i = (size_t)(h ^ (h >> 29)) & (m->capblocks - 1);
+	size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
 
-	while (m->blocks[i].addr && m->blocks[i].addr != addr)
-		i = (i + 1) & (m->capblocks - 1);
+	while (v[i].addr && v[i].addr != addr)
+		i = (i + 1) & (cap - 1);
 	return i;
 }
 
 static int block_add(struct run *m, struct block b)
 {
 	if (2 * (m->nblocks + 1) > m->capblocks) {
-		struct run bigger = { .capblocks = m->capblocks ? 2 * m->capblocks : 1024 };
+		size_t cap = m->capblocks ? 2 * m->capblocks : 1024;
+		struct block *v = calloc(cap, sizeof(*v));
 
-		bigger.blocks = calloc(bigger.capblocks, sizeof(*bigger.blocks));
-		if (!bigger.blocks)
+		if (!v)
 			return -ENOMEM;
 		for (size_t i = 0; i < m->capblocks; i++)
 			if (m->blocks[i].addr)
-				bigger.blocks[slot(&bigger, m->blocks[i].addr)] = m->blocks[i];
+				v[slot(v, cap, m->blocks[i].addr)] = m->blocks[i];
 		free(m->blocks);
-		m->blocks = bigger.blocks;
-		m->capblocks = bigger.capblocks;
+		m->blocks = v;
+		m->capblocks = cap;
 	}
-	size_t i = slot(m, b.addr);
+	size_t i = slot(m->blocks, m->capblocks, b.addr);
 
 	m->nblocks += !m->blocks[i].addr;
 	m->blocks[i] = b;
@@ -170,7 +162,7 @@ static void block_free(struct run *m, uint64_t addr)
 
 	if (!addr || !m->nblocks)
 		return;
-	i = slot(m, addr);
+	i = slot(m->blocks, m->capblocks, addr);
 	if (!m->blocks[i].addr)
 		return;
 	struct thread *owner = &m->th[m->blocks[i].th];
@@ -184,7 +176,7 @@ static void block_free(struct run *m, uint64_t addr)
 		struct block b = m->blocks[j];
 
 		m->blocks[j].addr = 0;
-		m->blocks[slot(m, b.addr)] = b;
+		m->blocks[slot(m->blocks, m->capblocks, b.addr)] = b;
 	}
 }
 
@@ -355,8 +347,9 @@ static int breakpoint(struct run *m, pid_t tid, uint64_t addr)
 			block_free(m, args[0]);
 		if (!counted)
 			continue;
+		t->asked = t->c.bytes;
 		alloc_count(&t->c, kind, args);
-		t->asked = alloc_size(kind, args);
+		t->asked = t->c.bytes - t->asked;
 		t->out = kind == ALLOC_SIZE2 ? args[0] : 0;
 		t->old = kind == ALLOC_REALLOC && args[1] ? args[0] : 0;
 		/* Until it returns, what it calls (realloc's malloc) is part

@@ -1175,14 +1175,10 @@ int bracket_side_next(struct bracket_side *s, char *(*said)(const char *stderr_p
 	if (r == 0 && status == 0) {
 		s->exited = true;
 	} else if (r == 0) {
-		char path[PATH_MAX + 16], *words;
+		char path[PATH_MAX + 16];
 
 		snprintf(path, sizeof(path), "%s/stderr", s->dir);
-		words = said(path);
-		bench_result_fail(s->res,
-				  str_fmt("exited with status %d%s%s", status,
-					  words ? "; its last words:" : "", words ? words : ""));
-		free(words);
+		bench_result_fail_exit(s->res, status, path, said);
 	} else if (r == -TRACE_E_FAILED) {
 		if (f->kind == TRACE_FAIL_TIMEOUT)
 			f->timeout_ms =

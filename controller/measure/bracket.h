@@ -131,7 +131,8 @@ struct bracket_side {
  * Run s's child to the end of its next call: 1 with it appended to
  * s->calls; 0 once it is no longer live (s->exited when it exited with
  * status 0, else s->res failed with what happened: its exit status and its
- * last words, said(DIR/stderr); its crash, its timeout or the child lost);
+ * last words, said(DIR/stderr) (NULL: its last three lines); its crash, its
+ * timeout or the child lost);
  * -ENOMEM.
  */
 int bracket_side_next(struct bracket_side *s, char *(*said)(const char *stderr_path),

@@ -11,6 +11,7 @@
 #include "unwind/unwind.h"
 #include "measure/failure.h"
 #include "measure/measure.h"
+#include "util/strutil.h"
 
 bool measure_fatal_signal(int sig)
 {
@@ -91,4 +92,14 @@ void bench_result_fail(struct bench_result *res, char *msg)
 	res->status = BENCH_FAILED;
 	free(res->error);
 	res->error = msg ? msg : strdup("failed");
+}
+
+void bench_result_fail_exit(struct bench_result *res, int code, const char *stderr_path,
+			    char *(*said)(const char *path))
+{
+	char *last = !stderr_path ? NULL : said ? said(stderr_path) : str_tail_lines(stderr_path, 3);
+
+	bench_result_fail(res, str_fmt("exited with status %d%s%s", code,
+				       last ? "; its last words:" : "", last ? last : ""));
+	free(last);
 }

@@ -42,5 +42,10 @@ char *measure_failure_line(const struct trace_failure *f);
 void bench_result_fail_with(struct bench_result *res, const struct trace_failure *f);
 /* res failed, its error msg (taken; NULL: "failed"). */
 void bench_result_fail(struct bench_result *res, char *msg);
+/* res failed for a child that exited with status 'code', with its last
+ * words: said(stderr_path) ("\n  LINE"...; said NULL: its last three
+ * lines; stderr_path NULL: none). */
+void bench_result_fail_exit(struct bench_result *res, int code, const char *stderr_path,
+			    char *(*said)(const char *path));
 
 #endif

@@ -423,20 +423,10 @@ int own_next(struct trace_proc *p, struct own_watch *w, struct bench_result *res
 			}
 			bench_result_fail_with(res, f);
 			return 0;
-		case TRACE_EV_EXITED: {
-			char *last = NULL;
-
-			if (ev->code == 0)
-				return 0;
-			if (w->stderr_path)
-				last = w->said ? w->said(w->stderr_path)
-					       : str_tail_lines(w->stderr_path, 3);
-			bench_result_fail(res, str_fmt("exited with status %d%s%s", ev->code,
-						       last ? "; its last words:" : "",
-						       last ? last : ""));
-			free(last);
+		case TRACE_EV_EXITED:
+			if (ev->code != 0)
+				bench_result_fail_exit(res, ev->code, w->stderr_path, w->said);
 			return 0;
-		}
 		default:
 			return 1;
 		}

@@ -12,6 +12,7 @@
 #include "measure/driver-env.h"
 #include "measure/failure.h"
 #include "measure/sides.h"
+#include "stats/stats.h"
 #include "util/launch.h"
 #include "util/strutil.h"
 
@@ -26,7 +27,6 @@ struct side {
 	size_t nfns;
 	struct bracket_fn *instead; /* k->fallback's, when fns could not be */
 	unsigned threads;	    /* calls a batch */
-	size_t batches;		    /* batches ended */
 	bool steady;		    /* its batches alike from here on (k->batch) */
 };
 
@@ -58,7 +58,6 @@ static int side_start(const struct own_bracketed *k, struct side *s, const struc
 	s->fns = fns;
 	s->nfns = nfns;
 	s->threads = k->threads ? k->threads(s->spec) : 1;
-	s->batches = 0;
 	s->steady = !k->batch;
 	r = k->start ? k->start(s->run, s->ctx) : 0;
 	if (r == 0)
@@ -117,7 +116,7 @@ static struct own_batches batches_of(const struct side *s)
  * -ENOMEM. */
 static int side_step(const struct own_bracketed *k, struct side *s, struct trace_failure *f)
 {
-	size_t want = (s->batches + 1) * s->threads;
+	size_t want = (s->b.ncalls / s->threads + 1) * s->threads;
 	struct own_batches b;
 	int r;
 
@@ -126,7 +125,6 @@ static int side_step(const struct own_bracketed *k, struct side *s, struct trace
 			return r;
 	if (!s->b.live)
 		return 0;
-	s->batches++;
 	b = batches_of(s);
 	if (k->batch && !s->steady && (r = k->batch(s->ctx, &b)) != 0) {
 		if (r < 0)
@@ -153,15 +151,8 @@ static int side_samples(const struct own_bracketed *k, struct side *s, double **
 	return r;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* res's samples v[0..n) (taken) and the processes' figures c[0..nc) of
- * k->counter (sorted here): 0 or -ENOMEM. */
+ * k->counter (reordered here): 0 or -ENOMEM. */
 static int take_samples(const struct own_bracketed *k, struct bracket_side *b,
 			struct bench_result *res, double *v, size_t n, double *c, size_t nc)
 {
@@ -171,11 +162,8 @@ static int take_samples(const struct own_bracketed *k, struct bracket_side *b,
 		return r;
 	res->no_time = res->value <= 0;
 	if (k->counter && nc) {
-		qsort(c, nc, sizeof(*c), cmp_double);
-		res->counters[0] = (struct measure_counter){
-			.name = k->counter,
-			.value = nc % 2 ? c[nc / 2] : (c[nc / 2 - 1] + c[nc / 2]) / 2,
-		};
+		res->counters[0] =
+			(struct measure_counter){ .name = k->counter, .value = stats_median(c, nc) };
 		res->ncounters = 1;
 	}
 	return 0;

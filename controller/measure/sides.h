@@ -34,7 +34,7 @@ struct own_bracketed {
 	 * of memory; without it, the controller's (or a clean one). */
 	char **(*env)(const struct own_run *run, void *ctx);
 	/* What the child said when it exited with a failure (DIR/stderr), as
-	 * "\n  LINE", or NULL. */
+	 * "\n  LINE", or NULL; the hook NULL: its last three lines. */
 	char *(*said)(const char *stderr_path);
 	/* Optional: when fns[0..n) cannot be timed (bracket_start: -ENOTSUP,
 	 * saying why), the functions to time instead, said in res: *ret
