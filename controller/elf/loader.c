@@ -97,92 +97,23 @@ static char **loader_env(void)
 	return env;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Run 'interp' on 'prog' in trace mode; *ret_text is what it printed. */
 static int run_loader(const char *interp, const char *prog, char **ret_text)
 {
 	char *argv[] = { (char *)interp, (char *)prog, NULL };
 	char **env = loader_env();
-	struct launch_opts o;
-	struct launch l;
-	int out[2], devnull, status, exec_errno = 0, r;
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	uint64_t deadline = now_ms() + LOADER_TIMEOUT_MS;
-	bool timed_out = false;
+	int r;
 
 	if (!env)
 		return -ENOMEM;
-	if (pipe2(out, O_CLOEXEC) < 0) {
-		free(env);
-		return -errno;
-	}
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	launch_opts_init(&o, interp, argv);
-	o.envp = env;
-	o.aslr = true;
-	o.stdio[0] = devnull;
-	o.stdio[1] = out[1];
-	o.stdio[2] = devnull;
-	r = launch_start(&o, &l, &exec_errno);
-	close(out[1]);
-	fd_close(devnull);
+	r = launch_capture(interp, argv, env, LOADER_TIMEOUT_MS, ret_text);
 	free(env);
-	if (r < 0) {
-		close(out[0]);
-		return r == -LAUNCH_E_EXEC ? -exec_errno : r;
+	/* Nothing said: the loader could not trace it. */
+	if (r == 0 && !**ret_text) {
+		free(*ret_text);
+		r = -ENOEXEC;
 	}
-	for (;;) {
-		struct pollfd p = { .fd = out[0], .events = POLLIN };
-		uint64_t t = now_ms();
-		ssize_t got;
-
-		if (t >= deadline) {
-			timed_out = true;
-			break;
-		}
-		if (poll(&p, 1, (int)(deadline - t)) < 0) {
-			if (errno == EINTR)
-				continue;
-			timed_out = true;
-			break;
-		}
-		if (!p.revents)
-			continue;
-		if (array_grow((void **)&text, &cap, len + 4097, 1) < 0) {
-			timed_out = true;
-			break;
-		}
-		got = read(out[0], text + len, 4096);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		len += (size_t)got;
-	}
-	close(out[0]);
-	if (timed_out) {
-		launch_kill_reap(l.pid, false);
-		free(text);
-		return -ETIMEDOUT;
-	}
-	while (waitpid(l.pid, &status, 0) < 0 && errno == EINTR)
-		;
-	launch_forget(l.pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !text) {
-		free(text);
-		return -ENOEXEC;
-	}
-	text[len] = '\0';
-	*ret_text = text;
-	return 0;
+	return r;
 }
 
 /* Push a copy of 's' (its first 'len' bytes) onto 'v'. */

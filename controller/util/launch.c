@@ -656,3 +656,82 @@ int launch_wait_until(pid_t pid, uint64_t deadline, int *ret_status, bool *ret_k
 	*ret_status = st;
 	return 0;
 }
+
+int launch_capture(const char *path, char *const *argv, char *const *envp, unsigned timeout_ms,
+		   char **ret_text)
+{
+	struct launch_opts o;
+	struct launch l;
+	int out[2], devnull, status, exec_errno = 0, r = 0;
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	uint64_t deadline = (uint64_t)clock_now_ns() / 1000000 + timeout_ms;
+
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return -errno;
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	launch_opts_init(&o, path, argv);
+	o.envp = envp;
+	o.aslr = true;
+	o.stdio[0] = devnull;
+	o.stdio[1] = out[1];
+	o.stdio[2] = devnull;
+	r = launch_start(&o, &l, &exec_errno);
+	close(out[1]);
+	fd_close(devnull);
+	if (r < 0) {
+		close(out[0]);
+		return r == -LAUNCH_E_EXEC ? -exec_errno : r;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = out[0], .events = POLLIN };
+		uint64_t t = (uint64_t)clock_now_ns() / 1000000;
+		ssize_t got;
+
+		if (t >= deadline) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&p, 1, (int)(deadline - t)) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (!p.revents)
+			continue;
+		if (len + 4097 > cap) {
+			char *v = realloc(text, cap = 2 * (len + 4097));
+
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			text = v;
+		}
+		got = read(out[0], text + len, 4096);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	close(out[0]);
+	if (r < 0) {
+		launch_kill_reap(l.pid, false);
+		free(text);
+		return r;
+	}
+	while (waitpid(l.pid, &status, 0) < 0 && errno == EINTR)
+		;
+	launch_forget(l.pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		free(text);
+		return -ENOEXEC;
+	}
+	if (!text && !(text = malloc(1)))
+		return -ENOMEM;
+	text[len] = '\0';
+	*ret_text = text;
+	return 0;
+}

@@ -142,6 +142,17 @@ bool launch_stopping(void);
  */
 void launch_terminate(void);
 
+/*
+ * Run 'path' with 'argv' and 'envp' (NULL: the controller's environment),
+ * stdin and stderr on /dev/null, and collect what it writes on stdout, for
+ * up to 'timeout_ms' (then it is killed). Returns 0 and *ret_text (to free,
+ * NUL-terminated, never NULL) when it exited with 0; -ENOEXEC when it
+ * exited otherwise or died, -ETIMEDOUT, the errno of a failed exec (ENOENT:
+ * no such program), -ENOMEM.
+ */
+int launch_capture(const char *path, char *const *argv, char *const *envp, unsigned timeout_ms,
+		   char **ret_text);
+
 /* mkdtemp() and register the directory for removal by launch_terminate().
  * 'tmpl' ends in XXXXXX and is filled in. Returns 0 or -errno. */
 int launch_temp_dir(char *tmpl);
