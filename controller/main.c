@@ -29,6 +29,10 @@ static const struct command {
 	{ "compare", cli_compare, "two builds side by side, or two results files: a CI gate", true },
 	{ "merge", cli_merge, "join the results files of shards into one", true },
 	{ "export", cli_export, "a results file for Bencher, Google Benchmark, gab" },
+	{ "history", cli_history, "keep runs' results over commits, and find their change points",
+	  true },
+	{ "report", cli_report, "one HTML page of runs, comparisons, histories, observed calls",
+	  true },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

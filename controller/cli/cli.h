@@ -137,6 +137,8 @@ int cli_compare_conclude(const struct report_run *rep, const struct results_comp
 			 const struct cli_run_opts *o, const char *base_path, const char *head_path);
 int cli_merge(int argc, char **argv);
 int cli_export(int argc, char **argv);
+int cli_history(int argc, char **argv);
+int cli_report(int argc, char **argv);
 
 /* ---- option values shared by the subcommands ---------------------------- */
 
@@ -162,6 +164,8 @@ void cli_join_and(const char *const *words, char *buf, size_t size);
 int cli_parse_seconds(const char *cmd, const char *opt, const char *arg, uint64_t *ret_ns);
 int cli_parse_count(const char *cmd, const char *opt, const char *arg, long min, long max,
 		    long *ret);
+/* A percentage from 0 to 10000 ("5", "5%"), as a fraction (0.05). */
+int cli_parse_percent(const char *cmd, const char *opt, const char *arg, double *ret);
 int cli_parse_choice(const char *cmd, const char *opt, const char *arg,
 		     const char *const *choices, bool quote, int *ret_index);
 

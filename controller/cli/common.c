@@ -351,6 +351,20 @@ int cli_parse_count(const char *cmd, const char *opt, const char *arg, long min,
 	return 0;
 }
 
+int cli_parse_percent(const char *cmd, const char *opt, const char *arg, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || (*end && strcmp(end, "%")) || !(v >= 0 && v <= 10000))
+		return cli_error("%s: %s wants a percentage from 0 to 10000, e.g. 5, not '%s'", cmd,
+				 opt, arg);
+	*ret = v / 100.0;
+	return 0;
+}
+
 int cli_parse_choice(const char *cmd, const char *opt, const char *arg,
 		     const char *const *choices, bool quote, int *ret_index)
 {

@@ -244,7 +244,6 @@ int cli_compare(int argc, char **argv)
 	/* '-' first: keep operands in order, and "-" (stdin) is an operand. */
 	while ((c = getopt_long(nopts, argv, "-ho:", longopts, NULL)) != -1) {
 		char *end;
-		double v;
 
 		if (c == 'o')
 			c = CLI_OPT_OUTPUT; /* named --output in messages */
@@ -260,17 +259,8 @@ int cli_compare(int argc, char **argv)
 			paths[npaths++] = optarg;
 			break;
 		case OPT_THRESHOLD:
-			errno = 0;
-			v = strtod(optarg, &end);
-			if (errno || end == optarg || (*end && strcmp(end, "%")) || !isfinite(v) ||
-			    v < 0 || v > 10000) {
-				cli_error(
-					"compare: --threshold wants a percentage from 0 to 10000, "
-					"e.g. 5, not '%s'",
-					optarg);
+			if (cli_parse_percent("compare", "--threshold", optarg, &opts.threshold))
 				goto out;
-			}
-			opts.threshold = v / 100.0;
 			break;
 		case OPT_MAX_BYTES: {
 			unsigned long long n;

@@ -223,4 +223,22 @@ int report_observe_json_file(const struct report_observe *run, const char *path)
 void report_observe_table(const struct report_observe *run, FILE *f, enum report_format fmt,
 			  bool color);
 
+/* ---- benchtrap history (history.c) ------------------------------------ */
+
+#include "history/history.h"
+
+enum report_history_format { REPORT_HISTORY_TEXT, REPORT_HISTORY_JSON, REPORT_HISTORY_CSV };
+
+/* `history show`: each series' points, as text, JSON ({"series": [{name,
+ * instrument, unit, machine, points: [...]}]}) or CSV (a row a point). */
+int report_history_series(FILE *f, const struct history_series *v, size_t n,
+			  enum report_history_format fmt);
+/* `history list`: the runs, as text or JSON. */
+int report_history_runs(FILE *f, const struct history_run *v, size_t n,
+			enum report_history_format fmt);
+/* `history check`: every change point, with the commits either side, its
+ * step and significance, then a summary; as text or JSON. */
+int report_history_findings(FILE *f, const struct history_finding *v, size_t n, double threshold,
+			    enum report_history_format fmt);
+
 #endif

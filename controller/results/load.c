@@ -3,6 +3,7 @@
  * how, before results_parse() reads it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -235,4 +236,38 @@ static bool fresh(const char *isolation)
 bool results_isolation_alike(const char *a, const char *b)
 {
 	return !a || !b || !strcmp(a, b) || (fresh(a) && fresh(b));
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+/* FNV-1a over the bytes, and a second hash of 8-byte words through a
+ * finalizer, so that the two halves fail independently. */
+int results_digest(const struct results_file *f, char ret[33])
+{
+	const unsigned char *p;
+	uint64_t a = 0xcbf29ce484222325ULL, b = 0x9e3779b97f4a7c15ULL;
+	size_t len;
+
+	if (!f->doc || !f->doc->text)
+		return -EINVAL;
+	p = (const unsigned char *)f->doc->text;
+	len = f->doc->len;
+	for (size_t i = 0; i < len; i++)
+		a = (a ^ p[i]) * 0x100000001b3ULL;
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t w = 0;
+
+		memcpy(&w, p + i, len - i < 8 ? len - i : 8);
+		b = mix64(b ^ w) + i;
+	}
+	b = mix64(b ^ len);
+	snprintf(ret, 33, "%016" PRIx64 "%016" PRIx64, a, b);
+	return 0;
 }

@@ -171,6 +171,14 @@ int results_parse(const char *text, size_t len, const char *label, struct result
 void results_free(struct results_file *f);
 
 /*
+ * A digest of the document's text as it was read, 32 hex digits and a NUL
+ * in 'ret': two files with the same bytes have the same digest (the
+ * history adds a file once). Not cryptographic. -EINVAL once the document
+ * was released (results_release_doc).
+ */
+int results_digest(const struct results_file *f, char ret[33]);
+
+/*
  * Free the parsed JSON document that 'f' keeps for results_merge() (which
  * needs it, to keep the fields this benchtrap does not know): the structs
  * stay. A document takes several times its file's size in memory, so a

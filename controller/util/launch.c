@@ -41,7 +41,7 @@ static volatile sig_atomic_t live_reserved[MAX_LIVE];
 static char temp_dirs[MAX_TEMP_DIRS][TEMP_DIR_LEN];
 static volatile sig_atomic_t temp_used[MAX_TEMP_DIRS];
 
-static pid_t front_pid; /* the process the user started (launch_guard) */
+static pid_t front_pid;		       /* the process the user started (launch_guard) */
 static volatile sig_atomic_t stopping; /* launch_stop() */
 
 static int slot_reserve(void)

@@ -20,11 +20,19 @@
 #                   "$GITHUB_WORKFLOW/$GITHUB_JOB")
 #   BT_FULL_REPORT  the URL the comment links for the whole report (default:
 #                   this run's page on GitHub, when GITHUB_RUN_ID is set)
+#   BT_HTML         false: no HTML report (default true)
+#   BT_HISTORY      a history database (benchtrap history) to draw in the
+#                   HTML report, and with BT_HISTORY_ADD to add to
+#   BT_HISTORY_ADD  true: add head's results to BT_HISTORY as the commit
+#                   GITHUB_SHA (or git's), then `history check` it: a
+#                   regression found there is status 1 too
 #
 # Writes BT_OUT/results.json (the compared document), BT_OUT/report.md (the
 # whole Markdown report; benchtrap appends it to GITHUB_STEP_SUMMARY too),
-# BT_OUT/comment.md, and status=0|1 (compare's exit status), results=,
-# report=, comment= to GITHUB_OUTPUT when set. Exits 2 on bad input, as
+# BT_OUT/report.html (benchtrap report, with the history's series),
+# BT_OUT/history.txt (history check's findings), BT_OUT/comment.md, and
+# status=0|1 (compare's exit status), results=, report=, html=, comment= to
+# GITHUB_OUTPUT when set. Exits 2 on bad input, as
 # compare does, and 0 otherwise: the gate is the caller's to apply.
 set -uo pipefail
 bt=${BT:-benchtrap}
@@ -115,11 +123,38 @@ if [[ ${BT_COMMENT:-false} == true ]]; then
 	((r <= 1)) || { say "the comment could not be written (exit $r)"; exit 2; }
 fi
 
+if [[ ${BT_HISTORY_ADD:-false} == true && -n ${BT_HISTORY:-} ]]; then
+	# Head's side is the commit measured; a history check's newest
+	# regression fails as compare's would.
+	"$bt" history add --db "$BT_HISTORY" "$out/results.json" >&2 ||
+		{ say "the results could not be added to $BT_HISTORY"; exit 2; }
+	"$bt" history check --db "$BT_HISTORY" --threshold "$threshold" >"$out/history.txt"
+	r=$?
+	((r <= 1)) || { say "history check failed (exit $r)"; exit 2; }
+	((r == 0)) || status=1
+	cat "$out/history.txt" >&2
+fi
+
+html=
+if [[ ${BT_HTML:-true} == true ]]; then
+	html=$out/report.html
+	hist=() base=()
+	[[ -n ${BT_HISTORY:-} && -f ${BT_HISTORY:-} ]] && hist=(--history "$BT_HISTORY")
+	# Two results files compared: head's against base's. A document of
+	# two builds measured side by side holds both.
+	if [[ -n ${BT_BASE:-} && $(head -c4 "$BT_BASE" 2>/dev/null) != $'\x7fELF' ]]; then
+		base=(--base "$BT_BASE")
+	fi
+	"$bt" report "$out/results.json" "${base[@]}" "${hist[@]}" -o "$html" ||
+		{ say "the HTML report could not be written"; exit 2; }
+fi
+
 if [[ -n ${GITHUB_OUTPUT:-} ]]; then
 	{
 		echo "status=$status"
 		echo "results=$out/results.json"
 		echo "report=$out/report.md"
+		echo "html=$html"
 		echo "comment=$comment"
 	} >>"$GITHUB_OUTPUT"
 fi

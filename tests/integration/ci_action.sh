@@ -287,6 +287,30 @@ imp=${order##*improved:}
 checks=$((checks + 1))
 ((${imp% } + ${shown:-0} == 100)) || fail "improved shown ${imp% } + not shown ${shown:-0} != 100"
 
+# The HTML report of the comparison, for the artifact: named in
+# GITHUB_OUTPUT, every benchmark of both files in it.
+checks=$((checks + 1))
+grep -qx "html=$TMP/c1000/report.html" "$TMP/gh-output" || fail "GITHUB_OUTPUT has no html=: $(cat "$TMP/gh-output")"
+checks=$((checks + 1))
+grep -q 'bench_with_a_longer_name_0999' "$TMP/c1000/report.html" && grep -q 'crashy' "$TMP/c1000/report.html" ||
+	fail "the HTML report does not hold the comparison's benchmarks"
+# With a history on the default branch: head's results added as the
+# commit, history check's findings beside the report, its series in it.
+hist() {
+	BT=$BENCHTRAP BT_BASE=$TMP/base.json BT_HEAD=$1 BT_OUT=$TMP/h BT_HISTORY=$TMP/h.db \
+		BT_HISTORY_ADD=true GITHUB_SHA=$2 GITHUB_STEP_SUMMARY= "$CI/compare.sh" >/dev/null 2>"$TMP/err" ||
+		fail "compare.sh with a history: $(cat "$TMP/err")"
+}
+hist "$TMP/base.json" 0000001
+hist "$TMP/head.json" 0000002
+checks=$((checks + 1))
+[[ $("$BENCHTRAP" history list --db "$TMP/h.db" --format json | jq '[.runs[].commit] == ["0000001", "0000002"]') == true ]] ||
+	fail "the history does not hold both runs: $("$BENCHTRAP" history list --db "$TMP/h.db")"
+out=$(cat "$TMP/h/history.txt")
+expect_out 'series checked'
+checks=$((checks + 1))
+grep -q 'data-kind="history"' "$TMP/h/report.html" || fail "the HTML report has no history"
+
 # A smaller limit cuts changed rows too, and says how many.
 BT=$BENCHTRAP BT_BASE=$TMP/base.json BT_HEAD=$TMP/head.json BT_OUT=$TMP/c12k BT_COMMENT=true \
 	BT_MAX_BYTES=12000 GITHUB_STEP_SUMMARY= "$CI/compare.sh" >/dev/null 2>"$TMP/err" || fail "$(cat "$TMP/err")"

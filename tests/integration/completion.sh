@@ -37,7 +37,8 @@ sorted() { printf '%s\n' "$@" | sort -u; }
 run --help
 cmds=$(sed -n '/^commands:/,/^$/p' <<<"$out" | awk 'NR > 1 && NF { print $1 }')
 expect_words "benchtrap <tab>" "$(sorted $cmds help)" "$(complete_words '')"
-expect_words "benchtrap r<tab>" "run" "$(complete_words r)"
+expect_words "benchtrap ru<tab>" "run" "$(complete_words ru)"
+expect_words "benchtrap r<tab>" "$(sorted report run)" "$(complete_words r)"
 expect_words "benchtrap -<tab>" "$(sorted -h --help -V --version)" "$(complete_words -)"
 expect_words "benchtrap help <tab>" "$(sorted $cmds)" "$(complete_words help '')"
 
