@@ -52,12 +52,10 @@ static json_t *series_head(const struct history_series *s)
 	return o;
 }
 
+/* results_json_dump() takes the document: it is gone after. */
 static int dump(json_t *doc, FILE *f)
 {
-	int r = doc ? results_json_dump(doc, f) : -ENOMEM;
-
-	json_decref(doc);
-	return r;
+	return doc ? results_json_dump(doc, f) : -ENOMEM;
 }
 
 /* A CSV field, quoted when it must be (RFC 4180). */
