@@ -216,11 +216,12 @@ int report_history_findings(FILE *f, const struct history_finding *v, size_t n, 
 
 		for (size_t i = 0; i < n; i++) {
 			const struct history_series *s = v[i].series;
-			json_t *o, *cps = json_array();
+			json_t *o, *cps;
 
 			if (!v[i].nchanges)
 				continue;
 			o = series_head(s);
+			cps = json_array();
 			for (size_t k = 0; k < v[i].nchanges; k++) {
 				const struct changepoint *c = &v[i].changes[k];
 				const struct history_point *b, *a;
