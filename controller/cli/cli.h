@@ -47,6 +47,13 @@ int cli_find_dashdash(int argc, char **argv);
 /* "<path>: cannot write results: <why>" for the negative errno 'err' of the
  * results file 'path' (see atomic_strerror). Returns EXIT_USAGE. */
 int cli_results_unwritable(const char *path, int err);
+struct results_file;
+/* results_load() of 'path' into *ret: 0, or EXIT_USAGE having said why in
+ * its one line. Without 'keep_doc' the parsed JSON is released at once
+ * (results_release_doc): a command that does not merge needs the structs
+ * alone. */
+int cli_load_results(const char *path, bool keep_doc, struct results_file **ret);
+
 /* --output PATH (NULL: none), checked before anything is measured or run:
  * 0, or EXIT_USAGE having said why it cannot be written. */
 int cli_check_output(const char *path);
@@ -134,7 +141,8 @@ int cli_compare_binaries(const char *base, const char *head, struct cli_run_opts
  * reads a file and judged, the report printed in o->format, the results
  * written to o->output; the exit status. */
 int cli_compare_conclude(const struct report_run *rep, const struct results_compare_opts *copts,
-			 const struct cli_run_opts *o, const char *base_path, const char *head_path);
+			 const struct cli_run_opts *o, const char *base_path,
+			 const char *head_path);
 int cli_merge(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_history(int argc, char **argv);
@@ -166,7 +174,7 @@ int cli_parse_count(const char *cmd, const char *opt, const char *arg, long min,
 		    long *ret);
 /* A percentage from 0 to 10000 ("5", "5%"), as a fraction (0.05). */
 int cli_parse_percent(const char *cmd, const char *opt, const char *arg, double *ret);
-int cli_parse_choice(const char *cmd, const char *opt, const char *arg,
-		     const char *const *choices, bool quote, int *ret_index);
+int cli_parse_choice(const char *cmd, const char *opt, const char *arg, const char *const *choices,
+		     bool quote, int *ret_index);
 
 #endif

@@ -13,6 +13,7 @@
 #include "util/atomic.h"
 #include "util/launch.h"
 #include "util/strutil.h"
+#include "results/results.h"
 #include "cli/cli.h"
 
 /* One line on stderr, whatever the arguments hold: a path or pattern with a
@@ -118,8 +119,9 @@ int cli_bad_option(const char *cmd, const char *shorts, int argc, char **argv)
 					 "--help')",
 					 cmd, (int)len, arg, cmd);
 		if (optopt)
-			return cli_error("%s: option '%s' needs a value (see 'benchtrap %s --help')",
-					 cmd, arg, cmd);
+			return cli_error(
+				"%s: option '%s' needs a value (see 'benchtrap %s --help')", cmd,
+				arg, cmd);
 		return cli_error("%s: unknown option '%s' (see 'benchtrap %s --help')", cmd, arg,
 				 cmd);
 	}
@@ -291,7 +293,6 @@ int cli_open_binary_symbols(const char *path, struct elf_file **ret)
 	}
 }
 
-
 /* ---- option values shared by the subcommands ---------------------------- */
 
 static void join(const char *const *words, bool quote, const char *last, char *buf, size_t size)
@@ -351,6 +352,23 @@ int cli_parse_count(const char *cmd, const char *opt, const char *arg, long min,
 	return 0;
 }
 
+int cli_load_results(const char *path, bool keep_doc, struct results_file **ret)
+{
+	char *msg = NULL;
+	int r = results_load(path, ret, &msg);
+
+	if (r == 0) {
+		if (!keep_doc)
+			results_release_doc(*ret);
+		return 0;
+	}
+	if (r == -ENOMEM && !msg)
+		return cli_error("out of memory");
+	cli_error("%s", msg ? msg : path);
+	free(msg);
+	return EXIT_USAGE;
+}
+
 int cli_parse_percent(const char *cmd, const char *opt, const char *arg, double *ret)
 {
 	char *end;
@@ -365,8 +383,8 @@ int cli_parse_percent(const char *cmd, const char *opt, const char *arg, double 
 	return 0;
 }
 
-int cli_parse_choice(const char *cmd, const char *opt, const char *arg,
-		     const char *const *choices, bool quote, int *ret_index)
+int cli_parse_choice(const char *cmd, const char *opt, const char *arg, const char *const *choices,
+		     bool quote, int *ret_index)
 {
 	char list[256];
 

@@ -114,23 +114,6 @@ enum { OPT_THRESHOLD = CLI_OPT_RUN_END, OPT_MAX_BYTES, OPT_FULL_REPORT };
  * (cli_compare_report is also paired.c's). */
 static struct report_markdown_limit markdown_limit;
 
-static int load(const char *path, struct results_file **ret)
-{
-	char *msg = NULL;
-	int r = results_load(path, ret, &msg);
-
-	/* compare does not merge: only the structs are needed. */
-	if (r == 0) {
-		results_release_doc(*ret);
-		return 0;
-	}
-	if (r == -ENOMEM && !msg)
-		return cli_error("out of memory");
-	cli_error("%s", msg ? msg : path);
-	free(msg);
-	return EXIT_USAGE;
-}
-
 static void append_step_summary(const struct results_comparison *c)
 {
 	const char *path = getenv("GITHUB_STEP_SUMMARY");
@@ -314,7 +297,7 @@ int cli_compare(int argc, char **argv)
 	}
 	/* One file: the two sides of a paired comparison's document. */
 	if (npaths == 1 && !is_elf(paths[0]) && !binary_option && nopts == argc) {
-		if (load(paths[0], &head) != 0)
+		if (cli_load_results(paths[0], false, &head) != 0)
 			goto out;
 		if (!head->paired_base) {
 			cli_error("compare: which files? %s holds one run: compare takes two, "
@@ -361,7 +344,8 @@ int cli_compare(int argc, char **argv)
 			  binary_option ? binary_option : "'--'", paths[0], paths[1]);
 		goto out;
 	}
-	if (load(paths[0], &base) != 0 || load(paths[1], &head) != 0)
+	if (cli_load_results(paths[0], false, &base) != 0 ||
+	    cli_load_results(paths[1], false, &head) != 0)
 		goto out;
 	/* Observed calls and run's loops time a function differently (the
 	 * program's own calls with the stops removed, against a loop of calls

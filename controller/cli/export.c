@@ -76,8 +76,8 @@ static int write_rendered(FILE *f, void *ctx)
 
 /* Why 'rf' has nothing to export, into buf: "it has none", or what each
  * benchmark was. */
-static void why_empty(const struct results_file *rf, const struct report_export_notes *n,
-		      char *buf, size_t size)
+static void why_empty(const struct results_file *rf, const struct report_export_notes *n, char *buf,
+		      size_t size)
 {
 	size_t other = rf->n - n->failed - n->no_time;
 	int k = 0;
@@ -92,8 +92,7 @@ static void why_empty(const struct results_file *rf, const struct report_export_
 		k += snprintf(buf + k, size - (size_t)k, "%s%zu measured no time", k ? ", " : "",
 			      n->no_time);
 	if (other)
-		snprintf(buf + k, size - (size_t)k, "%s%zu without a figure", k ? ", " : "",
-			 other);
+		snprintf(buf + k, size - (size_t)k, "%s%zu without a figure", k ? ", " : "", other);
 }
 
 /* The export formats, "bmf,gbench,gab", from report's table. */
@@ -119,7 +118,7 @@ int cli_export(int argc, char **argv)
 	struct results_file *rf = NULL;
 	const char *path = NULL, *fmt = NULL, *output = NULL;
 	const char *names[16];
-	char *msg = NULL, *buf = NULL, why[128];
+	char *buf = NULL, why[128];
 	size_t len = 0;
 	FILE *mem;
 	int c, i, r;
@@ -159,13 +158,8 @@ int cli_export(int argc, char **argv)
 	if (output && (r = atomic_check(output)) < 0)
 		return cli_error("export: %s: cannot write the export: %s", output,
 				 atomic_strerror(r));
-	r = results_load(path, &rf, &msg);
-	if (r < 0) {
-		cli_error("%s", msg ? msg : "out of memory");
-		free(msg);
+	if (cli_load_results(path, false, &rf) != 0)
 		return EXIT_USAGE;
-	}
-	results_release_doc(rf);
 	/* The whole export in memory first: nothing is written when it holds
 	 * no benchmark, or when it cannot be made. */
 	mem = open_memstream(&buf, &len);

@@ -209,7 +209,7 @@ static int load_all(const struct opts *o, struct results_file ***ret, size_t *re
 			break;
 		}
 		for (int j = 0; j < k && r == 0; j++) {
-			char *path = NULL, *msg = NULL;
+			char *path = NULL;
 			const char *name = dir ? names[j]->d_name : NULL;
 			size_t l = name ? strlen(name) : 0;
 
@@ -222,12 +222,10 @@ static int load_all(const struct opts *o, struct results_file ***ret, size_t *re
 				r = cli_error("history: out of memory");
 				break;
 			}
-			if (results_load(path, &v[n], &msg) < 0) {
-				r = cli_error("%s", msg ? msg : "out of memory");
-				free(msg);
-			} else {
-				n++;
-			}
+			/* The digest of what was read is needed: the document
+			 * stays. */
+			r = cli_load_results(path, true, &v[n]);
+			n += r == 0;
 			free(path);
 		}
 		for (int j = 0; dir && j < k; j++)

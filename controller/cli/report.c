@@ -70,22 +70,6 @@ static int write_page(FILE *f, void *ctx)
 	return report_html_write(ctx, f);
 }
 
-/* results_load()'s one line, and EXIT_USAGE. */
-static int load(const char *path, struct results_file **ret)
-{
-	char *msg = NULL;
-	int r = results_load(path, ret, &msg);
-
-	if (r == 0) {
-		/* Nothing is merged: only the structs are needed. */
-		results_release_doc(*ret);
-		return 0;
-	}
-	cli_error("%s", msg ? msg : r == -ENOMEM ? "out of memory" : path);
-	free(msg);
-	return EXIT_USAGE;
-}
-
 static int load_history(const char *path, struct history_series **ret, size_t *ret_n)
 {
 	struct history *h = NULL;
@@ -131,12 +115,9 @@ int cli_report(int argc, char **argv)
 	opterr = 0;
 	/* '-' first: operands in order, and "-" (stdin) is one. */
 	while ((c = getopt_long(argc, argv, "-ho:", longopts, NULL)) != -1) {
-		char *end;
-		double v;
-
 		switch (c) {
 		case 1:
-			if (load(optarg, &files[nfiles]) != 0)
+			if (cli_load_results(optarg, false, &files[nfiles]) != 0)
 				goto out;
 			nfiles++;
 			break;
@@ -147,16 +128,10 @@ int cli_report(int argc, char **argv)
 			page.history = optarg;
 			break;
 		case OPT_THRESHOLD:
-			errno = 0;
-			v = strtod(optarg, &end);
-			if (errno || end == optarg || (*end && strcmp(end, "%")) || !isfinite(v) ||
-			    v < 0 || v > 10000) {
-				cli_error("report: --threshold wants a percentage from 0 to 10000, "
-					  "e.g. 5, not '%s'",
-					  optarg);
+			r = cli_parse_percent("report", "--threshold", optarg,
+					      &page.compare.threshold);
+			if (r)
 				goto out;
-			}
-			page.compare.threshold = v / 100.0;
 			break;
 		case OPT_TITLE:
 			page.title = optarg;
@@ -179,7 +154,7 @@ int cli_report(int argc, char **argv)
 		cli_error("report: where to? add -o OUT.html (or -o - for stdout)");
 		goto out;
 	}
-	if (base_path && load(base_path, &base) != 0)
+	if (base_path && cli_load_results(base_path, false, &base) != 0)
 		goto out;
 	/* As compare refuses them: observed calls and run's loops time a
 	 * function differently. */
