@@ -436,6 +436,9 @@ static int compare_section(FILE *o, const struct report_html *h, const struct re
 
 static int history_section(FILE *o, const struct report_html *h)
 {
+	struct history_finding *found = NULL;
+	int r;
+
 	fprintf(o,
 		"<section class=\"history\" id=\"history\" data-kind=\"history-db\" "
 		"data-n=\"%zu\"><h2><span class=\"tag\">history</span> ",
@@ -447,24 +450,13 @@ static int history_section(FILE *o, const struct report_html *h)
 		"lines are the medians between them, the whiskers each run's interval. "
 		"Hover over a run, or reach it with Tab, for its commit.</p>\n",
 		h->nseries);
-	for (size_t i = 0; i < h->nseries; i++) {
+	/* The change points `history check` finds: the same call. */
+	r = history_check(h->series, h->nseries, h->compare.threshold, &found);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < h->nseries && r == 0; i++) {
 		const struct history_series *s = &h->series[i];
-		struct changepoint_opts opts;
-		struct changepoint *cp = NULL;
-		double *x = calloc(s->n + 1, sizeof(*x));
-		size_t ncp = 0;
-		int r;
 
-		if (!x)
-			return -ENOMEM;
-		for (size_t k = 0; k < s->n; k++)
-			x[k] = s->points[k].ok ? s->points[k].value : NAN;
-		changepoint_opts_default(&opts);
-		opts.exact = results_instrument_exact(s->instrument);
-		r = changepoints_find(x, s->n, &opts, &cp, &ncp);
-		free(x);
-		if (r < 0)
-			return r;
 		fputs("<article class=\"bench\" data-bench=\"", o);
 		html_esc(o, s->name);
 		fputs("\"><h3>", o);
@@ -474,12 +466,12 @@ static int history_section(FILE *o, const struct report_html *h)
 		fputs(" · ", o);
 		html_esc(o, s->machine);
 		fputs("</small></h3>", o);
-		r = report_html_series(o, s, cp, ncp);
+		r = report_html_series(o, s, found[i].changes, found[i].nchanges);
 		fputs("</article>\n", o);
-		free(cp);
-		if (r < 0)
-			return r;
 	}
+	history_findings_free(found, h->nseries);
+	if (r < 0)
+		return r;
 	fputs("</section>\n", o);
 	return 0;
 }
