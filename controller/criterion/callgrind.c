@@ -37,25 +37,13 @@
 #include "criterion/internal.h"
 
 /* Calls one run may have: 2^63 iterations are more than any run. */
-#define MAX_DUMPS 128
+#define MAX_DUMPS 64
 
 /* A call's profile: the one dumped when it returned (the one dumped when
  * it began holds what ran between two calls). */
 static int call_dump(const char *trigger)
 {
 	return strncmp(trigger, "--dump-after=", 13) ? -1 : 0;
-}
-
-/* The Ir total of each call's profile of process pid, in order. */
-static int read_dumps(const char *dir, pid_t pid, uint64_t *ret, size_t max, size_t *ret_n)
-{
-	struct valgrind_dump v[MAX_DUMPS];
-	int r = valgrind_read_dumps(dir, pid, call_dump, v, max < MAX_DUMPS ? max : MAX_DUMPS,
-				    ret_n);
-
-	for (size_t i = 0; r == 0 && i < *ret_n; i++)
-		ret[i] = v[i].ir;
-	return r;
 }
 
 /* Criterion's batch functions, found once for every benchmark of a run. */
@@ -67,61 +55,50 @@ struct fns {
 static int callgrind_one(const struct own_run *run, const struct bench_spec *s,
 			 struct bench_result *res)
 {
-	const struct measure_target *t = run->t;
-	const struct measure_plan *plan = run->plan;
 	const struct fns *fns = run->data;
-	const char *dir = run->dir;
 	char **argv = NULL, **env = NULL, *filter = criterion_filter_regex(s->name);
 	char home[PATH_MAX + 16];
 	const char *post[] = { "--profile-time", "1", filter, NULL };
-	uint64_t dumps[MAX_DUMPS];
-	size_t na = 0, ndumps = 0;
-	int r;
-	double per;
-
-	snprintf(home, sizeof(home), "%s/home", dir);
 	const char **names = calloc(fns->n + 1, sizeof(*names));
+	struct valgrind_dump v[MAX_DUMPS];
+	uint64_t counts[MAX_DUMPS], iters[MAX_DUMPS];
+	size_t na = 0, n = 0;
+	bool setup = false;
+	double per;
+	int r = filter && names ? criterion_argv(run->t, NULL, post, &argv, &na) : -ENOMEM;
 
+	snprintf(home, sizeof(home), "%s/home", run->dir);
 	for (size_t i = 0; names && i < fns->n; i++)
 		names[i] = fns->v[i].name;
-	r = filter && names ? valgrind_dumps_argv(&argv, &na, run->valgrind, dir, names, fns->n)
-			    : -ENOMEM;
-	free(names);
-	if (r == 0)
-		r = criterion_argv(t, NULL, post, &argv, &na);
 	env = r ? NULL : criterion_env(home, true);
-	if (r || !env) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = valgrind_run(argv, env, t->cpu, run->input, run->devnull, dir, res->t_start_ns + plan->timeout_ns,
-			 plan->timeout_ns, own_said_rust, res);
+	r = env ? own_callgrind(run,
+				&(struct own_valgrind){ .argv = argv,
+							.envp = env,
+							.fns = names,
+							.nfns = fns->n,
+							.kind = call_dump,
+							.said = own_said_rust },
+				res, v, MAX_DUMPS, &n)
+		: -ENOMEM;
 	if (r <= 0)
 		goto out;
-	r = read_dumps(dir, res->pid, dumps, MAX_DUMPS, &ndumps);
-	if (r == 0 && ndumps == 0) {
-		bench_result_fail(res, str_fmt("the binary ran no benchmark named '%s' (FILTER %s)",
-					       s->name, filter));
-		goto out;
-	}
-	if (r < 0 || criterion_callgrind_slope(dumps, ndumps, &per) < 0) {
-		bench_result_fail(res,
-				  str_fmt("cannot make a count per iteration of callgrind's %zu "
-					  "profiles (one per call of criterion's batch "
-					  "function, two at least): %s",
-					  ndumps, r < 0 ? strerror(-r) : "the counts do not grow"));
-		r = 0;
-		goto out;
-	}
 	r = 0;
-	measure_result_count(res, per);
-	res->iterations = 1ull << (ndumps - 1);
-	res->calls = res->iterations;
-	res->counters[0] = (struct measure_counter){ .name = "Ir", .value = per };
-	res->ncounters = 1;
-	if (res->status == BENCH_OK && per < MEASURE_MIN_INSTRUCTIONS)
-		res->no_time = true;
+	/* Call k ran 2^k iterations: criterion's warm-up doubles from 1. */
+	for (size_t k = 0; k < n; k++) {
+		counts[k] = v[k].ir;
+		iters[k] = 1ull << k;
+	}
+	if (n == 0)
+		own_fail_unrun(res, s->name, "FILTER", filter);
+	else if (n < 2 || own_per_iteration(counts, n, iters, n, 1, &per, &setup) < 0)
+		bench_result_fail(res, str_fmt("cannot make a count per iteration of callgrind's "
+					       "%zu profiles (one per call of criterion's batch "
+					       "function, two at least, their counts growing)",
+					       n));
+	else
+		own_result_ir(res, per, iters[n - 1]);
 out:
+	free(names);
 	free(filter);
 	measure_env_free(argv);
 	measure_env_free(env);

@@ -102,17 +102,6 @@ int criterion_parse_list(const char *text, size_t len, char ***ret_names, size_t
 char *criterion_filter_regex(const char *id);
 
 /*
- * Instructions per iteration from callgrind's counts of the calls of the
- * batch functions under --profile-time, counts[0..n) in order: call k runs
- * 2^k iterations (criterion's warm-up doubles from 1). The slope between
- * the last two calls, (counts[n-1] - counts[n-2]) / 2^(n-2): what a call
- * costs once (the clock reads, the set-up) cancels, and the first calls'
- * costs (caches, lazy binding) are left out. -EINVAL with fewer than two
- * calls, more than 63, or a last count below the one before it.
- */
-int criterion_callgrind_slope(const uint64_t *counts, size_t n, double *ret);
-
-/*
  * A benchmark's sample.json (CRITERION_HOME/<id>/new/sample.json) in
  * text[0..len): its "iters" and "times" (ns per sample, criterion's own
  * clock), *ret_n of each, both malloc'ed (free both). -EINVAL when it is

@@ -29,16 +29,6 @@ char *criterion_filter_regex(const char *id)
 	return str_regex_exact(id, "\\.+*?()|[]{}^$#&-~");
 }
 
-int criterion_callgrind_slope(const uint64_t *counts, size_t n, double *ret)
-{
-	if (n < 2 || n > 63 || counts[n - 1] < counts[n - 2])
-		return -EINVAL;
-	/* Call n-2 ran 2^(n-2) iterations and call n-1 twice as many: their
-	 * difference is 2^(n-2) iterations' worth. */
-	*ret = (double)(counts[n - 1] - counts[n - 2]) / (double)(1ull << (n - 2));
-	return 0;
-}
-
 int criterion_parse_sample(const char *text, size_t len, uint64_t **ret_iters, double **ret_times,
 			   size_t *ret_n)
 {

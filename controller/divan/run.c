@@ -123,13 +123,6 @@ static int instance_argv(const struct measure_target *t, const struct bench_spec
 	return r ? -ENOMEM : 0;
 }
 
-/* What is said of instance s when its run ran nothing: --exact matched no
- * path of the binary (malloc'ed, or NULL). */
-static char *unrun(const struct bench_spec *s)
-{
-	return str_fmt("the binary ran no benchmark named '%s' (--exact)", s->name);
-}
-
 /* ---- the list ------------------------------------------------------------ */
 
 /*
@@ -255,7 +248,7 @@ static int calibrate(const struct own_run *run, const struct bench_spec *s,
 					    .said = list_said },
 			&text, &len, &err);
 	if (r == 0 && divan_parse_row(text, len, &median, &samples, &iters) < 0) {
-		bench_result_fail(res, unrun(s));
+		own_fail_unrun(res, s->name, "--exact", NULL);
 	} else if (r < 0) {
 		free(err);
 		r = r == -ENOMEM ? r : 0;
@@ -336,10 +329,12 @@ static int walltime_samples(const struct own_run *run, const struct bench_spec *
 		return 0;
 	}
 	if (!n || bracket_batch_spans(calls, n, threads, threads > 1, spans) < 0) {
-		bench_result_fail(res, n ? str_fmt("the %zu samples of '%s' are not %u per round "
-						   "(one per thread)",
-						   n, s->name, threads)
-					 : unrun(s));
+		if (n)
+			bench_result_fail(res, str_fmt("the %zu samples of '%s' are not %u per "
+						       "round (one per thread)",
+						       n, s->name, threads));
+		else
+			own_fail_unrun(res, s->name, "--exact", NULL);
 		free(spans);
 		free(v);
 		return 0;
@@ -453,40 +448,33 @@ static int callgrind_sample(const struct own_run *run, const struct bench_spec *
 			    unsigned size, struct bench_result *res, uint64_t *ret)
 {
 	const struct sync *y = run->data;
-	char *sz = str_fmt("--sample-size=%u", size), **argv = NULL, **vg = NULL;
+	char *sz = str_fmt("--sample-size=%u", size), **argv = NULL;
 	const char *const opts[] = { sz, "--sample-count=3", NULL };
 	struct valgrind_dump v[64];
-	size_t na = 0, nv = 0;
-	const char *names[] = { y->name };
-	int r = sz ? valgrind_dumps_argv(&vg, &na, run->valgrind, run->dir, names, 1) : -ENOMEM;
+	size_t nv = 0;
+	int r = sz ? instance_argv(run->t, s, "--bench", opts, true, &argv) : -ENOMEM;
 
 	if (r == 0)
-		r = instance_argv(run->t, s, "--bench", opts, true, &argv);
-	for (size_t i = 0; r == 0 && argv[i]; i++)
-		r = measure_env_push(&vg, &na, strdup(argv[i]));
-	if (r < 0)
-		goto out;
-	launch_temp_dir_empty(run->dir);
-	r = valgrind_run(vg, NULL, run->t->cpu, run->input, run->devnull, run->dir,
-			 measure_now_ns() + run->plan->timeout_ns, run->plan->timeout_ns,
-			 own_said_rust, res);
-	if (r <= 0)
-		goto out;
-	r = valgrind_read_dumps(run->dir, res->pid, dump_kind, v, 64, &nv);
-	if (r < 0 || nv < 4 || nv % 4 || v[nv - 2].kind != 0 || v[nv - 3].kind != 1) {
-		bench_result_fail(res, nv ? str_fmt("callgrind's %zu profiles around divan's samples "
-						    "are not four a sample",
-						    nv)
-					  : unrun(s));
-		r = r == -ENOMEM ? r : 0;
-		goto out;
+		r = own_callgrind(run,
+				  &(struct own_valgrind){ .argv = argv,
+							  .fns = (const char *const[]){ y->name },
+							  .nfns = 1,
+							  .kind = dump_kind,
+							  .said = own_said_rust },
+				  res, v, 64, &nv);
+	if (r == 1 && (nv < 4 || nv % 4 || v[nv - 2].kind != 0 || v[nv - 3].kind != 1)) {
+		if (nv)
+			bench_result_fail(res, str_fmt("callgrind's %zu profiles around divan's "
+						       "samples are not four a sample",
+						       nv));
+		else
+			own_fail_unrun(res, s->name, "--exact", NULL);
+		r = 0;
 	}
-	*ret = v[nv - 2].ir;
-	r = 1;
-out:
+	if (r == 1)
+		*ret = v[nv - 2].ir;
 	free(sz);
 	measure_env_free(argv);
-	measure_env_free(vg);
 	return r;
 }
 
@@ -502,10 +490,7 @@ static int callgrind_one(const struct own_run *run, const struct bench_spec *s,
 		return r;
 	/* A sample of 2 iterations less one of 1: one iteration, what a
 	 * sample costs around its loop (the clock's two reads) cancelled. */
-	measure_result_count(res, w[1] >= w[0] ? (double)(w[1] - w[0]) : 0);
-	res->iterations = res->calls = 1;
-	res->counters[0] = (struct measure_counter){ .name = "Ir", .value = res->value };
-	res->ncounters = 1;
+	own_result_ir(res, w[1] >= w[0] ? (double)(w[1] - w[0]) : 0, 1);
 	return said_one_thread(s, res);
 }
 
@@ -526,43 +511,39 @@ const struct own_cell divan_callgrind_cell = {
 static int memory_one(const struct own_run *run, const struct bench_spec *s,
 		      struct bench_result *res)
 {
-	static const char *const names[4] = { "bytes", "allocations", "frees", "peak_bytes" };
 	const struct sync *y = run->data;
 	const char *const opts[] = { "--sample-size=1", "--sample-count=8", NULL };
 	const struct alloc_fn fn = { y->addr, BRACKET_TOGGLE, 1 };
 	struct alloc_counts *calls = NULL;
 	char **argv = NULL;
 	size_t ncalls = 0;
+	uint64_t peak = 0;
+	double per[3] = { 0 };
 	int r = instance_argv(run->t, s, "--bench", opts, true, &argv);
-	double sum[4] = { 0 };
 
 	if (r == 0)
 		r = own_alloc_child(run, argv, NULL, &fn, 1, own_said_rust, res, &calls, &ncalls);
-	if (r <= 0)
-		goto out;
-	r = 0;
-	if (ncalls < MEM_LAST) {
-		bench_result_fail(res, ncalls ? str_fmt("divan ran %zu sample(s) of '%s', not %d",
-							ncalls, s->name, MEM_SAMPLES)
-					      : unrun(s));
-		goto out;
+	if (r == 1 && ncalls < MEM_LAST) {
+		if (ncalls)
+			bench_result_fail(res, str_fmt("divan ran %zu sample(s) of '%s', not %d",
+						       ncalls, s->name, MEM_SAMPLES));
+		else
+			own_fail_unrun(res, s->name, "--exact", NULL);
+		r = 0;
 	}
 	/* Per iteration, as divan's AllocProfiler counts: the mean of the
 	 * last samples, and the most any of them had live at once (divan's
 	 * "max alloc"; it drops a benchmark's outputs after the sample). */
-	for (size_t i = ncalls - MEM_LAST; i < ncalls; i++) {
-		sum[0] += (double)calls[i].bytes / MEM_LAST;
-		sum[1] += (double)calls[i].allocations / MEM_LAST;
-		sum[2] += (double)calls[i].frees / MEM_LAST;
-		sum[3] = (double)calls[i].peak > sum[3] ? (double)calls[i].peak : sum[3];
+	for (size_t i = ncalls - MEM_LAST; r == 1 && i < ncalls; i++) {
+		per[0] += (double)calls[i].bytes / MEM_LAST;
+		per[1] += (double)calls[i].allocations / MEM_LAST;
+		per[2] += (double)calls[i].frees / MEM_LAST;
+		peak = calls[i].peak > peak ? calls[i].peak : peak;
 	}
-	for (unsigned k = 0; k < 4; k++)
-		res->counters[k] = (struct measure_counter){ .name = names[k], .value = sum[k] };
-	res->ncounters = 4;
-	measure_result_count(res, sum[0]);
-	res->iterations = res->calls = 1;
-	r = said_one_thread(s, res);
-out:
+	if (r == 1) {
+		own_result_memory(res, per, peak, 1);
+		r = said_one_thread(s, res);
+	}
 	free(calls);
 	measure_env_free(argv);
 	return r;

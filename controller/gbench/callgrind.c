@@ -78,31 +78,21 @@ static void dump_counts(const struct valgrind_dump *v, size_t n, uint64_t *ends,
 int gbench_callgrind_one(const struct own_run *run, const struct bench_spec *s,
 			 struct bench_result *res)
 {
-	const struct measure_target *t = run->t;
-	const struct measure_plan *plan = run->plan;
-	const char *valgrind = run->valgrind, *dir = run->dir;
-	int input = run->input, devnull = run->devnull;
-	char **argv = NULL, **env = NULL, path[PATH_MAX + 32], *log = NULL;
-	size_t na = 0, ninst = 0, nruns = 0, nbatches = 0, ndumps = 0;
+	static const char *const loop_dumps[] = { "--dump-after=" LOOP_START,
+						  "--dump-before=" LOOP_FINISH, NULL };
+	char **inst = NULL, **env = NULL, path[PATH_MAX + 32], *log = NULL;
+	size_t ninst = 0, nruns = 0, nbatches = 0, ndumps = 0, nends = 0, nloops = 0;
 	struct gbench_run *runs = NULL;
 	uint64_t *ends = NULL, *loops = NULL, iters[GBENCH_MAX_BATCHES];
-	struct valgrind_dump *dumps = NULL;
-	size_t nends = 0, nloops = 0;
-	int r = 0;
+	struct valgrind_dump *dumps = calloc(GBENCH_MAX_DUMPS, sizeof(*dumps));
 	bool with_setup = false, loop = false;
-	char **inst = NULL;
-	double per;
 	struct bench_spec found = { 0 };
+	double per;
+	int r = gbench_spec_resolve(run, s, "callgrind", res, &found);
 
-	r = gbench_spec_resolve(t, s, plan, dir, input, devnull, "callgrind", res, &found);
-	if (r <= 0)
-		return r;
+	if (r <= 0 || !dumps)
+		goto out;
 	s = &found;
-	launch_temp_dir_empty(dir);
-	r = valgrind_callgrind_argv(&argv, &na, valgrind, dir, (const char *const[]){ s->symbol },
-				    1, true);
-	if (r)
-		goto nomem;
 	/*
 	 * On one thread the loop's own profile: the library's clock starts
 	 * in StartKeepRunning and stops in FinishKeepRunning. (Threads'
@@ -112,97 +102,76 @@ int gbench_callgrind_one(const struct own_run *run, const struct bench_spec *s,
 	if (gbench_name_threads(s->name) == 1) {
 		struct gbench_clock clock;
 
-		r = gbench_clock_find(t->binary, &clock);
-		if (r == -ENOMEM)
-			goto nomem;
+		r = gbench_clock_find(run->t->binary, &clock);
 		gbench_clock_free(&clock);
 		loop = r == 0;
-		r = 0;
-		if (loop &&
-		    (measure_env_push(&argv, &na, strdup("--dump-after=" LOOP_START)) < 0 ||
-		     measure_env_push(&argv, &na, strdup("--dump-before=" LOOP_FINISH)) < 0))
-			goto nomem;
 	}
-	r = gbench_instance_argv(t, s, plan, true, dir, &inst, &ninst);
-	for (size_t i = 0; r == 0 && inst[i]; i++)
-		r = measure_env_push(&argv, &na, strdup(inst[i]));
+	r = gbench_instance_argv(run->t, s, run->plan, true, run->dir, &inst, &ninst);
 	env = r ? NULL : measure_child_env(NULL);
-	if (r || !env)
-		goto nomem;
-	r = valgrind_run(argv, env, t->cpu, input, devnull, dir, res->t_start_ns + plan->timeout_ns,
-			 plan->timeout_ns, NULL, res);
-	if (r < 0)
-		goto nomem;
-	if (r == 0)
+	r = env ? own_callgrind(run,
+				&(struct own_valgrind){ .argv = inst,
+							.envp = env,
+							.fns = (const char *const[]){ s->symbol },
+							.nfns = 1,
+							.toggle = true,
+							.more = loop ? loop_dumps : NULL,
+							.kind = dump_kind_of },
+				res, dumps, GBENCH_MAX_DUMPS, &ndumps)
+		: -ENOMEM;
+	if (r <= 0 || gbench_read_results(run->dir, s, &runs, &nruns, res) < 0)
 		goto out;
 	r = 0;
-	if (gbench_read_results(dir, s, &runs, &nruns, res) < 0)
-		goto out;
 	if (runs[0].error) {
 		r = gbench_result_from_runs(runs, nruns, res);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/stderr", dir);
+	snprintf(path, sizeof(path), "%s/stderr", run->dir);
 	log = str_read_file(path, NULL);
 	gbench_parse_batches(log ? log : "", s->name, iters, GBENCH_MAX_BATCHES, &nbatches);
-	dumps = calloc(GBENCH_MAX_DUMPS, sizeof(*dumps));
 	ends = calloc(GBENCH_MAX_DUMPS, sizeof(*ends));
 	loops = calloc(GBENCH_MAX_DUMPS, sizeof(*loops));
-	if (!dumps || !ends || !loops)
-		goto nomem;
-	r = valgrind_read_dumps(dir, res->pid, dump_kind_of, dumps, GBENCH_MAX_DUMPS, &ndumps);
-	if (r < 0 || nbatches == 0 || nbatches > GBENCH_MAX_BATCHES) {
-		bench_result_fail(
-			res,
-			str_fmt("cannot read callgrind's profiles or the batches' iteration counts "
-				"(%zu profiles, %zu batches)",
-				ndumps, nbatches));
-		r = 0;
+	if (!ends || !loops) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (nbatches == 0 || nbatches > GBENCH_MAX_BATCHES) {
+		bench_result_fail(res, str_fmt("cannot read the batches' iteration counts from "
+					       "the library's log (%zu profiles, %zu batches)",
+					       ndumps, nbatches));
 		goto out;
 	}
 	dump_counts(dumps, ndumps, ends, &nends, loops, &nloops);
 	/* The loop's counts where every batch had one, else F's. */
 	loop = loop && nloops == nbatches;
-	r = loop ? gbench_per_iteration(loops, nloops, iters, nbatches, 1, &per, &with_setup)
-		 : gbench_per_iteration(ends, nends, iters, nbatches, runs[0].threads, &per,
-					&with_setup);
-	with_setup &= !loop;
-	if (r < 0) {
+	if ((loop ? own_per_iteration(loops, nloops, iters, nbatches, 1, &per, &with_setup)
+		  : own_per_iteration(ends, nends, iters, nbatches, runs[0].threads, &per,
+				      &with_setup)) < 0) {
 		bench_result_fail(
 			res,
-			str_fmt("callgrind's profiles (%zu) are not %u per batch (%zu batches): "
-				"does '%s' call itself, or run on threads of its own?",
+			str_fmt("callgrind's profiles (%zu) are not %u per batch (%zu batches), "
+				"their counts growing: does '%s' call itself, or run on threads of "
+				"its own?",
 				nends, runs[0].threads, nbatches, s->symbol));
-		r = 0;
 		goto out;
 	}
-	measure_result_count(res, per);
-	res->iterations = iters[nbatches - 1] * runs[0].threads;
-	res->calls = res->iterations;
-	res->counters[0] = (struct measure_counter){ .name = "Ir", .value = per };
-	res->ncounters = 1;
-	if (with_setup)
-		bench_result_diagnose(res,
-				      "ran in one batch of %" PRIu64 " iterations (its "
-				      "->Iterations(), or a first batch that lasted "
-				      "--benchmark_min_time): the count includes what the "
-				      "function does once, around its loop",
-				      iters[0]);
-	else if (res->status == BENCH_OK && per < MEASURE_MIN_INSTRUCTIONS)
-		res->no_time = true;
-	r = 0;
-	goto out;
-nomem:
-	r = -ENOMEM;
+	own_result_ir(res, per, iters[nbatches - 1] * runs[0].threads);
+	if (with_setup && !loop)
+		r = bench_result_diagnose(res,
+					  "ran in one batch of %" PRIu64 " iterations (its "
+					  "->Iterations(), or a first batch that lasted "
+					  "--benchmark_min_time): the count includes what the "
+					  "function does once, around its loop",
+					  iters[0]);
 out:
+	if (!dumps)
+		r = -ENOMEM;
 	free(log);
 	free(dumps);
 	free(ends);
 	free(loops);
 	gbench_runs_free(runs, nruns);
 	free(found.symbol);
-	measure_env_free(argv);
 	measure_env_free(inst);
 	measure_env_free(env);
-	return r;
+	return r < 0 ? r : 0;
 }

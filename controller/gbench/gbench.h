@@ -167,19 +167,6 @@ int gbench_result_from_runs(const struct gbench_run *runs, size_t n, struct benc
 void gbench_strings_clear(void);
 
 /*
- * Instructions per iteration from callgrind's profiles, one per thread's
- * call of the function per batch (dumps[0..ndumps) in order) and each
- * batch's iteration count per thread (iters[0..nbatches)), on 'threads'
- * threads: the slope between the last two batches, which cancels what a
- * call costs once (the set-up before the loop); with one batch, its count
- * over its iterations (*ret_with_setup is then true). -EINVAL when the
- * dumps are not threads per batch, or the last two batches have equal
- * counts.
- */
-int gbench_per_iteration(const uint64_t *dumps, size_t ndumps, const uint64_t *iters,
-			 size_t nbatches, unsigned threads, double *ret, bool *ret_with_setup);
-
-/*
  * Walltime samples from bracketed batches (bracket.c): spans[0..nb) each
  * batch's interval in ns (measure/bracket.h's bracket_batch_spans), in the
  * order they ran, counts[0..ncounts) each batch's iteration count per

@@ -36,27 +36,17 @@ int gbench_read_results(const char *dir, const struct bench_spec *s, struct gben
  * and link_addr; 0 when none can be told, res failed saying why and that
  * 'instrument' ("callgrind") counts inside that function only; -ENOMEM.
  */
-int gbench_spec_resolve(const struct measure_target *t, const struct bench_spec *s,
-			const struct measure_plan *plan, const char *dir, int input, int devnull,
+int gbench_spec_resolve(const struct own_run *run, const struct bench_spec *s,
 			const char *instrument, struct bench_result *res, struct bench_spec *found);
-/*
- * Instance s spawned traced (its arguments as under callgrind, stdin
- * 'input', stdout 'out', stderr DIR/stderr or else devnull) and run to
- * main: *ret (trace_proc_free) and *ret_bias, what to add to a link-time
- * address of the binary; *ret_pid (when not NULL) once it is spawned.
- * When it could not be: *ret untouched and *ret_why (malloc'ed). 0, or
- * -ENOMEM.
- */
-int gbench_start_traced(const struct measure_target *t, const struct bench_spec *s,
-			const struct measure_plan *plan, const char *dir, int input, int out,
-			int devnull, struct trace_proc **ret, uint64_t *ret_bias, pid_t *ret_pid,
-			char **ret_why);
+/* Instance s spawned traced (its arguments as under callgrind, stdout
+ * 'out') and run to main, as own_start_traced. */
+int gbench_start_traced(const struct own_run *run, const struct bench_spec *s, int out,
+			struct trace_proc **ret, uint64_t *ret_bias, pid_t *ret_pid, char **ret_why);
 /* The function a fresh traced run of instance s enters first of those of
  * its binary gbench_batch_candidate() allows: *ret_function (malloc'ed)
  * and *ret_addr, or *ret_function untouched and *ret_why. 0, or -ENOMEM. */
-int gbench_entered(const struct measure_target *t, const struct bench_spec *s,
-		   const struct measure_plan *plan, const char *dir, int input, int devnull,
-		   char **ret_function, uint64_t *ret_addr, char **ret_why);
+int gbench_entered(const struct own_run *run, const struct bench_spec *s, char **ret_function,
+		   uint64_t *ret_addr, char **ret_why);
 
 /* One instance under valgrind's callgrind: res filled; 0, or a negative errno. */
 int gbench_callgrind_one(const struct own_run *run, const struct bench_spec *s,

@@ -25,38 +25,9 @@
 #include "util/strutil.h"
 #include "gbench/internal.h"
 
-/* The per-iteration figure of one counter over the calls. */
-static int mem_slope(const struct alloc_counts *calls, size_t ncalls, unsigned field,
-		     const uint64_t *iters, size_t nb, unsigned threads, double *ret, bool *ret_setup)
-{
-	uint64_t *v = calloc(ncalls + 1, sizeof(*v));
-	int r;
-
-	if (!v)
-		return -ENOMEM;
-	alloc_counts_field(calls, ncalls, field, v);
-	r = gbench_per_iteration(v, ncalls, iters, nb, threads, ret, ret_setup);
-	free(v);
-	return r;
-}
-
-/* The largest peak of the last batch's calls (one per thread). */
-static double peak_of(const struct alloc_counts *calls, size_t n, unsigned threads)
-{
-	uint64_t peak = 0;
-
-	for (size_t i = n - (threads && threads <= n ? threads : 1); i < n; i++)
-		peak = calls[i].peak > peak ? calls[i].peak : peak;
-	return (double)peak;
-}
-
 int gbench_memory_one(const struct own_run *run, const struct bench_spec *s,
 		      struct bench_result *res)
 {
-	const struct measure_target *t = run->t;
-	const struct measure_plan *plan = run->plan;
-	const char *dir = run->dir;
-	int input = run->input, devnull = run->devnull;
 	char path[PATH_MAX + 16], *log = NULL, *why = NULL;
 	size_t nruns = 0, nbatches = 0, ncalls = 0, nfns = 0;
 	struct trace_proc *p = NULL;
@@ -64,18 +35,15 @@ int gbench_memory_one(const struct own_run *run, const struct bench_spec *s,
 	struct alloc_fn fns[1 + GBENCH_CLOCK_FNS];
 	struct gbench_run *runs = NULL;
 	uint64_t bias = 0, iters[GBENCH_MAX_BATCHES];
-	int r;
 	bool setup = false, loop = true;
-	double v[3];
 	struct bench_spec found = { 0 };
+	int r = gbench_spec_resolve(run, s, "the memory instrument", res, &found);
 
-	r = gbench_spec_resolve(t, s, plan, dir, input, devnull, "the memory instrument", res,
-				&found);
 	if (r <= 0)
 		return r;
 	s = &found;
-	r = gbench_start_traced(t, s, plan, dir, input, t->quiet_stdio ? devnull : -1, devnull, &p,
-				&bias, &res->pid, &why);
+	r = gbench_start_traced(run, s, run->t->quiet_stdio ? run->devnull : -1, &p, &bias,
+				&res->pid, &why);
 	if (!p) {
 		if (r == 0)
 			bench_result_fail(res, why);
@@ -83,7 +51,7 @@ int gbench_memory_one(const struct own_run *run, const struct bench_spec *s,
 			free(why);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/stderr", dir);
+	snprintf(path, sizeof(path), "%s/stderr", run->dir);
 	fns[nfns++] = (struct alloc_fn){ bias + s->link_addr, BRACKET_CALL };
 	/* Counted while the library's clock runs, when its functions are
 	 * found. */
@@ -96,53 +64,33 @@ int gbench_memory_one(const struct own_run *run, const struct bench_spec *s,
 	}
 	if (!loop)
 		nfns = 1;
-	r = alloc_count_run(p, fns, nfns, res->t_start_ns + plan->timeout_ns, plan->timeout_ns,
-			    path, NULL, res, &calls, &ncalls);
+	r = alloc_count_run(p, fns, nfns, res->t_start_ns + run->plan->timeout_ns,
+			    run->plan->timeout_ns, path, NULL, res, &calls, &ncalls);
 	if (r <= 0)
 		goto out;
-	r = gbench_read_results(dir, s, &runs, &nruns, res);
-	if (r < 0) {
-		r = r == -ENOMEM ? r : 0;
-		goto out;
-	}
-	if (runs[0].error) {
-		r = gbench_result_from_runs(runs, nruns, res);
+	r = gbench_read_results(run->dir, s, &runs, &nruns, res);
+	if (r < 0 || runs[0].error) {
+		r = r < 0 ? (r == -ENOMEM ? r : 0) : gbench_result_from_runs(runs, nruns, res);
 		goto out;
 	}
 	log = str_read_file(path, NULL);
 	gbench_parse_batches(log ? log : "", s->name, iters, GBENCH_MAX_BATCHES, &nbatches);
-	r = nbatches && nbatches <= GBENCH_MAX_BATCHES ? 0 : -EINVAL;
-	for (size_t k = 0; r == 0 && k < 3; k++)
-		r = mem_slope(calls, ncalls, (unsigned)k, iters, nbatches, runs[0].threads, &v[k],
-			      &setup);
-	if (r == -ENOMEM)
-		goto out;
-	if (r < 0) {
-		bench_result_fail(
-			res, str_fmt("the calls of '%s' (%zu) are not %u per batch (%zu batches)",
-				     s->symbol, ncalls, runs[0].threads, nbatches));
+	r = nbatches && nbatches <= GBENCH_MAX_BATCHES
+		    ? own_result_allocs(res, calls, ncalls, iters, nbatches, runs[0].threads, &setup)
+		    : -EINVAL;
+	if (r < 0 && r != -ENOMEM) {
+		bench_result_fail(res, str_fmt("the calls of '%s' (%zu) are not %u per batch "
+					       "(%zu batches), their counts growing",
+					       s->symbol, ncalls, runs[0].threads, nbatches));
 		r = 0;
-		goto out;
+	} else if (r == 0 && setup && !loop) {
+		r = bench_result_diagnose(res,
+					  "ran in one batch of %" PRIu64 " iterations (its "
+					  "->Iterations(), or a first batch that lasted "
+					  "--benchmark_min_time): the figures include what the "
+					  "function does once, around its loop",
+					  iters[0]);
 	}
-	measure_result_count(res, v[0]);
-	res->iterations = iters[nbatches - 1] * runs[0].threads;
-	res->calls = res->iterations;
-	res->counters[0] = (struct measure_counter){ .name = "bytes", .value = v[0] };
-	res->counters[1] = (struct measure_counter){ .name = "allocations", .value = v[1] };
-	res->counters[2] = (struct measure_counter){ .name = "frees", .value = v[2] };
-	/* The most live at once in a call of the last batch: a batch's, not
-	 * an iteration's (no slope makes it one). */
-	res->counters[3] = (struct measure_counter){ .name = "peak_bytes",
-						     .value = peak_of(calls, ncalls, runs[0].threads) };
-	res->ncounters = 4;
-	if (setup && !loop)
-		bench_result_diagnose(res,
-				      "ran in one batch of %" PRIu64 " iterations (its "
-				      "->Iterations(), or a first batch that lasted "
-				      "--benchmark_min_time): the figures include what the "
-				      "function does once, around its loop",
-				      iters[0]);
-	r = 0;
 out:
 	trace_proc_free(p);
 	launch_sweep();

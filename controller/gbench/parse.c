@@ -363,32 +363,3 @@ int gbench_result_from_runs(const struct gbench_run *runs, size_t n, struct benc
 	return r;
 }
 
-int gbench_per_iteration(const uint64_t *dumps, size_t ndumps, const uint64_t *iters,
-			 size_t nbatches, unsigned threads, double *ret, bool *ret_with_setup)
-{
-	uint64_t last = 0, prev = 0;
-
-	if (threads == 0)
-		threads = 1;
-	if (nbatches == 0 || ndumps != nbatches * threads)
-		return -EINVAL;
-	for (unsigned t = 0; t < threads; t++) {
-		last += dumps[(nbatches - 1) * threads + t];
-		if (nbatches > 1)
-			prev += dumps[(nbatches - 2) * threads + t];
-	}
-	if (nbatches == 1) {
-		if (iters[0] == 0)
-			return -EINVAL;
-		*ret = (double)last / ((double)iters[0] * threads);
-		*ret_with_setup = true;
-		return 0;
-	}
-	if (iters[nbatches - 1] <= iters[nbatches - 2])
-		return -EINVAL;
-	*ret = ((double)last - (double)prev) /
-	       ((double)(iters[nbatches - 1] - iters[nbatches - 2]) * threads);
-	*ret_with_setup = false;
-	return 0;
-}
-

@@ -101,7 +101,7 @@ static int walltime_one(const struct own_run *run, const struct bench_spec *s,
 		struct bench_spec found = *s;
 		char *fn = NULL, *why = NULL;
 
-		r = gbench_entered(t, s, plan, dir, input, devnull, &fn, &found.link_addr, &why);
+		r = gbench_entered(run, s, &fn, &found.link_addr, &why);
 		free(why);
 		if (r < 0)
 			return r;
@@ -233,8 +233,7 @@ static int walltime_pair(const struct own_run *const run[2], const struct bench_
 		if (spec[k]->link_addr)
 			continue;
 		found[k] = *spec[k];
-		r = gbench_entered(run[k]->t, spec[k], plan, run[k]->dir, run[k]->input,
-				   run[k]->devnull, &fns[k], &found[k].link_addr, &why);
+		r = gbench_entered(run[k], spec[k], &fns[k], &found[k].link_addr, &why);
 		free(why);
 		if (r == 0 && fns[k]) {
 			found[k].symbol = fns[k];

@@ -85,4 +85,11 @@ int own_alloc_child(const struct own_run *run, char *const *argv, char *const *e
 		    const struct alloc_fn *fns, size_t n, char *(*said)(const char *path),
 		    struct bench_result *res, struct alloc_counts **ret_calls, size_t *ret_n);
 
+/* res's memory figures from calls[0..n), 'threads' a batch (in order) of
+ * iters[0..nb) iterations each per thread: each field's slope
+ * (own_per_iteration, its errors too, res untouched), and the most live at
+ * once in a call of the last batch, a batch's. 0, or -errno. */
+int own_result_allocs(struct bench_result *res, const struct alloc_counts *calls, size_t n,
+		      const uint64_t *iters, size_t nb, unsigned threads, bool *ret_with_setup);
+
 #endif

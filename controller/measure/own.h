@@ -168,4 +168,75 @@ int own_measure_paired(const struct own_cell *c, enum measure_instrument_id in,
 		       const struct measure_plan *plan, const struct measure_hooks *hooks,
 		       struct bench_result *bres, struct bench_result *hres, char **ret_error);
 
+/* ---- exact figures (own-count.c) ------------------------------------------ */
+
+/*
+ * A count per iteration from counts[0..n), one per thread's call of the
+ * batch function per batch (in order, 'threads' a batch), and each batch's
+ * iteration count per thread iters[0..nb): the slope between the last two
+ * batches, which cancels what a call costs once (its set-up, the clock's
+ * reads) and leaves the first batches (cold caches, lazy binding) out;
+ * with one batch, its count over its iterations, *ret_with_setup true.
+ * -EINVAL when the counts are not 'threads' a batch or the last two
+ * batches' iterations do not grow; -ERANGE when their counts shrink.
+ */
+int own_per_iteration(const uint64_t *counts, size_t n, const uint64_t *iters, size_t nb,
+		      unsigned threads, double *ret, bool *ret_with_setup);
+
+/* res's figure, instructions per iteration 'per' (counter "Ir") over
+ * 'iterations' (its calls too); below MEASURE_MIN_INSTRUCTIONS, no time. */
+void own_result_ir(struct bench_result *res, double per, uint64_t iterations);
+
+/* res's memory figures: bytes, allocations and frees per iteration
+ * per[0..3), and the most bytes live at once, 'peak'. */
+void own_result_memory(struct bench_result *res, const double per[3], uint64_t peak,
+		       uint64_t iterations);
+
+/*
+ * One run of an instance under callgrind: valgrind's options counting
+ * inside the batch functions fns[0..nfns) (valgrind's names) with a
+ * profile after each call (toggle), or from the start with a profile at
+ * each entry and return; then more[] (NULL-terminated, or NULL), then the
+ * program's argv, with environment envp (NULL: the controller's), its
+ * last words said(stderr) when it fails (NULL: its last lines).
+ */
+struct valgrind_dump;
+struct own_valgrind {
+	char *const *argv;
+	char *const *envp;
+	const char *const *fns;
+	size_t nfns;
+	bool toggle;
+	const char *const *more;
+	int (*kind)(const char *trigger); /* which profiles are read (valgrind_read_dumps) */
+	char *(*said)(const char *path);
+};
+/* 1 with its profiles v[0..*ret_n) (max at most; none: it ran no
+ * benchmark, for the caller to say how it was selected); 0 with res
+ * failed saying how the run ended or why its profiles cannot be read;
+ * -ENOMEM. */
+int own_callgrind(const struct own_run *run, const struct own_valgrind *q, struct bench_result *res,
+		  struct valgrind_dump *v, size_t max, size_t *ret_n);
+
+/* res failed: the binary ran nothing for instance 'name', selected by
+ * 'how' and 'what' (or NULL): "--exact", "FILTER" "^fib/20$". */
+void own_fail_unrun(struct bench_result *res, const char *name, const char *how, const char *what);
+
+/* ---- the function that runs an instance, seen at run time (own-count.c) --- */
+
+/* The functions of ef for which candidate(demangled) holds, each once (by
+ * address), no split-off part or ifunc resolver: *ret (free it; pointers
+ * into ef) and *ret_n. 0 or -ENOMEM. */
+struct elf_file;
+struct elf_symbol;
+int own_candidates(const struct elf_file *ef, bool (*candidate)(const char *demangled),
+		   const struct elf_symbol ***ret, size_t *ret_n);
+
+/* The first of cand[0..n) (the binary's) that a fresh traced child of
+ * argv enters, which is killed there: *ret_index, or -1 with *ret_why
+ * (malloc'ed) saying how it ended without. 0 or -ENOMEM. */
+int own_first_entered(const struct own_run *run, char *const *argv,
+		      const struct elf_symbol *const *cand, size_t n, ssize_t *ret_index,
+		      char **ret_why);
+
 #endif

@@ -107,38 +107,6 @@ static void test_batch_names(void **state)
 		criterion_is_batch_fn("criterion::bencher::Bencher<M>::iter::hnothex0123456789"));
 }
 
-static void test_callgrind_slope(void **state)
-{
-	/* 100 instructions per iteration and 37 per call (clock reads,
-	 * set-up), the first call 500 more (lazy binding, cold caches):
-	 * calls of 1, 2, 4, 8 iterations. */
-	const uint64_t c[] = { 637 + 500, 237, 437, 837 };
-	double per = 0;
-
-	(void)state;
-	assert_int_equal(criterion_callgrind_slope(c, 4, &per), 0);
-	/* (837 - 437) / 4 */
-	assert_true(per == 100.0);
-	/* Two calls: (237 - 1137) would shrink: refused. */
-	assert_int_equal(criterion_callgrind_slope(c, 2, &per), -EINVAL);
-	const uint64_t two[] = { 137, 237 };
-
-	assert_int_equal(criterion_callgrind_slope(two, 2, &per), 0);
-	assert_true(per == 100.0);
-	/* Calls of 2^11 and 2^12 iterations: the difference over 2^11. */
-	uint64_t many[13];
-
-	for (size_t k = 0; k < 13; k++)
-		many[k] = 9012ull * (1ull << k) + 243;
-	assert_int_equal(criterion_callgrind_slope(many, 13, &per), 0);
-	assert_true(per == 9012.0);
-	assert_int_equal(criterion_callgrind_slope(many, 1, &per), -EINVAL);
-	assert_int_equal(criterion_callgrind_slope(many, 0, &per), -EINVAL);
-	per = 7;
-	assert_int_equal(criterion_callgrind_slope(many, 64, &per), -EINVAL);
-	assert_true(per == 7);
-}
-
 static void test_sample(void **state)
 {
 	static const char doc[] = "{\"sampling_mode\":\"Linear\",\"iters\":[374.0,748.0,1122.0],"
@@ -270,7 +238,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_list),	    cmocka_unit_test(test_filter),
-		cmocka_unit_test(test_batch_names), cmocka_unit_test(test_callgrind_slope),
+		cmocka_unit_test(test_batch_names),
 		cmocka_unit_test(test_sample),	    cmocka_unit_test(test_slope),
 		cmocka_unit_test(test_fixture),
 	};

@@ -307,38 +307,6 @@ static void test_batches(void **state)
 	assert_int_equal(n, 0);
 }
 
-static void test_per_iteration(void **state)
-{
-	/* a + b n with a = 1618 (set-up), b = 25: the slope is b whatever
-	 * the first batches did. */
-	const uint64_t dumps[] = { 10571, 2002, 4118, 26618, 251618 };
-	const uint64_t iters[] = { 1, 10, 100, 1000, 10000 };
-	/* Two threads: two profiles a batch, summed. */
-	const uint64_t tdumps[] = { 500, 700, 1100, 1300, 10100, 10300 };
-	const uint64_t titers[] = { 1, 10, 100 };
-	double v = 0;
-	bool setup = true;
-
-	(void)state;
-	assert_int_equal(gbench_per_iteration(dumps, 5, iters, 5, 1, &v, &setup), 0);
-	assert_true(fabs(v - 25.0) < 1e-9);
-	assert_false(setup);
-	/* (20400 - 2400) / (90 * 2) */
-	assert_int_equal(gbench_per_iteration(tdumps, 6, titers, 3, 2, &v, &setup), 0);
-	assert_true(fabs(v - 100.0) < 1e-9);
-	/* One batch: its count over its iterations, set-up included. */
-	assert_int_equal(gbench_per_iteration(dumps, 1, iters, 1, 1, &v, &setup), 0);
-	assert_true(fabs(v - 10571.0) < 1e-9);
-	assert_true(setup);
-	/* Profiles that are not threads per batch. */
-	assert_int_equal(gbench_per_iteration(dumps, 4, iters, 5, 1, &v, &setup), -EINVAL);
-	assert_int_equal(gbench_per_iteration(dumps, 5, iters, 5, 2, &v, &setup), -EINVAL);
-	/* The last two batches of one count: no slope. */
-	assert_int_equal(
-		gbench_per_iteration(dumps, 2, (const uint64_t[]){ 5, 5 }, 2, 1, &v, &setup),
-		-EINVAL);
-}
-
 /* Demangled names as nm -C prints those of tests/fixtures/gbench/forms.cpp,
  * built with g++ 12 against libbenchmark 1.7.1. */
 static void test_match(void **state)
@@ -546,7 +514,6 @@ int main(void)
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_batches),
-		cmocka_unit_test(test_per_iteration),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_batch_candidate),
 		cmocka_unit_test(test_lookup),

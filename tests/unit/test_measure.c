@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The pure parts of measuring and reporting: the growth of iterations per
  * sample, the "no execution time" rule, and the results document. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include "trace/trace.h"
 #include "measure/allocs.h"
 #include "measure/measure.h"
+#include "measure/own.h"
 #include "report/report.h"
 
 /* The kernel's share: ticks over the timed time, unknown on too few. */
@@ -377,10 +379,85 @@ static void test_alloc_count(void **state)
 	assert_int_equal(c.allocations, 6);
 }
 
+/* The engine's count per iteration, as every kind that runs its own main
+ * takes it from its batches. */
+static void test_per_iteration(void **state)
+{
+	/* a + b n with a = 1618 (set-up), b = 25: the slope is b whatever
+	 * the first batches did. */
+	const uint64_t dumps[] = { 10571, 2002, 4118, 26618, 251618 };
+	const uint64_t iters[] = { 1, 10, 100, 1000, 10000 };
+	/* Two threads: two profiles a batch, summed. */
+	const uint64_t tdumps[] = { 500, 700, 1100, 1300, 10100, 10300 };
+	const uint64_t titers[] = { 1, 10, 100 };
+	/* Calls of 1, 2, 4, 8 iterations (criterion's warm-up): 100 an
+	 * iteration and 37 a call, the first 500 more. */
+	const uint64_t c[] = { 637 + 500, 237, 437, 837 };
+	const uint64_t doubling[] = { 1, 2, 4, 8 };
+	double v = 0;
+	bool setup = true;
+
+	(void)state;
+	assert_int_equal(own_per_iteration(dumps, 5, iters, 5, 1, &v, &setup), 0);
+	assert_true(fabs(v - 25.0) < 1e-9);
+	assert_false(setup);
+	/* (20400 - 2400) / (90 * 2) */
+	assert_int_equal(own_per_iteration(tdumps, 6, titers, 3, 2, &v, &setup), 0);
+	assert_true(fabs(v - 100.0) < 1e-9);
+	/* One batch: its count over its iterations, set-up included. */
+	assert_int_equal(own_per_iteration(dumps, 1, iters, 1, 1, &v, &setup), 0);
+	assert_true(fabs(v - 10571.0) < 1e-9);
+	assert_true(setup);
+	/* Profiles that are not threads per batch. */
+	assert_int_equal(own_per_iteration(dumps, 4, iters, 5, 1, &v, &setup), -EINVAL);
+	assert_int_equal(own_per_iteration(dumps, 5, iters, 5, 2, &v, &setup), -EINVAL);
+	/* The last two batches of one count: no slope. */
+	assert_int_equal(own_per_iteration(dumps, 2, (const uint64_t[]){ 5, 5 }, 2, 1, &v, &setup),
+			 -EINVAL);
+	/* (837 - 437) / 4 */
+	assert_int_equal(own_per_iteration(c, 4, doubling, 4, 1, &v, &setup), 0);
+	assert_true(v == 100.0);
+	/* 237 after 1137: a count that shrinks is refused, v untouched. */
+	v = 7;
+	assert_int_equal(own_per_iteration(c, 2, doubling, 2, 1, &v, &setup), -ERANGE);
+	assert_true(v == 7);
+}
+
+/* Memory figures of batches: each field's slope, the last batch's peak. */
+static void test_result_allocs(void **state)
+{
+	/* Two threads, batches of 1 and 3 iterations a thread: 16 bytes an
+	 * iteration, a block freed each, 100 bytes of set-up a call. */
+	const struct alloc_counts calls[] = {
+		{ 2, 1, 116, 100, 0 }, { 2, 1, 116, 40, 0 }, /* batch 0 */
+		{ 4, 3, 148, 64, 0 },  { 4, 3, 148, 80, 0 }, /* batch 1 */
+	};
+	const uint64_t iters[] = { 1, 3 };
+	struct bench_result res = { .status = BENCH_OK };
+	bool setup = true;
+
+	(void)state;
+	assert_int_equal(own_result_allocs(&res, calls, 4, iters, 2, 2, &setup), 0);
+	assert_false(setup);
+	assert_int_equal(res.ncounters, 4);
+	assert_true(res.counters[0].value == 16.0 && res.value == 16.0);
+	assert_true(res.counters[1].value == 1.0 && res.counters[2].value == 1.0);
+	/* The largest of the last batch's calls, not the first call's. */
+	assert_true(res.counters[3].value == 80.0);
+	assert_int_equal(res.iterations, 6);
+	bench_result_clear(&res);
+	/* Calls that are not two a batch: refused, nothing written. */
+	res = (struct bench_result){ .status = BENCH_OK };
+	assert_int_equal(own_result_allocs(&res, calls, 3, iters, 2, 2, &setup), -EINVAL);
+	assert_int_equal(res.ncounters, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alloc_count),
+		cmocka_unit_test(test_per_iteration),
+		cmocka_unit_test(test_result_allocs),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_default_timeout),
 		cmocka_unit_test(test_instrument_rows),
