@@ -46,36 +46,27 @@ static int call_dump(const char *trigger)
 	return strncmp(trigger, "--dump-after=", 13) ? -1 : 0;
 }
 
-/* Criterion's batch functions, found once for every benchmark of a run. */
-struct fns {
-	struct criterion_fn *v;
-	size_t n;
-};
-
 static int callgrind_one(const struct own_run *run, const struct bench_spec *s,
 			 struct bench_result *res)
 {
-	const struct fns *fns = run->data;
+	const struct criterion_followed *fns = run->data;
 	char **argv = NULL, **env = NULL, *filter = criterion_filter_regex(s->name);
 	char home[PATH_MAX + 16];
 	const char *post[] = { "--profile-time", "1", filter, NULL };
-	const char **names = calloc(fns->n + 1, sizeof(*names));
 	struct valgrind_dump v[MAX_DUMPS];
 	uint64_t counts[MAX_DUMPS], iters[MAX_DUMPS];
 	size_t na = 0, n = 0;
 	bool setup = false;
 	double per;
-	int r = filter && names ? criterion_argv(run->t, NULL, post, &argv, &na) : -ENOMEM;
+	int r = filter ? criterion_argv(run->t, NULL, post, &argv, &na) : -ENOMEM;
 
 	snprintf(home, sizeof(home), "%s/home", run->dir);
-	for (size_t i = 0; names && i < fns->n; i++)
-		names[i] = fns->v[i].name;
 	env = r ? NULL : criterion_env(home, true);
 	r = env ? own_callgrind(run,
 				&(struct own_valgrind){ .argv = argv,
 							.envp = env,
-							.fns = names,
-							.nfns = fns->n,
+							.fns = (const char *const *)fns->names,
+							.nfns = fns->nnames,
 							.kind = call_dump,
 							.said = own_said_rust },
 				res, v, MAX_DUMPS, &n)
@@ -98,52 +89,11 @@ static int callgrind_one(const struct own_run *run, const struct bench_spec *s,
 	else
 		own_result_ir(res, per, iters[n - 1]);
 out:
-	free(names);
 	free(filter);
 	measure_env_free(argv);
 	measure_env_free(env);
 	return r;
 }
 
-static int find_fns(const struct own_run *run, const struct bench_spec *first, void **ret,
-		    char **ret_error)
-{
-	struct fns *fns = calloc(1, sizeof(*fns));
-	struct elf_file *ef = NULL;
-	const char *what = NULL;
-	int r = fns ? elf_open(first->object, &ef, &what) : -ENOMEM;
-
-	(void)run;
-	if (r == 0)
-		r = criterion_batch_fns(ef, &fns->v, &fns->n);
-	if (r == 0 && fns->n == 0)
-		r = -ENOENT;
-	elf_close(ef);
-	if (r < 0) {
-		*ret_error = str_fmt("%s: cannot find criterion's batch functions "
-				     "(criterion::bencher::Bencher<M>::iter): %s",
-				     first->object, what ? what : strerror(-r));
-		if (fns)
-			criterion_fns_free(fns->v, fns->n);
-		free(fns);
-		return r;
-	}
-	*ret = fns;
-	return 0;
-}
-
-static void free_fns(void *data)
-{
-	struct fns *fns = data;
-
-	criterion_fns_free(fns->v, fns->n);
-	free(fns);
-}
-
-const struct own_cell criterion_callgrind_cell = {
-	.tag = "criterion",
-	.valgrind = true,
-	.prepare = find_fns,
-	.release = free_fns,
-	.one = callgrind_one,
-};
+const struct own_cell criterion_callgrind_cell = { CRITERION_CELL, .valgrind = true,
+						   .one = callgrind_one };

@@ -151,25 +151,15 @@ int criterion_clock_fns(const struct elf_file *ef, struct criterion_clock *ret)
 
 int criterion_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret)
 {
-	struct bench_spec s = { .in_main = true, .registered = true };
 	struct criterion_fn *fns = NULL;
-	size_t nfns = 0;
-	int r = criterion_batch_fns(c->ef, &fns, &nfns);
+	size_t n = 0;
+	int r = criterion_batch_fns(c->ef, &fns, &n);
+	char *fn = r == 0 && n ? strdup(fns[0].name) : NULL;
 
-	if (r < 0)
-		return r;
-	s.name = strdup(name);
-	s.object = strdup(elf_path(c->ef));
-	s.build_id = elf_build_id(c->ef) ? strdup(elf_build_id(c->ef)) : NULL;
-	if (nfns) {
-		s.symbol = strdup(fns[0].name);
-		s.link_addr = fns[0].link_addr;
-	}
-	criterion_fns_free(fns, nfns);
-	if (!s.name || !s.object || (elf_build_id(c->ef) && !s.build_id) || (nfns && !s.symbol)) {
-		bench_spec_clear(&s);
-		return -ENOMEM;
-	}
-	*ret = s;
-	return 0;
+	if (r == 0 && (!n || fn))
+		r = own_spec(c, name, fn, n ? fns[0].link_addr : 0, ret);
+	else if (r == 0)
+		r = -ENOMEM;
+	criterion_fns_free(fns, n);
+	return r;
 }

@@ -23,24 +23,24 @@ int criterion_argv(const struct measure_target *t, const char *const *pre, const
 		   char ***argv, size_t *na);
 
 /*
- * The functions of spec's binary that a run of one benchmark is followed
- * at: every batch function, then, where criterion's clock is among the
- * symbols, Instant::now (RESUME) and Instant::elapsed (PAUSE), the batch
- * functions timed by it (measure/bracket.h). *ret_b (free it) and *ret_n;
- * -errno with *ret_error.
+ * What a run of one benchmark is followed at, found once for every
+ * benchmark of a run (own_cell's find, run->data): b[0..n) every batch
+ * function, then, where criterion's clock is among the symbols,
+ * Instant::now (RESUME) and Instant::elapsed (PAUSE), the batch functions
+ * timed by it (measure/bracket.h); names[0..nnames) the batch functions'
+ * names as valgrind gives them.
  */
-struct bracket_fn;
-int criterion_bracket_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, size_t *ret_n,
-			  char **ret_error);
-
-/* ... found once for every benchmark of a run: own_cell's prepare and
- * release, run->data a struct criterion_followed. */
 struct criterion_followed {
 	struct bracket_fn *b;
 	size_t n;
+	char **names;
+	size_t nnames;
 };
-int criterion_followed_make(const struct own_run *run, const struct bench_spec *first, void **ret,
-			    char **ret_error);
+int criterion_find(const struct elf_file *ef, const char *object, void **ret);
 void criterion_followed_free(void *data);
+/* Every cell of the row starts so. */
+#define CRITERION_CELL                                                                       \
+	.tag = "criterion", .find = criterion_find, .release = criterion_followed_free,      \
+	.sought = "criterion's batch functions (criterion::bencher::Bencher<M>::iter)"
 
 #endif

@@ -79,9 +79,4 @@ out:
 	return r;
 }
 
-const struct own_cell criterion_memory_cell = {
-	.tag = "criterion",
-	.prepare = criterion_followed_make,
-	.release = criterion_followed_free,
-	.one = memory_one,
-};
+const struct own_cell criterion_memory_cell = { CRITERION_CELL, .one = memory_one };

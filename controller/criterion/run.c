@@ -96,40 +96,23 @@ static char *list_said(const char *errpath, const char *outpath)
 	return said ? said : str_tail_lines(outpath, 1);
 }
 
+static int list_argv(const struct suite_ctx *c, const char *dir, char ***argv, char ***envp)
+{
+	size_t na = 0;
+	int r = criterion_argv(c->t, NULL, list_post, argv, &na);
+
+	*envp = r ? NULL : criterion_env(dir, c->t->clean_env);
+	return *envp ? 0 : -ENOMEM;
+}
+
 int criterion_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error)
 {
-	const struct measure_target *t = c->t;
-	char dir[PATH_MAX], **argv = NULL, **env = NULL;
-	size_t na = 0;
-	int r;
+	static const struct own_lister l = { .tag = "criterion",
+					     .asked = "--bench --list",
+					     .noun = "benchmark id",
+					     .argv = list_argv,
+					     .said = list_said,
+					     .parse = criterion_parse_list };
 
-	*ret_error = NULL;
-	r = own_temp_dir(dir, sizeof(dir), "criterion");
-	if (r < 0) {
-		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
-		return r;
-	}
-	r = criterion_argv(t, NULL, list_post, &argv, &na);
-	if (r == 0) {
-		env = criterion_env(dir, t->clean_env);
-		r = env ? 0 : -ENOMEM;
-	}
-	if (r < 0)
-		*ret_error =
-			str_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
-	else
-		r = own_list_run(&(struct own_list){ .t = t,
-						     .argv = argv,
-						     .envp = env,
-						     .dir = dir,
-						     .asked = "--bench --list",
-						     .noun = "benchmark id",
-						     .timeout_ns = c->list_timeout_ns,
-						     .said = list_said,
-						     .parse = criterion_parse_list },
-				 ret_names, ret_n, ret_error);
-	measure_env_free(argv);
-	measure_env_free(env);
-	launch_temp_dir_remove(dir);
-	return r;
+	return own_list(&l, c, ret_names, ret_n, ret_error);
 }

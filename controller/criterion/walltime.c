@@ -257,27 +257,22 @@ static const struct own_bracketed bracketed = {
 	.pair_samples = 30,
 };
 
-/* The batch functions of the binary of spec, for the engine. */
-int criterion_bracket_fns(const struct bench_spec *spec, struct bracket_fn **ret_b, size_t *ret_n,
-			  char **ret_error)
+int criterion_find(const struct elf_file *ef, const char *object, void **ret)
 {
-	struct elf_file *ef = NULL;
+	struct criterion_followed *f = calloc(1, sizeof(*f));
 	struct criterion_fn *fns = NULL;
-	struct bracket_fn *b = NULL;
 	struct criterion_clock clock;
-	const char *what = NULL;
 	size_t n = 0;
 	bool clocked = false;
-	int r = elf_open(spec->object, &ef, &what);
+	int r = f ? criterion_batch_fns(ef, &fns, &n) : -ENOMEM;
 
-	if (r == 0)
-		r = criterion_batch_fns(ef, &fns, &n);
 	if (r == 0 && n == 0)
 		r = -ENOENT;
 	if (r == 0) {
 		clocked = criterion_clock_fns(ef, &clock) == 0;
-		b = calloc(n + 2, sizeof(*b));
-		r = b ? 0 : -ENOMEM;
+		f->b = calloc(n + 2, sizeof(*f->b));
+		f->names = calloc(n + 1, sizeof(*f->names));
+		r = f->b && f->names ? 0 : -ENOMEM;
 	}
 	/* Each batch timed as criterion times it, from Instant::now's return
 	 * to Instant::elapsed's entry, so that an iter_batched setup or what
@@ -288,51 +283,39 @@ int criterion_bracket_fns(const struct bench_spec *spec, struct bracket_fn **ret
 
 		/* iter reads the clock once a call; iter_batched once a batch
 		 * of inputs, iter_custom as its routine does. */
-		b[i] = (struct bracket_fn){ spec->object, fns[i].link_addr, .clocked = clocked,
-					    .clocked_once = clocked && l >= 6 &&
-							    !strcmp(fns[i].name + l - 6, "::iter") };
+		f->b[i] = (struct bracket_fn){ object, fns[i].link_addr, .clocked = clocked,
+					       .clocked_once = clocked && l >= 6 &&
+							       !strcmp(fns[i].name + l - 6, "::iter") };
+		f->names[f->nnames++] = fns[i].name;
+		fns[i].name = NULL;
+	}
+	f->n = n;
+	if (r == 0 && clocked) {
+		f->b[f->n++] = (struct bracket_fn){ object, clock.now, BRACKET_RESUME,
+						    clock.now_size };
+		f->b[f->n++] = (struct bracket_fn){ object, clock.elapsed, BRACKET_PAUSE,
+						    clock.elapsed_size };
 	}
 	criterion_fns_free(fns, n);
-	if (r == 0 && clocked) {
-		b[n++] = (struct bracket_fn){ spec->object, clock.now, BRACKET_RESUME,
-					      clock.now_size };
-		b[n++] = (struct bracket_fn){ spec->object, clock.elapsed, BRACKET_PAUSE,
-					      clock.elapsed_size };
-	}
-	elf_close(ef);
 	if (r < 0) {
-		*ret_error = str_fmt("%s: cannot find criterion's batch functions "
-				     "(criterion::bencher::Bencher<M>::iter): %s",
-				     spec->object, what ? what : strerror(-r));
-		free(b);
+		criterion_followed_free(f);
 		return r;
 	}
-	*ret_b = b;
-	*ret_n = n;
-	return 0;
-}
-
-int criterion_followed_make(const struct own_run *run, const struct bench_spec *first, void **ret,
-			    char **ret_error)
-{
-	struct criterion_followed *fns = calloc(1, sizeof(*fns));
-	int r = fns ? criterion_bracket_fns(first, &fns->b, &fns->n, ret_error) : -ENOMEM;
-
-	(void)run;
-	if (r < 0) {
-		free(fns);
-		return r;
-	}
-	*ret = fns;
+	*ret = f;
 	return 0;
 }
 
 void criterion_followed_free(void *data)
 {
-	struct criterion_followed *fns = data;
+	struct criterion_followed *f = data;
 
-	free(fns->b);
-	free(fns);
+	for (size_t i = 0; f && i < f->nnames; i++)
+		free(f->names[i]);
+	if (f) {
+		free(f->names);
+		free(f->b);
+	}
+	free(f);
 }
 
 static int bracket_one(const struct own_run *run, const struct bench_spec *spec,
@@ -393,10 +376,5 @@ static int paired_one(const struct own_run *const run[2], const struct bench_spe
 	return r;
 }
 
-const struct own_cell criterion_walltime_cell = {
-	.tag = "criterion",
-	.prepare = criterion_followed_make,
-	.release = criterion_followed_free,
-	.one = bracket_one,
-	.pair = paired_one,
-};
+const struct own_cell criterion_walltime_cell = { CRITERION_CELL, .one = bracket_one,
+						  .pair = paired_one };

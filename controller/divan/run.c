@@ -54,27 +54,17 @@ struct sync {
 	char *name; /* valgrind's */
 };
 
-static int find_sync(const struct own_run *run, const struct bench_spec *first, void **ret,
-		     char **ret_error)
+static int find_sync(const struct elf_file *ef, const char *object, void **ret)
 {
 	struct sync *y = calloc(1, sizeof(*y));
-	struct elf_file *ef = NULL;
-	const char *what = NULL;
-	int r = y ? elf_open(first->object, &ef, &what) : -ENOMEM;
 
-	(void)run;
-	if (r == 0 && !divan_sync_fn(ef, &y->addr, &y->size, &y->name))
-		r = -ENOENT;
-	elf_close(ef);
-	if (r < 0) {
-		*ret_error = str_fmt("%s: cannot find divan's sample barrier (divan::benchmark::"
-				     "BenchContext::sample_recorder::...::sync_impl): %s",
-				     first->object, what ? what : strerror(-r));
+	(void)object;
+	if (y && !divan_sync_fn(ef, &y->addr, &y->size, &y->name)) {
 		free(y);
-		return r;
+		return -ENOENT;
 	}
 	*ret = y;
-	return 0;
+	return y ? 0 : -ENOMEM;
 }
 
 static void free_sync(void *data)
@@ -84,6 +74,12 @@ static void free_sync(void *data)
 	free(y->name);
 	free(y);
 }
+
+/* What every cell of the row finds first: the sample barrier. */
+#define DIVAN_CELL                                                                            \
+	.tag = "divan", .find = find_sync, .release = free_sync,                              \
+	.sought = "divan's sample barrier (divan::benchmark::BenchContext::sample_recorder::" \
+		  "...::sync_impl)"
 
 static char *list_said(const char *errpath, const char *outpath)
 {
@@ -125,53 +121,50 @@ static int instance_argv(const struct measure_target *t, const struct bench_spec
 
 /* ---- the list ------------------------------------------------------------ */
 
-/*
- * The instances of a binary: the paths it lists, each path that runs on
- * several thread counts once for each ("PATH/threads:N"). The counts are
- * known once a benchmark runs: --test --exact PATH runs it once, in a
- * process of its own; one that fails it is listed as it is (its run says
- * what happened).
- */
-int divan_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error)
+static int list_argv(const struct suite_ctx *c, const char *dir, char ***argv, char ***envp)
 {
-	const struct measure_target *t = c->t;
-	char dir[PATH_MAX], **env = NULL, **paths = NULL, *text = NULL, *why = NULL;
-	char *argv[] = { (char *)t->argv[0], "--list", "--format", "terse", NULL, NULL };
-	struct strv out = { 0 };
-	size_t n = 0, len = 0;
-	int r = own_temp_dir(dir, sizeof(dir), "divan");
+	const char *const words[] = { c->t->argv[0], "--list", "--format", "terse" };
+	size_t na = 0;
+	int r = 0;
 
-	*ret_error = NULL;
-	if (r < 0) {
-		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
-		return r;
-	}
+	(void)dir;
+	for (size_t i = 0; i < 4; i++)
+		r |= measure_env_push(argv, &na, strdup(words[i]));
 	/* divan gives its terse list only to cargo-nextest. */
-	env = measure_env_with("NEXTEST=1", t->clean_env);
-	struct own_list q = { .t = t,
-			      .argv = argv,
-			      .envp = env,
-			      .dir = dir,
-			      .asked = "--list --format terse",
-			      .noun = "benchmark path",
-			      .timeout_ns = c->list_timeout_ns,
-			      .said = list_said,
-			      .parse = divan_parse_terse };
-	r = env ? own_list_run(&q, &paths, &n, ret_error) : -ENOMEM;
-	argv[1] = "--test", argv[2] = "--color=never", argv[3] = "--exact";
-	q.envp = NULL;
-	q.asked = "--test --exact";
-	for (size_t i = 0; r == 0 && i < n; i++) {
+	*envp = measure_env_with("NEXTEST=1", c->t->clean_env);
+	return r || !*envp ? -ENOMEM : 0;
+}
+
+/*
+ * The instances of the paths listed: each path that runs on several thread
+ * counts once for each ("PATH/threads:N"). The counts are known once a
+ * benchmark runs: --test --exact PATH runs it once, in a process of its
+ * own; one that fails it is listed as it is (its run says what happened).
+ */
+static int list_threads(const struct suite_ctx *c, struct own_list *q, char ***names, size_t *n,
+			char **ret_error)
+{
+	char *argv[] = { (char *)c->t->argv[0], "--test", "--color=never", "--exact", NULL, NULL };
+	char *text = NULL, *why = NULL;
+	struct strv out = { 0 };
+	size_t len = 0;
+	int r = 0;
+
+	(void)ret_error;
+	q->argv = argv;
+	q->envp = NULL;
+	q->asked = "--test --exact";
+	for (size_t i = 0; r == 0 && i < *n; i++) {
 		unsigned counts[64];
 		size_t nc = 0;
 
-		argv[4] = paths[i];
-		if (own_capture(&q, &text, &len, &why) == 0)
+		argv[4] = (*names)[i];
+		if (own_capture(q, &text, &len, &why) == 0)
 			nc = divan_thread_counts(text, len, counts, 64);
 		for (size_t k = 0; r == 0 && k < nc; k++)
-			r = strv_push(&out, str_fmt("%s/threads:%u", paths[i], counts[k]));
+			r = strv_push(&out, str_fmt("%s/threads:%u", argv[4], counts[k]));
 		if (r == 0 && !nc)
-			r = strv_push(&out, strdup(paths[i]));
+			r = strv_push(&out, strdup(argv[4]));
 		free(text);
 		free(why);
 		text = why = NULL;
@@ -180,34 +173,36 @@ int divan_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char
 		r = out.v[i] ? 0 : -ENOMEM;
 	if (r == 0 && !out.v)
 		r = (out.v = calloc(1, sizeof(*out.v))) ? 0 : -ENOMEM;
-	if (r == -ENOMEM && !*ret_error)
-		*ret_error = str_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
-	if (r == 0) {
-		*ret_names = out.v;
-		*ret_n = out.n;
-	} else {
+	if (r < 0) {
 		strv_clear(&out);
+		return r;
 	}
-	str_free_n(paths, n);
-	measure_env_free(env);
-	launch_temp_dir_remove(dir);
-	return r;
+	str_free_n(*names, *n);
+	*names = out.v;
+	*n = out.n;
+	return 0;
+}
+
+int divan_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error)
+{
+	static const struct own_lister l = { .tag = "divan",
+					     .asked = "--list --format terse",
+					     .noun = "benchmark path",
+					     .argv = list_argv,
+					     .said = list_said,
+					     .parse = divan_parse_terse,
+					     .then = list_threads };
+
+	return own_list(&l, c, ret_names, ret_n, ret_error);
 }
 
 int divan_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret)
 {
-	struct bench_spec s = { .in_main = true, .registered = true };
+	uint64_t addr = 0;
+	char *fn = NULL;
 
-	s.name = strdup(name);
-	s.object = strdup(elf_path(c->ef));
-	s.build_id = elf_build_id(c->ef) ? strdup(elf_build_id(c->ef)) : NULL;
-	divan_sync_fn(c->ef, &s.link_addr, NULL, &s.symbol);
-	if (!s.name || !s.object || (elf_build_id(c->ef) && !s.build_id) || !s.symbol) {
-		bench_spec_clear(&s);
-		return -ENOMEM;
-	}
-	*ret = s;
-	return 0;
+	return divan_sync_fn(c->ef, &addr, NULL, &fn) && fn ? own_spec(c, name, fn, addr, ret)
+							    : -ENOMEM;
 }
 
 /* ---- walltime ------------------------------------------------------------- */
@@ -409,13 +404,8 @@ static int walltime_pair(const struct own_run *const run[2], const struct bench_
 	return own_bracket_pair(&bracketed, run, s, fns, nfns, (void *const[2]){ &sh, &sh }, res);
 }
 
-const struct own_cell divan_walltime_cell = {
-	.tag = "divan",
-	.prepare = find_sync,
-	.release = free_sync,
-	.one = walltime_one,
-	.pair = walltime_pair,
-};
+const struct own_cell divan_walltime_cell = { DIVAN_CELL, .one = walltime_one,
+					      .pair = walltime_pair };
 
 /* ---- callgrind, memory ------------------------------------------------------ */
 
@@ -494,13 +484,7 @@ static int callgrind_one(const struct own_run *run, const struct bench_spec *s,
 	return said_one_thread(s, res);
 }
 
-const struct own_cell divan_callgrind_cell = {
-	.tag = "divan",
-	.valgrind = true,
-	.prepare = find_sync,
-	.release = free_sync,
-	.one = callgrind_one,
-};
+const struct own_cell divan_callgrind_cell = { DIVAN_CELL, .valgrind = true, .one = callgrind_one };
 
 /* Samples of one iteration each, 8 of them: the figures are those of the
  * last MEM_LAST (what runs once, a first call's lazy set-up, is in the
@@ -549,9 +533,4 @@ static int memory_one(const struct own_run *run, const struct bench_spec *s,
 	return r;
 }
 
-const struct own_cell divan_memory_cell = {
-	.tag = "divan",
-	.prepare = find_sync,
-	.release = free_sync,
-	.one = memory_one,
-};
+const struct own_cell divan_memory_cell = { DIVAN_CELL, .one = memory_one };

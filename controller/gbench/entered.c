@@ -121,7 +121,7 @@ int gbench_spec_resolve(const struct own_run *run, const struct bench_spec *s,
 					  "(by its symbols: %s)",
 					  fn, reason ? reason : "none");
 		r = r < 0 ? r : 1;
-	} else {
+	} else if (instrument) {
 		bench_result_fail(res, str_fmt("cannot tell which function runs '%s': %s; %s; %s "
 					       "counts inside that function only",
 					       s->name, reason ? reason : "by its symbols, none",

@@ -183,13 +183,16 @@ unsigned gbench_name_threads(const char *name);
 
 /* ---- running (run.c) ---------------------------------------------------- */
 
-/*
- * The instances 'binary' lists, asking it (--benchmark_list_tests=true) in
- * a fresh child with t's environment and target arguments. 0, or a negative
- * errno with *ret_error saying why (to free).
- */
-int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret_names,
-		size_t *ret_n, char **ret_error);
+/* The instances the binary lists, asking it (--benchmark_list_tests=true)
+ * in a fresh child with c->t's environment and target arguments. 0, or a
+ * negative errno with *ret_error saying why (to free). */
+int gbench_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error);
+/* The spec of instance 'name': its function when the symbols tell it
+ * (gbench_function). 0 or -ENOMEM. */
+int gbench_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret);
+/* The target arguments after "--" that would change what benchtrap selects
+ * or reads (NULL-terminated). */
+extern const char *const gbench_reserved[];
 
 /* The cells of the row (measure/own.h): each instance alone in a fresh
  * process, t->argv holding the binary and the arguments passed through to

@@ -34,7 +34,8 @@ int gbench_read_results(const char *dir, const struct bench_spec *s, struct gben
  * (gbench_entered), said in res's diagnostics. 1 with *found a copy of *s
  * with that function's demangled name (found->symbol, malloc'ed: to free)
  * and link_addr; 0 when none can be told, res failed saying why and that
- * 'instrument' ("callgrind") counts inside that function only; -ENOMEM.
+ * 'instrument' ("callgrind") counts inside that function only (NULL: res
+ * left as it was, for the caller to do without); -ENOMEM.
  */
 int gbench_spec_resolve(const struct own_run *run, const struct bench_spec *s,
 			const char *instrument, struct bench_result *res, struct bench_spec *found);

@@ -36,38 +36,42 @@
 
 /* ---- the list ------------------------------------------------------------ */
 
-int gbench_list(const struct measure_target *t, uint64_t timeout_ns, char ***ret_names,
-		size_t *ret_n, char **ret_error)
-{
-	char dir[PATH_MAX], **argv = NULL;
-	size_t na = 0;
-	int r;
+/* Flags after '--' that would change what benchtrap selects or reads. */
+const char *const gbench_reserved[] = {
+	"--benchmark_filter", "--benchmark_out",    "--benchmark_out_format",
+	"--benchmark_list_tests", "--benchmark_format", "--v", NULL,
+};
 
-	*ret_error = NULL;
-	r = own_temp_dir(dir, sizeof(dir), "gbench");
-	if (r < 0) {
-		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
-		return r;
-	}
-	for (size_t i = 0; r == 0 && t->argv[i]; i++)
-		r = measure_env_push(&argv, &na, strdup(t->argv[i]));
-	if (r == 0)
-		r = measure_env_push(&argv, &na, strdup("--benchmark_list_tests=true"));
-	if (r < 0)
-		*ret_error =
-			str_fmt("cannot ask %s for its benchmarks: %s", t->binary, strerror(-r));
-	else
-		r = own_list_run(&(struct own_list){ .t = t,
-						     .argv = argv,
-						     .dir = dir,
-						     .asked = "--benchmark_list_tests=true",
-						     .noun = "benchmark name",
-						     .timeout_ns = timeout_ns,
-						     .parse = gbench_parse_list },
-				 ret_names, ret_n, ret_error);
-	measure_env_free(argv);
-	launch_temp_dir_remove(dir);
-	return r;
+static int list_argv(const struct suite_ctx *c, const char *dir, char ***argv, char ***envp)
+{
+	size_t na = 0;
+	int r = 0;
+
+	(void)dir;
+	(void)envp;
+	for (size_t i = 0; c->t->argv[i]; i++)
+		r |= measure_env_push(argv, &na, strdup(c->t->argv[i]));
+	r |= measure_env_push(argv, &na, strdup("--benchmark_list_tests=true"));
+	return r ? -ENOMEM : 0;
+}
+
+int gbench_list(const struct suite_ctx *c, char ***ret_names, size_t *ret_n, char **ret_error)
+{
+	static const struct own_lister l = { .tag = "gbench",
+					     .asked = "--benchmark_list_tests=true",
+					     .noun = "benchmark name",
+					     .argv = list_argv,
+					     .parse = gbench_parse_list };
+
+	return own_list(&l, c, ret_names, ret_n, ret_error);
+}
+
+int gbench_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret)
+{
+	uint64_t addr = 0;
+	char *fn = gbench_function(c->ef, name, &addr);
+
+	return own_spec(c, name, fn, addr, ret);
 }
 
 /* ---- one instance, walltime ------------------------------------------------ */
@@ -95,27 +99,17 @@ static int walltime_one(const struct own_run *run, const struct bench_spec *s,
 
 	/* Its function known, by its symbols or by the one a run of it
 	 * enters first: timed by benchtrap around each batch. */
-	if (!ret_runs && s->link_addr)
-		return gbench_bracket_one(run, s, res);
 	if (!ret_runs) {
-		struct bench_spec found = *s;
-		char *fn = NULL, *why = NULL;
+		struct bench_spec found;
 
-		r = gbench_entered(run, s, &fn, &found.link_addr, &why);
-		free(why);
-		if (r < 0)
-			return r;
-		if (fn) {
-			found.symbol = fn;
-			r = bench_result_diagnose(res,
-						  "its function, %s, is the one a run of it entered "
-						  "first",
-						  fn);
-			if (r == 0)
-				r = gbench_bracket_one(run, &found, res);
-			free(fn);
+		r = gbench_spec_resolve(run, s, NULL, res, &found);
+		if (r == 1) {
+			r = gbench_bracket_one(run, &found, res);
+			free(found.symbol);
 			return r;
 		}
+		if (r < 0)
+			return r;
 	}
 	if (!ret_runs && bench_result_diagnose(res, "%s", GBENCH_NO_FUNCTION) < 0)
 		return -ENOMEM;
@@ -227,21 +221,14 @@ static int walltime_pair(const struct own_run *const run[2], const struct bench_
 	/* A function its symbols do not tell: the one a run of the instance
 	 * enters first. */
 	for (int k = 0; r == 0 && k < 2; k++) {
-		char *why = NULL;
-
 		once[k].plan = &one;
 		if (spec[k]->link_addr)
 			continue;
-		found[k] = *spec[k];
-		r = gbench_entered(run[k], spec[k], &fns[k], &found[k].link_addr, &why);
-		free(why);
-		if (r == 0 && fns[k]) {
-			found[k].symbol = fns[k];
+		r = gbench_spec_resolve(run[k], spec[k], NULL, res[k], &found[k]);
+		if (r == 1) {
+			fns[k] = found[k].symbol;
 			spec[k] = &found[k];
-			r = bench_result_diagnose(res[k],
-						  "its function, %s, is the one a run of it "
-						  "entered first",
-						  fns[k]);
+			r = 0;
 		}
 	}
 	/* Both functions known: the two children alternate batch by batch,
@@ -297,19 +284,12 @@ out:
 	return r;
 }
 
-const struct own_cell gbench_walltime_cell = {
-	.tag = "gbench",
-	.one = walltime_run,
-	.pair = walltime_pair,
-};
+const struct own_cell gbench_walltime_cell = { .tag = "gbench",
+					       .one = walltime_run,
+					       .pair = walltime_pair };
 
-const struct own_cell gbench_callgrind_cell = {
-	.tag = "gbench",
-	.valgrind = true,
-	.one = gbench_callgrind_one,
-};
+const struct own_cell gbench_callgrind_cell = { .tag = "gbench",
+						.valgrind = true,
+						.one = gbench_callgrind_one };
 
-const struct own_cell gbench_memory_cell = {
-	.tag = "gbench",
-	.one = gbench_memory_one,
-};
+const struct own_cell gbench_memory_cell = { .tag = "gbench", .one = gbench_memory_one };

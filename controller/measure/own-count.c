@@ -213,3 +213,21 @@ out:
 	launch_sweep();
 	return r < 0 ? r : 0;
 }
+
+int own_spec(const struct suite_ctx *c, const char *name, char *symbol, uint64_t link_addr,
+	     struct bench_spec *ret)
+{
+	struct bench_spec s = { .in_main = true, .registered = true, .symbol = symbol };
+	const char *id = elf_build_id(c->ef);
+
+	s.link_addr = symbol ? link_addr : 0;
+	s.name = strdup(name);
+	s.object = strdup(elf_path(c->ef));
+	s.build_id = id ? strdup(id) : NULL;
+	if (!s.name || !s.object || (id && !s.build_id)) {
+		bench_spec_clear(&s);
+		return -ENOMEM;
+	}
+	*ret = s;
+	return 0;
+}

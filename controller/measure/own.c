@@ -17,8 +17,10 @@
 #include <sys/auxv.h>
 
 #include "measure/callgrind.h"
+#include "measure/driver-env.h"
 #include "measure/failure.h"
 #include "measure/measure.h"
+#include "elf/elf.h"
 #include "measure/own.h"
 #include "trace/trace.h"
 #include "util/launch.h"
@@ -123,6 +125,43 @@ int own_list_run(const struct own_list *q, char ***ret_names, size_t *ret_n, cha
 	return r;
 }
 
+int own_list(const struct own_lister *l, const struct suite_ctx *c, char ***ret_names,
+	     size_t *ret_n, char **ret_error)
+{
+	struct own_list q = { .t = c->t,
+			      .asked = l->asked,
+			      .noun = l->noun,
+			      .timeout_ns = c->list_timeout_ns,
+			      .said = l->said,
+			      .parse = l->parse };
+	char dir[PATH_MAX], **argv = NULL, **env = NULL;
+	int r = own_temp_dir(dir, sizeof(dir), l->tag);
+
+	*ret_error = NULL;
+	if (r < 0) {
+		*ret_error = str_fmt("cannot create a temporary directory: %s", strerror(-r));
+		return r;
+	}
+	q.dir = dir;
+	r = l->argv(c, dir, &argv, &env);
+	q.argv = argv;
+	q.envp = env;
+	if (r == 0)
+		r = own_list_run(&q, ret_names, ret_n, ret_error);
+	if (r == 0 && l->then) {
+		r = l->then(c, &q, ret_names, ret_n, ret_error);
+		if (r < 0)
+			str_free_n(*ret_names, *ret_n);
+	}
+	if (r == -ENOMEM && !*ret_error)
+		*ret_error = str_fmt("cannot ask %s for its benchmarks: %s", c->t->binary,
+				     strerror(-r));
+	measure_env_free(argv);
+	measure_env_free(env);
+	launch_temp_dir_remove(dir);
+	return r;
+}
+
 /* ---- the loop over a cell's instances ------------------------------------------ */
 
 bool own_has_arg(char *const *argv, const char *flag)
@@ -180,7 +219,21 @@ static int own_open(const struct own_cell *c, const struct measure_target *t,
 		*ret_error = str_fmt("cannot open the child's input: %s", strerror(-e));
 		return e;
 	}
-	return c->prepare ? c->prepare(r, first, &r->data, ret_error) : 0;
+	if (c->find) {
+		struct elf_file *ef = NULL;
+		const char *what = NULL;
+
+		e = elf_open(first->object, &ef, &what);
+		if (e == 0)
+			e = c->find(ef, first->object, &r->data);
+		elf_close(ef);
+		if (e < 0)
+			*ret_error = str_fmt("%s: cannot find %s: %s", first->object, c->sought,
+					     what ? what
+					     : e == -ENOENT ? "it is not among the symbols"
+							    : strerror(-e));
+	}
+	return e < 0 ? e : 0;
 }
 
 static void own_close(const struct own_cell *c, struct own_run *r)

@@ -29,6 +29,12 @@ struct suite_ctx {
 	uint64_t list_timeout_ns;
 };
 
+/* The spec of instance 'name' of c's binary, its own (in_main, registered),
+ * run in a batch function 'symbol' (taken, freed on failure; NULL: not
+ * known) at link_addr. 0 or -ENOMEM. */
+int own_spec(const struct suite_ctx *c, const char *name, char *symbol, uint64_t link_addr,
+	     struct bench_spec *ret);
+
 struct own_list {
 	const struct measure_target *t; /* binary, aslr */
 	char *const *argv;		/* the whole command line that lists */
@@ -59,6 +65,26 @@ int own_list_run(const struct own_list *q, char ***ret_names, size_t *ret_n, cha
 /* The same run, what it printed handed over whole: *ret_text (free it,
  * NUL-terminated) and *ret_len; q->parse and q->noun are not used. */
 int own_capture(const struct own_list *q, char **ret_text, size_t *ret_len, char **ret_error);
+
+/*
+ * How a kind lists a binary (own_list): its command line and environment
+ * (argv, in temporary directory 'dir'; *envp NULL: benchtrap's own), what
+ * is said of it, and, when the names are not the instances yet, then():
+ * with the run's q (its argv and dir theirs to reuse) and the names it
+ * printed, replaced by the instances (the old freed). Each 0 or -errno.
+ */
+struct own_lister {
+	const char *tag, *asked, *noun;
+	int (*argv)(const struct suite_ctx *c, const char *dir, char ***argv, char ***envp);
+	char *(*said)(const char *stderr_path, const char *stdout_path);
+	int (*parse)(const char *text, size_t len, char ***ret_names, size_t *ret_n);
+	int (*then)(const struct suite_ctx *c, struct own_list *q, char ***names, size_t *n,
+		    char **ret_error);
+};
+/* The instances c's binary has: own_list_run of l's command line in a
+ * temporary directory of its own. 0, or -errno with *ret_error. */
+int own_list(const struct own_lister *l, const struct suite_ctx *c, char ***ret_names,
+	     size_t *ret_n, char **ret_error);
 
 /* Whether argv[1..] holds 'flag' ("--x" or "--x=..."). */
 bool own_has_arg(char *const *argv, const char *flag);
@@ -92,10 +118,12 @@ struct own_run {
 struct own_cell {
 	const char *tag; /* the kind's short name, in temporary directories' names */
 	bool valgrind;	 /* runs valgrind: refused at once when it is not installed */
-	/* Before the first instance (spec 'first': the binary's object):
-	 * *ret_data for all of them. 0, or -errno with *ret_error (to free). */
-	int (*prepare)(const struct own_run *r, const struct bench_spec *first, void **ret_data,
-		       char **ret_error);
+	/* Before the first instance: what the kind finds in the binary
+	 * (elf_open'ed; 'object' its path, which lives as long as the run),
+	 * for all of them (run->data, to release): 0, -ENOENT when it is not
+	 * there (the run refused: "OBJECT: cannot find SOUGHT"), -ENOMEM. */
+	int (*find)(const struct elf_file *ef, const char *object, void **ret_data);
+	const char *sought;
 	void (*release)(void *data);
 	/* One instance, res begun (measure_result_begin) and filled: 0 with
 	 * res ok or failed, or -errno when nothing more can run (-ENOMEM). */

@@ -16,37 +16,17 @@
 #include "measure/own.h"
 #include "suite/suite.h"
 
-/* ---- Google Benchmark (controller/gbench/, docs/gbench.md) ---------------- */
-
-/* Flags after '--' that would change what benchtrap selects or reads. */
-static const char *const gbench_reserved[] = {
-	"--benchmark_filter",
-	"--benchmark_out",
-	"--benchmark_out_format",
-	"--benchmark_list_tests",
-	"--benchmark_format",
-	"--v",
-	NULL,
-};
-
-static int gbench_names(const struct suite_ctx *c, char ***ret_names, size_t *ret_n,
-			char **ret_error)
-{
-	return gbench_list(c->t, c->list_timeout_ns, ret_names, ret_n, ret_error);
-}
-
-static int gbench_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret);
-
 /* ---- the rows ------------------------------------------------------------- */
 
 static struct suite_kind kinds[] = {
 	{
+		/* Google Benchmark (controller/gbench/, docs/gbench.md). */
 		.name = "gbench",
 		.title = "Google Benchmark",
 		.detect = gbench_detect,
 		.lists_by_running = true,
 		.reserved = gbench_reserved,
-		.list = gbench_names,
+		.list = gbench_list,
 		.spec = gbench_spec,
 		.fresh_process = true,
 		.doc = "docs/gbench.md",
@@ -128,22 +108,6 @@ static struct suite_kind kinds[] = {
 };
 
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
-
-static int gbench_spec(const struct suite_ctx *c, const char *name, struct bench_spec *ret)
-{
-	struct bench_spec s = { .in_main = true, .registered = true, .kind = &kinds[0] };
-
-	s.name = strdup(name);
-	s.object = strdup(elf_path(c->ef));
-	s.symbol = gbench_function(c->ef, name, &s.link_addr);
-	s.build_id = elf_build_id(c->ef) ? strdup(elf_build_id(c->ef)) : NULL;
-	if (!s.name || !s.object || (elf_build_id(c->ef) && !s.build_id)) {
-		bench_spec_clear(&s);
-		return -ENOMEM;
-	}
-	*ret = s;
-	return 0;
-}
 
 /* The native row's cells are the instruments' rows: filled from them once,
  * before the first row is read (the command line reads them from its one
