@@ -119,7 +119,7 @@ int criterion_parse_sample(const char *text, size_t len, uint64_t **ret_iters, d
  */
 int criterion_slope(const uint64_t *iters, const double *times, size_t n, double *ret);
 
-/* ---- running (run.c, callgrind.c, walltime.c) ---------------------------- */
+/* ---- running (run.c, walltime.c, counted.c) ------------------------------ */
 
 /* The ids the binary lists (--bench --list) in a fresh child, with t's
  * target arguments, killed with its process group at the timeout. 0, or a

@@ -3,7 +3,7 @@
 #define BENCHTRAP_CRITERION_INTERNAL_H
 
 /*
- * What run.c, callgrind.c and walltime.c share to run one benchmark of a
+ * What run.c, walltime.c and counted.c share to run one benchmark of a
  * criterion binary; not the module's interface (criterion.h is). The
  * plain-child helpers every kind uses are util/strutil.h's (str_fmt,
  * str_tail_lines), util/launch.h's (launch_wait_until) and

@@ -2,7 +2,7 @@
 /*
  * Running a criterion binary: its list, and what every run of one of its
  * benchmarks shares (the arguments, a CRITERION_HOME of its own, a plain
- * child's end). callgrind.c and walltime.c measure one benchmark.
+ * child's end). walltime.c and counted.c measure one benchmark.
  *
  * Every child gets CRITERION_HOME in a temporary directory of benchtrap's:
  * criterion writes its reports under it (target/criterion in the current

@@ -175,9 +175,7 @@ static int run_samples(const struct own_run *run, const struct bench_spec *spec,
 	if (!text) {
 		char *re = criterion_filter_regex(spec->name);
 
-		bench_result_fail(res, str_fmt("criterion wrote no sample.json: it ran no "
-					       "benchmark named '%s' (FILTER %s)",
-					       spec->name, re ? re : "?"));
+		own_fail_unrun(res, spec->name, "FILTER", re ? re : "?");
 		free(re);
 		return 0;
 	}

@@ -89,10 +89,7 @@ int gbench_read_results(const char *dir, const struct bench_spec *s, struct gben
 	if (r == 0 && *nruns == 0) {
 		char *re = gbench_filter_regex(s->name);
 
-		bench_result_fail(
-			res,
-			str_fmt("the binary ran no benchmark named '%s' (--benchmark_filter=%s)",
-				s->name, re ? re : "?"));
+		own_fail_unrun(res, s->name, "--benchmark_filter", re ? re : "?");
 		free(re);
 		gbench_runs_free(*runs, 0);
 		*runs = NULL;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Running a Google Benchmark binary: its list, and each instance alone in
- * a fresh process (gbench.h says how each instrument measures; callgrind.c
- * and memory.c run one under those two).
+ * a fresh process (gbench.h says how each instrument measures; counted.c
+ * runs one under callgrind and memory).
  *
  *   walltime:  spawn (traced) ─ runs its own main ─ JSON to DIR/out.json
  *                  └─ a fatal signal: backtrace of its thread, then the

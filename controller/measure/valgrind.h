@@ -4,8 +4,8 @@
 
 /*
  * What every run of a program under valgrind's callgrind shares, whoever
- * runs it (the callgrind instrument, measure/callgrind.c; a Google
- * Benchmark instance, gbench/callgrind.c): valgrind's command line, and
+ * runs it (the callgrind instrument, measure/callgrind.c; a kind that
+ * runs its own main, own-count.c): valgrind's command line, and
  * reading what its log says of how the process ended.
  */
 
