@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The plots of `benchtrap report` over two files and over time
- * (html-internal.h): a comparison's changes with their intervals, and a
+ * (html-plot.h): a comparison's changes with their intervals, and a
  * history's series with its change points.
  */
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include "util/strutil.h"
 #include "report/report.h"
 #include "report/html.h"
-#include "report/html-internal.h"
+#include "report/html-plot.h"
 
 /* ---- comparisons -------------------------------------------------------- */
 

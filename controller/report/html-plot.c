@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The plots of `benchtrap report` (html-internal.h): scales and bins, the
+ * The plots of `benchtrap report` (html-plot.h): scales and bins, the
  * frame of a plot, a run's distribution of samples and an observed
  * function's histogram of durations.
  */
@@ -18,7 +18,41 @@
 #include "util/strutil.h"
 #include "report/report.h"
 #include "report/html.h"
-#include "report/html-internal.h"
+#include "report/html-plot.h"
+
+/* s[0..len), escaped. */
+void html_esc_n(FILE *o, const char *s, size_t len)
+{
+	for (const char *e = s + len; s < e; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '&')
+			fputs("&amp;", o);
+		else if (c == '<')
+			fputs("&lt;", o);
+		else if (c == '>')
+			fputs("&gt;", o);
+		else if (c == '"')
+			fputs("&quot;", o);
+		else if (c == '\'')
+			fputs("&#39;", o);
+		else if ((c < ' ' && c != '\n' && c != '\t') || c == 0x7f)
+			fputs("\xef\xbf\xbd", o);
+		else
+			fputc(c, o);
+	}
+}
+
+void report_html_escape(FILE *o, const char *s)
+{
+	if (s)
+		html_esc_n(o, s, strlen(s));
+}
+
+void html_esc(FILE *o, const char *s)
+{
+	report_html_escape(o, s);
+}
 
 /* ---- scales ------------------------------------------------------------- */
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef BENCHTRAP_HTML_INTERNAL_H
-#define BENCHTRAP_HTML_INTERNAL_H
+#ifndef BENCHTRAP_HTML_PLOT_H
+#define BENCHTRAP_HTML_PLOT_H
 
 /*
- * What the three files of the HTML report share: html.c (the page and its
- * sections), html-plot.c (scales, frames, a run's plots) and html-change.c
- * (a comparison's and a history's plots).
+ * The HTML report's writing and plotting primitives (html-plot.c: text
+ * escaped, scales, frames, a run's plots), on which html.c (the page and
+ * its sections) and html-change.c (a comparison's and a history's plots)
+ * draw; nothing here calls up into them.
  */
 
 #include <stdbool.h>
@@ -27,6 +28,7 @@ struct tick {
 
 /* Text and attributes, escaped. */
 void html_esc(FILE *o, const char *s);
+void html_esc_n(FILE *o, const char *s, size_t len);
 void html_attr_num(FILE *o, const char *name, double v);
 /* A key and its value, a row of a fact list. */
 void html_kv(FILE *o, const char *k, const char *v);

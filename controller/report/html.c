@@ -22,43 +22,9 @@
 #include "util/strutil.h"
 #include "report/report.h"
 #include "report/html.h"
-#include "report/html-internal.h"
+#include "report/html-plot.h"
 
 #define MAX_FLAME (32L * 1024 * 1024) /* the largest flame graph inlined */
-
-/* s[0..len), escaped. */
-static void esc_n(FILE *o, const char *s, size_t len)
-{
-	for (const char *e = s + len; s < e; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '&')
-			fputs("&amp;", o);
-		else if (c == '<')
-			fputs("&lt;", o);
-		else if (c == '>')
-			fputs("&gt;", o);
-		else if (c == '"')
-			fputs("&quot;", o);
-		else if (c == '\'')
-			fputs("&#39;", o);
-		else if ((c < ' ' && c != '\n' && c != '\t') || c == 0x7f)
-			fputs("\xef\xbf\xbd", o);
-		else
-			fputc(c, o);
-	}
-}
-
-void report_html_escape(FILE *o, const char *s)
-{
-	if (s)
-		esc_n(o, s, strlen(s));
-}
-
-void html_esc(FILE *o, const char *s)
-{
-	report_html_escape(o, s);
-}
 
 /* ---- what the reader does not keep, read again with jansson ------------- */
 
@@ -299,7 +265,7 @@ static void target(FILE *o, const char *t, bool obs)
 				fputc(' ', o);
 			if (*p == 'i')
 				fputs("&lt; ", o);
-			esc_n(o, strchr(p, ' ') + 1, (size_t)(p + len - strchr(p, ' ') - 1));
+			html_esc_n(o, strchr(p, ' ') + 1, (size_t)(p + len - strchr(p, ' ') - 1));
 			any = true;
 		}
 		p += len + (p[len] == '\n');
