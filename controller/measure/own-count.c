@@ -82,6 +82,8 @@ int own_result_allocs(struct bench_result *res, const struct alloc_counts *calls
 	double per[3];
 	int r = v ? 0 : -ENOMEM;
 
+	if (threads == 0)
+		threads = 1;
 	for (unsigned k = 0; r == 0 && k < 3; k++) {
 		alloc_counts_field(calls, n, k, v);
 		r = own_per_iteration(v, n, iters, nb, threads, &per[k], ret_with_setup);
@@ -89,11 +91,12 @@ int own_result_allocs(struct bench_result *res, const struct alloc_counts *calls
 	free(v);
 	if (r < 0)
 		return r;
-	/* The most live at once in a call of the last batch (one a thread):
-	 * a batch's, not an iteration's, for no slope makes it one. */
-	for (size_t i = n - (threads && threads <= n ? threads : 1); i < n; i++)
+	/* The most live at once in a call of the last batch (one a thread,
+	 * n being nb * threads now): a batch's, not an iteration's, for no
+	 * slope makes it one. */
+	for (size_t i = n - threads; i < n; i++)
 		peak = calls[i].peak > peak ? calls[i].peak : peak;
-	own_result_memory(res, per, peak, iters[nb - 1] * (threads ? threads : 1));
+	own_result_memory(res, per, peak, iters[nb - 1] * threads);
 	return 0;
 }
 

@@ -192,6 +192,8 @@ static int own_open(const struct own_cell *c, const struct measure_target *t,
 		    struct own_run *r, char *dir, char **ret_error)
 {
 	char *valgrind = NULL;
+	struct elf_file *ef = NULL;
+	const char *what = NULL;
 	int e;
 
 	*r = (struct own_run){ .t = t, .plan = plan, .input = -1, .devnull = -1 };
@@ -219,21 +221,18 @@ static int own_open(const struct own_cell *c, const struct measure_target *t,
 		*ret_error = str_fmt("cannot open the child's input: %s", strerror(-e));
 		return e;
 	}
-	if (c->find) {
-		struct elf_file *ef = NULL;
-		const char *what = NULL;
-
-		e = elf_open(first->object, &ef, &what);
-		if (e == 0)
-			e = c->find(ef, first->object, &r->data);
-		elf_close(ef);
-		if (e < 0)
-			*ret_error = str_fmt("%s: cannot find %s: %s", first->object, c->sought,
-					     what ? what
-					     : e == -ENOENT ? "it is not among the symbols"
-							    : strerror(-e));
-	}
-	return e < 0 ? e : 0;
+	if (!c->find)
+		return 0;
+	e = elf_open(first->object, &ef, &what);
+	if (e == 0)
+		e = c->find(ef, first->object, &r->data);
+	elf_close(ef);
+	if (e < 0)
+		*ret_error = str_fmt("%s: cannot find %s: %s", first->object, c->sought,
+				     what ? what
+				     : e == -ENOENT ? "it is not among the symbols"
+						    : strerror(-e));
+	return e;
 }
 
 static void own_close(const struct own_cell *c, struct own_run *r)
